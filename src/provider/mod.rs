@@ -1,0 +1,150 @@
+//! Providers: the one seam between the loop and a model. A provider turns
+//! one request (context + tools) into a stream of [`StreamEvent`]s — the
+//! single internal vocabulary every wire format is decoded into — and knows
+//! nothing of turns, tools or hooks. The loop assembles the events into an
+//! assistant message.
+//!
+//! A provider must never panic on what a server sends, never let the API key
+//! reach an event or an error message, and must stop all I/O as soon as its
+//! stream is dropped (that is how abort works).
+
+pub mod anthropic;
+pub mod faux;
+pub mod http;
+pub mod openai;
+pub mod sse;
+
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+use crate::agent::types::{Message, StopReason, Usage};
+
+/// A tool as the model is told about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// A JSON Schema (an object schema) for its arguments.
+    pub parameters: Value,
+}
+
+/// Everything one provider request needs. Borrowed: providers serialize the
+/// body before their stream starts, so nothing is cloned per request.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The model to ask.
+    pub model: &'a str,
+    /// The system message; empty for none.
+    pub system: &'a str,
+    /// The conversation so far.
+    pub messages: &'a [Message],
+    /// The tools the model may call.
+    pub tools: &'a [ToolSpec],
+}
+
+/// One decoded step of a streamed reply. Every wire format maps onto these;
+/// the loop turns them into the assistant message and `message_update`s.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Reply text, appended to the current text block (a new block opens
+    /// when the previous block is not text).
+    Text(String),
+    /// Reasoning text, appended to the current thinking block.
+    Thinking(String),
+    /// The signature of the current thinking block (Anthropic).
+    ThinkingSignature(String),
+    /// A tool call opened. `key` is the provider's handle for it (OpenAI's
+    /// `index`, Anthropic's content block index); fragments name it again.
+    ToolCallStart {
+        /// The provider's handle for this call within the message.
+        key: usize,
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A fragment of a tool call's argument JSON.
+    ToolCallArgs {
+        /// The handle given in `ToolCallStart`.
+        key: usize,
+        /// The fragment, to be appended.
+        fragment: String,
+    },
+    /// Token usage (may arrive more than once; later values replace
+    /// earlier non-zero ones field by field).
+    Usage(Usage),
+    /// A failed attempt is retried after a delay (no byte of it was used).
+    Retry {
+        /// 1 for the first retry.
+        attempt: u32,
+        /// The wait before the retry.
+        delay_ms: u64,
+        /// Why the attempt failed, in words.
+        reason: String,
+    },
+    /// The reply is complete. The last event of a successful stream.
+    Done(StopReason),
+    /// The reply failed; the message ends with `stopReason: error`. The
+    /// last event of a failed stream. Never holds the API key.
+    Error(String),
+}
+
+/// A model the loop can ask. Dropping the returned stream cancels the
+/// request at once (the connection is closed, not drained).
+pub trait Provider: Send + Sync {
+    /// The provider's name as it appears in messages (`openai`, `anthropic`, `faux`).
+    fn name(&self) -> &str;
+
+    /// Starts one request. The stream ends after `Done` or `Error`; a stream
+    /// that ends without either is treated as broken by the loop.
+    fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent>;
+}
+
+/// An API key. Its `Debug` and `Display` print `***`, so it cannot reach a
+/// log, an event or an error message by accident; `expose` is the one way
+/// to read it, for the request header.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key itself, for the one header that carries it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl std::fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// What the HTTP providers share from the configuration.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// The API base, e.g. `https://api.openai.com/v1` (a trailing slash is fine).
+    pub base_url: String,
+    /// The key; `None` only for keyless local servers.
+    pub api_key: Option<ApiKey>,
+    /// Retries after the first attempt (`--retries`).
+    pub retries: u32,
+    /// `--max-tokens`.
+    pub max_tokens: Option<u32>,
+    /// `--temperature`.
+    pub temperature: Option<f32>,
+    /// When the run's abort timer fires; no retry waits past it.
+    pub deadline: Option<tokio::time::Instant>,
+}

@@ -1,0 +1,45 @@
+//! Tools the model may call. A tool declares its name, description and
+//! argument schema, and runs with arguments the loop has already validated
+//! against that schema.
+//!
+//! A tool must never panic, must report failure as an error (it becomes an
+//! `isError` result the model can read), and must stop promptly when its
+//! cancellation token fires.
+
+pub mod list_dir;
+pub mod read_file;
+pub mod sandbox;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::types::ToolOutput;
+use crate::provider::ToolSpec;
+
+/// A tool's failure; its `Display` text is what the model reads.
+pub type ToolError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Where a running tool may report progress (`tool_execution_update`).
+pub type ToolUpdates = tokio::sync::mpsc::UnboundedSender<Value>;
+
+/// Something the model can call.
+pub trait Tool: Send + Sync {
+    /// The name, description and argument schema shown to the model.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Whether calls of this tool must not overlap with any other call of
+    /// the batch (a batch holding one runs fully sequentially).
+    fn sequential(&self) -> bool {
+        false
+    }
+
+    /// Runs one call. `args` already passed the schema check.
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        args: Value,
+        cancel: CancellationToken,
+        updates: ToolUpdates,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
