@@ -1,4 +1,18 @@
-//! The agent loop (SPEC 1): the pure two-level loop, the tool-call pipeline,
-//! the stateful wrapper, and the types they share.
+//! The agent loop (SPEC 1): the pure two-level loop (`run`), one tool
+//! call's pipeline (`tool_call`) and a batch of them (`tool_batch`), one
+//! streamed reply (`assistant_stream`), the stateful wrapper (`agent`), the
+//! hooks, and the types they share.
 
+#[allow(clippy::module_inception)]
+pub mod agent;
+pub mod assistant_stream;
+pub mod hooks;
+pub mod run;
+pub mod tool_batch;
+pub(crate) mod tool_call;
 pub mod types;
+
+pub use agent::{Agent, AgentError, QueueMode, Subscription};
+pub use hooks::{AgentHooks, FinishedTurn, NoHooks, RequestChanges};
+pub use run::{LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop};
+pub use tool_batch::{BatchOutcome, ToolExecution};

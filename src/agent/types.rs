@@ -458,3 +458,7 @@ pub enum TurnDecision {
     /// Guarantee one more provider request.
     Continue,
 }
+
+/// Where the loop sends its events. Called from one task at a time, in
+/// event order.
+pub type EmitFn<'a> = dyn Fn(AgentEvent) + Send + Sync + 'a;

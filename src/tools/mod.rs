@@ -21,7 +21,24 @@ use crate::provider::ToolSpec;
 pub type ToolError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Where a running tool may report progress (`tool_execution_update`).
-pub type ToolUpdates = tokio::sync::mpsc::UnboundedSender<Value>;
+/// Cheap to clone; sending never blocks and never fails the tool.
+#[derive(Debug, Clone)]
+pub struct ToolUpdates {
+    index: usize,
+    sink: tokio::sync::mpsc::UnboundedSender<(usize, Value)>,
+}
+
+impl ToolUpdates {
+    /// A sink that tags every update with the call's position in its batch.
+    pub fn new(index: usize, sink: tokio::sync::mpsc::UnboundedSender<(usize, Value)>) -> Self {
+        ToolUpdates { index, sink }
+    }
+
+    /// Reports progress. Ignored once the batch stopped listening.
+    pub fn send(&self, partial: Value) {
+        let _ = self.sink.send((self.index, partial));
+    }
+}
 
 /// Something the model can call.
 pub trait Tool: Send + Sync {

@@ -1,0 +1,493 @@
+//! One provider request, streamed into one assistant message
+//! (`streamAssistantResponse` in Pi). Provider events update the message in
+//! place and go out as `message_update` deltas; the partial message is never
+//! re-copied per delta.
+//!
+//! Whatever the provider does — ends early, fails, or is cut by an abort —
+//! this always produces exactly one final assistant message.
+
+use std::collections::HashMap;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::types::{
+    AgentEvent, AssistantContent, AssistantMessage, AssistantMessageEvent, EmitFn, Message, StopReason,
+    ToolCall, Usage, now_ms,
+};
+use crate::provider::{Provider, Request, StreamEvent};
+
+/// The error text of every aborted message and aborted tool call.
+pub const ABORTED: &str = "Operation aborted";
+
+/// The error text of a stream that stopped without saying how it ended.
+pub const STREAM_ENDED_EARLY: &str =
+    "the provider's stream ended before the response was complete";
+
+/// Sends one request and streams the reply, emitting `message_start`,
+/// `message_update`s and `message_end`. Returns the final message.
+pub async fn stream_assistant_response(
+    provider: &dyn Provider,
+    request: Request<'_>,
+    cancel: &CancellationToken,
+    emit: &EmitFn<'_>,
+) -> AssistantMessage {
+    let mut builder = MessageBuilder::new(provider.name(), request.model);
+    emit(AgentEvent::MessageStart {
+        message: Message::Assistant(builder.message.clone()),
+    });
+    let mut stream = provider.stream(request);
+    loop {
+        let event = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                builder.end(StopReason::Aborted, Some(ABORTED.to_owned()), emit);
+                break;
+            }
+            event = stream.next() => event,
+        };
+        match event {
+            Some(StreamEvent::Done(stop)) => {
+                builder.end(stop, None, emit);
+                break;
+            }
+            Some(StreamEvent::Error(text)) => {
+                builder.end(StopReason::Error, Some(text), emit);
+                break;
+            }
+            Some(StreamEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            }) => emit(AgentEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            }),
+            Some(other) => builder.apply(other, emit),
+            None => {
+                builder.end(
+                    StopReason::Error,
+                    Some(STREAM_ENDED_EARLY.to_owned()),
+                    emit,
+                );
+                break;
+            }
+        }
+    }
+    // Dropping the stream here (and on abort above) closes the connection.
+    drop(stream);
+    let message = builder.message;
+    emit(AgentEvent::MessageEnd {
+        message: Message::Assistant(message.clone()),
+    });
+    message
+}
+
+/// The kind of the block deltas currently go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenBlock {
+    Text(usize),
+    Thinking(usize),
+}
+
+/// A tool call whose argument JSON is still arriving.
+#[derive(Debug)]
+struct PendingCall {
+    content_index: usize,
+    raw_arguments: String,
+}
+
+/// Builds an assistant message from stream events.
+#[derive(Debug)]
+pub(crate) struct MessageBuilder {
+    message: AssistantMessage,
+    open: Option<OpenBlock>,
+    calls: HashMap<usize, PendingCall>,
+    call_order: Vec<usize>,
+}
+
+impl MessageBuilder {
+    pub(crate) fn new(provider: &str, model: &str) -> Self {
+        MessageBuilder {
+            message: AssistantMessage {
+                provider: provider.to_owned(),
+                model: model.to_owned(),
+                timestamp: now_ms(),
+                ..AssistantMessage::default()
+            },
+            open: None,
+            calls: HashMap::new(),
+            call_order: Vec::new(),
+        }
+    }
+
+    /// Applies one content or usage event.
+    pub(crate) fn apply(&mut self, event: StreamEvent, emit: &EmitFn<'_>) {
+        match event {
+            StreamEvent::Text(delta) => {
+                let content_index = self.open_text(emit);
+                if let Some(AssistantContent::Text { text }) =
+                    self.message.content.get_mut(content_index)
+                {
+                    text.push_str(&delta);
+                }
+                update(
+                    emit,
+                    AssistantMessageEvent::TextDelta {
+                        content_index,
+                        delta,
+                    },
+                );
+            }
+            StreamEvent::Thinking(delta) => {
+                let content_index = self.open_thinking(emit);
+                if let Some(AssistantContent::Thinking { thinking, .. }) =
+                    self.message.content.get_mut(content_index)
+                {
+                    thinking.push_str(&delta);
+                }
+                update(
+                    emit,
+                    AssistantMessageEvent::ThinkingDelta {
+                        content_index,
+                        delta,
+                    },
+                );
+            }
+            StreamEvent::ThinkingSignature(value) => {
+                let content_index = self.open_thinking(emit);
+                if let Some(AssistantContent::Thinking { signature, .. }) =
+                    self.message.content.get_mut(content_index)
+                {
+                    signature.get_or_insert_with(String::new).push_str(&value);
+                }
+            }
+            StreamEvent::ToolCallStart { key, id, name } => {
+                self.close_open_block(emit);
+                let content_index = self.message.content.len();
+                self.message.content.push(AssistantContent::ToolCall(ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: Value::Null,
+                }));
+                if self
+                    .calls
+                    .insert(
+                        key,
+                        PendingCall {
+                            content_index,
+                            raw_arguments: String::new(),
+                        },
+                    )
+                    .is_none()
+                {
+                    self.call_order.push(key);
+                }
+                update(
+                    emit,
+                    AssistantMessageEvent::ToolCallStart {
+                        content_index,
+                        id,
+                        tool_name: name,
+                    },
+                );
+            }
+            StreamEvent::ToolCallArgs { key, fragment } => {
+                // A fragment for a call that never started is dropped: there
+                // is no id to answer it by.
+                if let Some(call) = self.calls.get_mut(&key) {
+                    call.raw_arguments.push_str(&fragment);
+                    let content_index = call.content_index;
+                    update(
+                        emit,
+                        AssistantMessageEvent::ToolCallDelta {
+                            content_index,
+                            delta: fragment,
+                        },
+                    );
+                }
+            }
+            StreamEvent::Usage(usage) => merge_usage(&mut self.message.usage, &usage),
+            // Handled by the caller; harmless here.
+            StreamEvent::Retry { .. } | StreamEvent::Done(_) | StreamEvent::Error(_) => {}
+        }
+    }
+
+    /// Ends the message: closes blocks, parses tool-call arguments, sets the
+    /// stop reason.
+    pub(crate) fn end(
+        &mut self,
+        stop: StopReason,
+        error: Option<String>,
+        emit: &EmitFn<'_>,
+    ) {
+        self.close_open_block(emit);
+        for key in std::mem::take(&mut self.call_order) {
+            let Some(call) = self.calls.remove(&key) else {
+                continue;
+            };
+            if let Some(AssistantContent::ToolCall(tool_call)) =
+                self.message.content.get_mut(call.content_index)
+            {
+                tool_call.arguments = parse_arguments(call.raw_arguments);
+            }
+            update(
+                emit,
+                AssistantMessageEvent::ToolCallEnd {
+                    content_index: call.content_index,
+                },
+            );
+        }
+        self.message.stop_reason = stop;
+        self.message.error_message = error;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn into_message(self) -> AssistantMessage {
+        self.message
+    }
+
+    fn open_text(&mut self, emit: &EmitFn<'_>) -> usize {
+        if let Some(OpenBlock::Text(index)) = self.open {
+            return index;
+        }
+        self.close_open_block(emit);
+        let index = self.message.content.len();
+        self.message.content.push(AssistantContent::Text {
+            text: String::new(),
+        });
+        self.open = Some(OpenBlock::Text(index));
+        update(
+            emit,
+            AssistantMessageEvent::TextStart {
+                content_index: index,
+            },
+        );
+        index
+    }
+
+    fn open_thinking(&mut self, emit: &EmitFn<'_>) -> usize {
+        if let Some(OpenBlock::Thinking(index)) = self.open {
+            return index;
+        }
+        self.close_open_block(emit);
+        let index = self.message.content.len();
+        self.message.content.push(AssistantContent::Thinking {
+            thinking: String::new(),
+            signature: None,
+        });
+        self.open = Some(OpenBlock::Thinking(index));
+        update(
+            emit,
+            AssistantMessageEvent::ThinkingStart {
+                content_index: index,
+            },
+        );
+        index
+    }
+
+    fn close_open_block(&mut self, emit: &EmitFn<'_>) {
+        match self.open.take() {
+            Some(OpenBlock::Text(content_index)) => {
+                update(emit, AssistantMessageEvent::TextEnd { content_index })
+            }
+            Some(OpenBlock::Thinking(content_index)) => {
+                update(emit, AssistantMessageEvent::ThinkingEnd { content_index })
+            }
+            None => {}
+        }
+    }
+}
+
+fn update(emit: &EmitFn<'_>, event: AssistantMessageEvent) {
+    emit(AgentEvent::MessageUpdate { event });
+}
+
+/// Tool-call arguments from the streamed JSON text. No text means no
+/// arguments (`{}`); text that does not parse is kept as a string so the
+/// call fails validation with a message instead of disappearing.
+fn parse_arguments(raw: String) -> Value {
+    if raw.trim().is_empty() {
+        return Value::Object(serde_json::Map::new());
+    }
+    serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+}
+
+/// Providers report usage in pieces (Anthropic: input at the start, output
+/// at the end); a later non-zero count replaces an earlier one.
+fn merge_usage(into: &mut Usage, from: &Usage) {
+    fn take(into: &mut u64, from: u64) {
+        if from != 0 {
+            *into = from;
+        }
+    }
+    take(&mut into.input, from.input);
+    take(&mut into.output, from.output);
+    take(&mut into.cache_read, from.cache_read);
+    take(&mut into.cache_write, from.cache_write);
+    into.total_tokens = into.input + into.output + into.cache_read + into.cache_write;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    fn build(events: Vec<StreamEvent>) -> (AssistantMessage, Vec<AssistantMessageEvent>) {
+        let seen = Mutex::new(Vec::new());
+        let emit = |event: AgentEvent| {
+            if let AgentEvent::MessageUpdate { event } = event
+                && let Ok(mut seen) = seen.lock()
+            {
+                seen.push(event);
+            }
+        };
+        let mut builder = MessageBuilder::new("test", "m");
+        let mut stop = None;
+        for event in events {
+            match event {
+                StreamEvent::Done(reason) => stop = Some(reason),
+                other => builder.apply(other, &emit),
+            }
+        }
+        builder.end(stop.unwrap_or(StopReason::Error), None, &emit);
+        let message = builder.into_message();
+        (message, seen.into_inner().unwrap_or_default())
+    }
+
+    #[test]
+    fn text_deltas_append_to_one_block() {
+        let (message, updates) = build(vec![
+            StreamEvent::Text("Hel".into()),
+            StreamEvent::Text("lo".into()),
+            StreamEvent::Done(StopReason::Stop),
+        ]);
+        assert_eq!(message.text(), "Hello");
+        assert_eq!(message.content.len(), 1);
+        assert_eq!(
+            updates,
+            vec![
+                AssistantMessageEvent::TextStart { content_index: 0 },
+                AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: "Hel".into()
+                },
+                AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: "lo".into()
+                },
+                AssistantMessageEvent::TextEnd { content_index: 0 },
+            ]
+        );
+    }
+
+    #[test]
+    fn interleaved_tool_call_fragments_are_assembled_by_key() {
+        let (message, _) = build(vec![
+            StreamEvent::Text("Reading.".into()),
+            StreamEvent::ToolCallStart {
+                key: 0,
+                id: "a".into(),
+                name: "read_file".into(),
+            },
+            StreamEvent::ToolCallStart {
+                key: 1,
+                id: "b".into(),
+                name: "list_dir".into(),
+            },
+            StreamEvent::ToolCallArgs {
+                key: 1,
+                fragment: "{\"pa".into(),
+            },
+            StreamEvent::ToolCallArgs {
+                key: 0,
+                fragment: "{\"path\":".into(),
+            },
+            StreamEvent::ToolCallArgs {
+                key: 0,
+                fragment: "\"x.ts\"}".into(),
+            },
+            StreamEvent::ToolCallArgs {
+                key: 1,
+                fragment: "th\":\"src\"}".into(),
+            },
+            StreamEvent::Done(StopReason::ToolUse),
+        ]);
+        let calls: Vec<_> = message.tool_calls().collect();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].id, "a");
+        assert_eq!(calls[0].arguments, serde_json::json!({"path": "x.ts"}));
+        assert_eq!(calls[1].id, "b");
+        assert_eq!(calls[1].arguments, serde_json::json!({"path": "src"}));
+        assert_eq!(message.stop_reason, StopReason::ToolUse);
+    }
+
+    #[test]
+    fn missing_arguments_are_an_empty_object_and_broken_json_is_kept_raw() {
+        let (message, _) = build(vec![
+            StreamEvent::ToolCallStart {
+                key: 0,
+                id: "a".into(),
+                name: "list_dir".into(),
+            },
+            StreamEvent::ToolCallStart {
+                key: 1,
+                id: "b".into(),
+                name: "read_file".into(),
+            },
+            StreamEvent::ToolCallArgs {
+                key: 1,
+                fragment: "{\"path\": ".into(),
+            },
+            StreamEvent::Done(StopReason::Length),
+        ]);
+        let calls: Vec<_> = message.tool_calls().collect();
+        assert_eq!(calls[0].arguments, serde_json::json!({}));
+        assert_eq!(calls[1].arguments, Value::String("{\"path\": ".into()));
+    }
+
+    #[test]
+    fn thinking_then_text_opens_two_blocks_and_keeps_the_signature() {
+        let (message, _) = build(vec![
+            StreamEvent::Thinking("hmm".into()),
+            StreamEvent::ThinkingSignature("sig".into()),
+            StreamEvent::Text("answer".into()),
+            StreamEvent::Done(StopReason::Stop),
+        ]);
+        assert_eq!(
+            message.content,
+            vec![
+                AssistantContent::Thinking {
+                    thinking: "hmm".into(),
+                    signature: Some("sig".into())
+                },
+                AssistantContent::Text {
+                    text: "answer".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn usage_pieces_merge_and_total_is_recomputed() {
+        let (message, _) = build(vec![
+            StreamEvent::Usage(Usage {
+                input: 10,
+                cache_read: 5,
+                ..Usage::default()
+            }),
+            StreamEvent::Usage(Usage {
+                output: 7,
+                ..Usage::default()
+            }),
+            StreamEvent::Done(StopReason::Stop),
+        ]);
+        assert_eq!(message.usage.input, 10);
+        assert_eq!(message.usage.output, 7);
+        assert_eq!(message.usage.cache_read, 5);
+        assert_eq!(message.usage.total_tokens, 22);
+    }
+}

@@ -1,0 +1,289 @@
+//! The pure two-level agent loop (SPEC 1.2; `runLoop` in Pi's
+//! `agent-loop.ts`). The inner loop runs turns while tool calls or steering
+//! messages keep it going; the outer loop picks up follow-ups when the agent
+//! would stop. No state survives a run: everything comes in as arguments.
+//!
+//! This file must never know about HTTP, the terminal or the process: it
+//! talks to a [`Provider`], tools, hooks and an event sink.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::assistant_stream::stream_assistant_response;
+use super::hooks::{FinishedTurn, RequestChanges, SharedHooks};
+use super::tool_batch::{
+    BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
+};
+use super::types::{
+    AgentEvent, AssistantMessage, EmitFn, Message, StopReason, ToolCall, ToolResultMessage,
+    TurnDecision,
+};
+use crate::provider::{Provider, Request, ToolSpec};
+use crate::tools::Tool;
+
+/// Everything that shapes a run but is not the conversation.
+#[derive(Clone)]
+pub struct LoopConfig {
+    /// The model to ask (a hook may change it).
+    pub model: String,
+    /// The system message; empty for none.
+    pub system: String,
+    /// The tools the model may call.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Parallel or sequential batches.
+    pub tool_execution: ToolExecution,
+    /// The run's hooks.
+    pub hooks: SharedHooks,
+}
+
+/// Where the loop polls for queued messages.
+pub trait MessageQueues: Send + Sync {
+    /// Messages to deliver before the next request.
+    fn steering(&self) -> Vec<Message>;
+    /// Messages to deliver when the agent would stop.
+    fn follow_ups(&self) -> Vec<Message>;
+}
+
+/// Queues that are always empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoQueues;
+
+impl MessageQueues for NoQueues {
+    fn steering(&self) -> Vec<Message> {
+        Vec::new()
+    }
+    fn follow_ups(&self) -> Vec<Message> {
+        Vec::new()
+    }
+}
+
+/// What the loop borrows for one run.
+pub struct RunInputs<'a> {
+    /// The model.
+    pub provider: &'a dyn Provider,
+    /// Model, system message, tools, hooks.
+    pub config: &'a LoopConfig,
+    /// Steering and follow-up queues.
+    pub queues: &'a dyn MessageQueues,
+    /// Fires on abort.
+    pub cancel: &'a CancellationToken,
+    /// Receives every event.
+    pub emit: &'a EmitFn<'a>,
+}
+
+/// The state of one run as the loop advances it.
+struct RunState {
+    context: Vec<Message>,
+    new_messages: Vec<Message>,
+    model: String,
+}
+
+impl RunState {
+    fn append(&mut self, message: Message) {
+        self.context.push(message.clone());
+        self.new_messages.push(message);
+    }
+
+    fn apply(&mut self, changes: RequestChanges) {
+        if let Some(context) = changes.context {
+            self.context = context;
+        }
+        if let Some(model) = changes.model {
+            self.model = model;
+        }
+    }
+}
+
+/// Runs one prompt to its end and returns every message the run added.
+/// `context` is the conversation before the prompt.
+pub async fn run_agent_loop(
+    prompts: Vec<Message>,
+    context: Vec<Message>,
+    inputs: RunInputs<'_>,
+) -> Vec<Message> {
+    let emit = inputs.emit;
+    let mut state = RunState {
+        context,
+        new_messages: Vec::new(),
+        model: inputs.config.model.clone(),
+    };
+    emit(AgentEvent::AgentStart);
+    emit(AgentEvent::TurnStart);
+    for prompt in prompts {
+        emit_message(&prompt, emit);
+        state.append(prompt);
+    }
+    run_turns(&mut state, &inputs).await;
+    emit(AgentEvent::AgentEnd {
+        messages: state.new_messages.clone(),
+    });
+    state.new_messages
+}
+
+/// The two loops. Returns when the run is over; `agent_end` is the caller's.
+async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
+    let RunInputs {
+        provider,
+        config,
+        queues,
+        cancel,
+        emit,
+    } = *inputs;
+    let hooks = config.hooks.as_ref();
+    let tool_specs: Vec<ToolSpec> = config.tools.iter().map(|tool| tool.spec().clone()).collect();
+    let mut pending = queues.steering();
+    let mut first_turn = true;
+    // Set by a `Continue` decision, cleared by the next request.
+    let mut continuation_owed = false;
+    let mut last_turn: Option<(AssistantMessage, Vec<ToolResultMessage>)> = None;
+
+    loop {
+        let mut has_more_tool_calls = true;
+        while has_more_tool_calls || !pending.is_empty() {
+            if !first_turn {
+                if let Some((message, tool_results)) = &last_turn {
+                    let turn = FinishedTurn {
+                        message,
+                        tool_results,
+                        context: &state.context,
+                    };
+                    let changes = hooks.prepare_next_turn(turn, &state.model).await;
+                    state.apply(changes);
+                }
+                if pending.is_empty() {
+                    pending = queues.steering();
+                }
+                emit(AgentEvent::TurnStart);
+            }
+            first_turn = false;
+
+            for message in std::mem::take(&mut pending) {
+                emit_message(&message, emit);
+                state.append(message);
+            }
+
+            let changes = hooks.prepare_request(&state.context, &state.model).await;
+            state.apply(changes);
+            continuation_owed = false;
+            let request = Request {
+                model: &state.model,
+                system: &config.system,
+                messages: &state.context,
+                tools: &tool_specs,
+            };
+            let message = stream_assistant_response(provider, request, cancel, emit).await;
+            state.append(Message::Assistant(message.clone()));
+
+            if is_hard_exit(&message) {
+                if message.stop_reason == StopReason::Error {
+                    // Called so observers see the turn; its decision cannot
+                    // change a hard exit.
+                    let turn = FinishedTurn {
+                        message: &message,
+                        tool_results: &[],
+                        context: &state.context,
+                    };
+                    let _ = hooks.finish_turn(turn).await;
+                }
+                emit(AgentEvent::TurnEnd {
+                    message,
+                    tool_results: Vec::new(),
+                });
+                return;
+            }
+
+            let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            has_more_tool_calls = !calls.is_empty();
+            let mut tool_results = Vec::new();
+            if has_more_tool_calls {
+                let batch = run_tool_batch(&message, &calls, state, inputs).await;
+                has_more_tool_calls = !batch.terminate;
+                for result in &batch.results {
+                    state.append(Message::ToolResult(result.clone()));
+                }
+                tool_results = batch.results;
+            }
+
+            if cancel.is_cancelled() {
+                emit(AgentEvent::TurnEnd {
+                    message,
+                    tool_results,
+                });
+                return;
+            }
+
+            let turn = FinishedTurn {
+                message: &message,
+                tool_results: &tool_results,
+                context: &state.context,
+            };
+            let decision = hooks.finish_turn(turn).await;
+            emit(AgentEvent::TurnEnd {
+                message: message.clone(),
+                tool_results: tool_results.clone(),
+            });
+            match decision {
+                Some(TurnDecision::End) => return,
+                Some(TurnDecision::Continue) => continuation_owed = true,
+                None => {}
+            }
+            last_turn = Some((message, tool_results));
+            pending = queues.steering();
+        }
+
+        // The agent would stop here.
+        let follow_ups = queues.follow_ups();
+        if !follow_ups.is_empty() {
+            pending = follow_ups;
+            continue;
+        }
+        if continuation_owed {
+            // One context-only turn: the outer loop starts the inner loop
+            // again with no tool calls and nothing pending.
+            continue;
+        }
+        return;
+    }
+}
+
+/// Error and aborted replies end the run at once (SPEC 1.2).
+fn is_hard_exit(message: &AssistantMessage) -> bool {
+    matches!(
+        message.stop_reason,
+        StopReason::Error | StopReason::Aborted
+    )
+}
+
+/// Executes the batch, or fails it whole when the reply was cut off.
+async fn run_tool_batch(
+    message: &AssistantMessage,
+    calls: &[ToolCall],
+    state: &RunState,
+    inputs: &RunInputs<'_>,
+) -> BatchOutcome {
+    if message.stop_reason == StopReason::Length {
+        return fail_truncated_calls(calls, inputs.emit);
+    }
+    let batch = BatchContext {
+        tools: &inputs.config.tools,
+        hooks: inputs.config.hooks.as_ref(),
+        context: &state.context,
+        cancel: inputs.cancel,
+        emit: inputs.emit,
+    };
+    execute_tool_calls(calls, inputs.config.tool_execution, &batch).await
+}
+
+fn emit_message(message: &Message, emit: &EmitFn<'_>) {
+    emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    });
+    emit(AgentEvent::MessageEnd {
+        message: message.clone(),
+    });
+}
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;

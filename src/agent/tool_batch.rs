@@ -1,0 +1,263 @@
+//! A tool batch: all tool calls of one assistant message (SPEC 1.3), run in
+//! parallel or in sequence, and the every-result termination rule.
+//!
+//! A batch never loses a call: each call gets `tool_execution_start`, one
+//! `tool_execution_end` and one tool-result message, whether it ran or not.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::hooks::AgentHooks;
+use super::tool_call::{
+    Finalized, Prepared, TRUNCATED_CALL, execute_prepared_tool_call, finalize_executed_tool_call,
+    prepare_tool_call, tool_result_message,
+};
+use super::types::{AgentEvent, EmitFn, Message, ToolCall, ToolResultMessage};
+use crate::tools::{Tool, ToolUpdates};
+
+/// How the calls of a batch run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolExecution {
+    /// Prepared calls run concurrently (the default).
+    #[default]
+    Parallel,
+    /// Each call is prepared, run and finished before the next.
+    Sequential,
+}
+
+/// What a batch produced.
+#[derive(Debug, Clone, Default)]
+pub struct BatchOutcome {
+    /// One result per call, in the model's order.
+    pub results: Vec<ToolResultMessage>,
+    /// Whether the batch asked for no automatic follow-up request.
+    pub terminate: bool,
+}
+
+/// What a batch needs from the loop.
+pub(crate) struct BatchContext<'a> {
+    pub(crate) tools: &'a [Arc<dyn Tool>],
+    pub(crate) hooks: &'a dyn AgentHooks,
+    pub(crate) context: &'a [Message],
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) emit: &'a EmitFn<'a>,
+}
+
+/// The termination rule: a non-empty batch in which **every** result asks
+/// to terminate. A mixed batch goes on.
+pub(crate) fn batch_terminates(results: &[Finalized]) -> bool {
+    !results.is_empty() && results.iter().all(|result| result.output.terminate)
+}
+
+/// Runs a batch in the configured mode; any tool declared sequential makes
+/// the whole batch sequential.
+pub(crate) async fn execute_tool_calls(
+    calls: &[ToolCall],
+    mode: ToolExecution,
+    batch: &BatchContext<'_>,
+) -> BatchOutcome {
+    let any_sequential = calls.iter().any(|call| {
+        batch
+            .tools
+            .iter()
+            .any(|tool| tool.spec().name == call.name && tool.sequential())
+    });
+    if mode == ToolExecution::Sequential || any_sequential {
+        execute_sequentially(calls, batch).await
+    } else {
+        execute_in_parallel(calls, batch).await
+    }
+}
+
+/// Fails every call of a `length`-truncated message without running it.
+/// Such a batch never terminates: the model must get a chance to retry.
+pub(crate) fn fail_truncated_calls(calls: &[ToolCall], emit: &EmitFn<'_>) -> BatchOutcome {
+    let mut results = Vec::with_capacity(calls.len());
+    for call in calls {
+        emit_start(call, emit);
+        let finalized = Finalized::refused(TRUNCATED_CALL);
+        results.push(emit_end(call, &finalized, emit));
+    }
+    emit_result_messages(&results, emit);
+    BatchOutcome {
+        results,
+        terminate: false,
+    }
+}
+
+async fn execute_sequentially(calls: &[ToolCall], batch: &BatchContext<'_>) -> BatchOutcome {
+    let mut finalized_all = Vec::with_capacity(calls.len());
+    let mut results = Vec::with_capacity(calls.len());
+    for (index, call) in calls.iter().enumerate() {
+        emit_start(call, batch.emit);
+        // After an abort, preparation answers the remaining calls with
+        // "Operation aborted" without running them.
+        let finalized = match prepare_tool_call(
+            call,
+            batch.tools,
+            batch.hooks,
+            batch.context,
+            batch.cancel,
+        )
+        .await
+        {
+            Prepared::Immediate(finalized) => finalized,
+            Prepared::Run { tool, args } => {
+                let (sink, mut updates) = mpsc::unbounded_channel();
+                let run = execute_prepared_tool_call(
+                    tool.as_ref(),
+                    call,
+                    args.clone(),
+                    batch.cancel,
+                    ToolUpdates::new(index, sink),
+                );
+                tokio::pin!(run);
+                let executed = loop {
+                    tokio::select! {
+                        biased;
+                        Some((_, partial)) = updates.recv() => emit_update(call, partial, batch.emit),
+                        executed = &mut run => break executed,
+                    }
+                };
+                finalize_executed_tool_call(call, &args, executed, batch.hooks).await
+            }
+        };
+        let message = emit_end(call, &finalized, batch.emit);
+        emit_result_messages(std::slice::from_ref(&message), batch.emit);
+        results.push(message);
+        finalized_all.push(finalized);
+    }
+    BatchOutcome {
+        results,
+        terminate: batch_terminates(&finalized_all),
+    }
+}
+
+async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> BatchOutcome {
+    let mut finalized: Vec<Option<Finalized>> = vec![None; calls.len()];
+    let mut messages: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
+    let mut runnable = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        emit_start(call, batch.emit);
+        match prepare_tool_call(call, batch.tools, batch.hooks, batch.context, batch.cancel).await
+        {
+            Prepared::Immediate(outcome) => {
+                messages[index] = Some(emit_end(call, &outcome, batch.emit));
+                finalized[index] = Some(outcome);
+            }
+            Prepared::Run { tool, args } => runnable.push((index, tool, args)),
+        }
+    }
+
+    let (sink, mut updates) = mpsc::unbounded_channel::<(usize, Value)>();
+    let mut running: FuturesUnordered<_> = runnable
+        .into_iter()
+        .map(|(index, tool, args)| {
+            let updates = ToolUpdates::new(index, sink.clone());
+            let call = &calls[index];
+            async move {
+                let executed =
+                    execute_prepared_tool_call(tool.as_ref(), call, args.clone(), batch.cancel, updates)
+                        .await;
+                (index, args, executed)
+            }
+        })
+        .collect();
+    drop(sink);
+
+    // Ends go out in completion order; updates as they come.
+    while !running.is_empty() {
+        tokio::select! {
+            biased;
+            Some((index, partial)) = updates.recv() => emit_update(&calls[index], partial, batch.emit),
+            Some((index, args, executed)) = running.next() => {
+                let call = &calls[index];
+                let outcome = finalize_executed_tool_call(call, &args, executed, batch.hooks).await;
+                messages[index] = Some(emit_end(call, &outcome, batch.emit));
+                finalized[index] = Some(outcome);
+            }
+        }
+    }
+
+    // Result messages go out in the model's order.
+    let results: Vec<ToolResultMessage> = messages.into_iter().flatten().collect();
+    emit_result_messages(&results, batch.emit);
+    let finalized: Vec<Finalized> = finalized.into_iter().flatten().collect();
+    BatchOutcome {
+        results,
+        terminate: batch_terminates(&finalized),
+    }
+}
+
+fn emit_start(call: &ToolCall, emit: &EmitFn<'_>) {
+    emit(AgentEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+    });
+}
+
+fn emit_update(call: &ToolCall, partial: Value, emit: &EmitFn<'_>) {
+    emit(AgentEvent::ToolExecutionUpdate {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        partial,
+    });
+}
+
+/// Emits `tool_execution_end` and returns the call's result message.
+fn emit_end(call: &ToolCall, finalized: &Finalized, emit: &EmitFn<'_>) -> ToolResultMessage {
+    let message = tool_result_message(call, finalized);
+    emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: message.clone(),
+        is_error: finalized.is_error,
+        duration_ms: finalized.duration_ms,
+    });
+    message
+}
+
+fn emit_result_messages(results: &[ToolResultMessage], emit: &EmitFn<'_>) {
+    for result in results {
+        let message = Message::ToolResult(result.clone());
+        emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        });
+        emit(AgentEvent::MessageEnd { message });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::types::ToolOutput;
+
+    fn outcome(terminate: bool) -> Finalized {
+        Finalized {
+            output: ToolOutput {
+                terminate,
+                ..ToolOutput::default()
+            },
+            is_error: true,
+            duration_ms: None,
+        }
+    }
+
+    #[test]
+    fn an_empty_batch_never_terminates() {
+        assert!(!batch_terminates(&[]));
+    }
+
+    #[test]
+    fn every_result_must_ask_to_terminate() {
+        assert!(batch_terminates(&[outcome(true), outcome(true)]));
+        assert!(!batch_terminates(&[outcome(true), outcome(false)]));
+        assert!(!batch_terminates(&[outcome(false)]));
+    }
+}

@@ -1,0 +1,274 @@
+//! One tool call's pipeline (SPEC 1.3): find the tool → validate the
+//! arguments → `before_tool_call` → execute → `after_tool_call` → the
+//! tool-result message. Each rule is one function named after it.
+//!
+//! Every call that enters this pipeline leaves it with exactly one result:
+//! nothing here may drop a call, and nothing a tool or hook does may panic
+//! the loop.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::assistant_stream::ABORTED;
+use super::hooks::AgentHooks;
+use super::types::{Message, ToolCall, ToolOutput, ToolResultMessage, now_ms};
+use crate::tools::{Tool, ToolUpdates};
+
+/// The default text of a call `before_tool_call` blocked without a reason.
+pub const BLOCKED: &str = "Tool execution was blocked";
+
+/// The text of every call of a `length`-truncated message.
+pub const TRUNCATED_CALL: &str = "not executed: the response hit the output token limit, its arguments may be truncated; re-issue the call";
+
+/// What preparation decided for one call.
+pub(crate) enum Prepared {
+    /// The call is answered without running (unknown, invalid, blocked, aborted).
+    Immediate(Finalized),
+    /// The call may run.
+    Run {
+        tool: Arc<dyn Tool>,
+        args: Value,
+    },
+}
+
+/// A call's final outcome, before it becomes a message.
+#[derive(Debug, Clone)]
+pub(crate) struct Finalized {
+    pub(crate) output: ToolOutput,
+    pub(crate) is_error: bool,
+    /// Present only when `execute` really ran.
+    pub(crate) duration_ms: Option<u64>,
+}
+
+impl Finalized {
+    /// An error result for a call that never ran.
+    pub(crate) fn refused(text: impl Into<String>) -> Self {
+        Finalized {
+            output: ToolOutput::text(text),
+            is_error: true,
+            duration_ms: None,
+        }
+    }
+}
+
+/// Finds the tool, validates the arguments and asks `before_tool_call`.
+pub(crate) async fn prepare_tool_call(
+    call: &ToolCall,
+    tools: &[Arc<dyn Tool>],
+    hooks: &dyn AgentHooks,
+    context: &[Message],
+    cancel: &CancellationToken,
+) -> Prepared {
+    if cancel.is_cancelled() {
+        return Prepared::Immediate(Finalized::refused(ABORTED));
+    }
+    let Some(tool) = tools.iter().find(|tool| tool.spec().name == call.name) else {
+        return Prepared::Immediate(Finalized::refused(format!(
+            "Tool {} not found",
+            call.name
+        )));
+    };
+    if let Err(problem) = validate_arguments(&tool.spec().parameters, &call.arguments) {
+        return Prepared::Immediate(Finalized::refused(format!(
+            "Invalid arguments for {}: {problem}",
+            call.name
+        )));
+    }
+    match hooks.before_tool_call(call, &call.arguments, context).await {
+        Ok(None) => Prepared::Run {
+            tool: Arc::clone(tool),
+            args: call.arguments.clone(),
+        },
+        Ok(Some(block)) => {
+            let mut refused = Finalized::refused(block.reason.unwrap_or_else(|| BLOCKED.into()));
+            refused.output.terminate = block.terminate;
+            Prepared::Immediate(refused)
+        }
+        Err(text) => Prepared::Immediate(Finalized::refused(text)),
+    }
+}
+
+/// Checks arguments against the tool's JSON Schema. The error says what is
+/// wrong in words the model can act on.
+pub(crate) fn validate_arguments(schema: &Value, args: &Value) -> Result<(), String> {
+    if let Value::String(raw) = args {
+        return Err(format!(
+            "the arguments are not valid JSON: {}",
+            snippet(raw, 200)
+        ));
+    }
+    if !args.is_object() {
+        return Err(format!(
+            "the arguments must be a JSON object, got {}",
+            json_kind(args)
+        ));
+    }
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|error| format!("the tool's own schema is invalid: {error}"))?;
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .take(5)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("{at}: {error}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// Runs a prepared call, measuring `execute` with a monotonic clock. An
+/// abort ends the wait at once; the tool is dropped and told to stop.
+pub(crate) async fn execute_prepared_tool_call(
+    tool: &dyn Tool,
+    call: &ToolCall,
+    args: Value,
+    cancel: &CancellationToken,
+    updates: ToolUpdates,
+) -> Finalized {
+    let started = Instant::now();
+    let outcome = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(ABORTED.to_owned()),
+        result = tool.execute(&call.id, args, cancel.child_token(), updates) => {
+            result.map_err(|error| error.to_string())
+        }
+    };
+    let duration_ms = Some(started.elapsed().as_millis() as u64);
+    match outcome {
+        Ok(output) => Finalized {
+            output,
+            is_error: false,
+            duration_ms,
+        },
+        Err(text) => Finalized {
+            output: ToolOutput::text(text),
+            is_error: true,
+            duration_ms,
+        },
+    }
+}
+
+/// Lets `after_tool_call` replace fields of an executed call's result.
+pub(crate) async fn finalize_executed_tool_call(
+    call: &ToolCall,
+    args: &Value,
+    mut finalized: Finalized,
+    hooks: &dyn AgentHooks,
+) -> Finalized {
+    let provisional = tool_result_message(call, &finalized);
+    if let Some(changes) = hooks
+        .after_tool_call(call, args, &provisional, finalized.is_error)
+        .await
+    {
+        if let Some(content) = changes.content {
+            finalized.output.content = content;
+        }
+        if let Some(details) = changes.details {
+            finalized.output.details = details;
+        }
+        if let Some(is_error) = changes.is_error {
+            finalized.is_error = is_error;
+        }
+        if let Some(terminate) = changes.terminate {
+            finalized.output.terminate = terminate;
+        }
+    }
+    finalized
+}
+
+/// The tool-result message for a finalized call (`createToolResultMessage`):
+/// content never null, `durationMs` only when the tool ran.
+pub(crate) fn tool_result_message(call: &ToolCall, finalized: &Finalized) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: finalized.output.content.clone(),
+        details: finalized.output.details.clone(),
+        is_error: finalized.is_error,
+        duration_ms: finalized.duration_ms,
+        timestamp: now_ms(),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The first `max` characters of `text`, marked when cut.
+fn snippet(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// The text of a result, for events and tests.
+#[cfg(test)]
+pub(crate) fn result_text(result: &ToolResultMessage) -> String {
+    result
+        .content
+        .iter()
+        .map(|super::types::Content::Text { text }| text.as_str())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn valid_arguments_pass() {
+        assert_eq!(
+            validate_arguments(&schema(), &json!({"path": "a", "limit": 3})),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_missing_property_is_named() {
+        let error = validate_arguments(&schema(), &json!({})).unwrap_err();
+        assert!(error.contains("\"path\" is a required property"), "{error}");
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_field() {
+        let error = validate_arguments(&schema(), &json!({"path": 3})).unwrap_err();
+        assert!(error.starts_with("/path: "), "{error}");
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_refused() {
+        let error = validate_arguments(&schema(), &json!([1])).unwrap_err();
+        assert_eq!(error, "the arguments must be a JSON object, got an array");
+        let error = validate_arguments(&schema(), &Value::String("{\"pa".into())).unwrap_err();
+        assert_eq!(error, "the arguments are not valid JSON: {\"pa");
+    }
+}
