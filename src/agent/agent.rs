@@ -189,7 +189,10 @@ impl Agent {
 
     /// Calls `listener` with every event from now on, until the returned
     /// subscription is dropped.
-    pub fn subscribe(&self, listener: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Subscription {
+    pub fn subscribe(
+        &self,
+        listener: impl Fn(&AgentEvent) + Send + Sync + 'static,
+    ) -> Subscription {
         let id = self.shared.next_listener.fetch_add(1, Ordering::Relaxed);
         let mut listeners = lock(&self.shared.listeners);
         let mut updated = Vec::clone(&listeners);
@@ -203,7 +206,9 @@ impl Agent {
 
     /// Queues a message delivered before the next request of the run.
     pub fn steer(&self, message: Message) {
-        lock(&self.shared.queues.steering).messages.push_back(message);
+        lock(&self.shared.queues.steering)
+            .messages
+            .push_back(message);
     }
 
     /// Queues a message delivered when the agent would otherwise stop.

@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::types::{
-    AgentEvent, AssistantContent, AssistantMessage, AssistantMessageEvent, EmitFn, Message, StopReason,
-    ToolCall, Usage, now_ms,
+    AgentEvent, AssistantContent, AssistantMessage, AssistantMessageEvent, EmitFn, Message,
+    StopReason, ToolCall, Usage, now_ms,
 };
 use crate::provider::{Provider, Request, StreamEvent};
 
@@ -22,8 +22,7 @@ use crate::provider::{Provider, Request, StreamEvent};
 pub const ABORTED: &str = "Operation aborted";
 
 /// The error text of a stream that stopped without saying how it ended.
-pub const STREAM_ENDED_EARLY: &str =
-    "the provider's stream ended before the response was complete";
+pub const STREAM_ENDED_EARLY: &str = "the provider's stream ended before the response was complete";
 
 /// Sends one request and streams the reply, emitting `message_start`,
 /// `message_update`s and `message_end`. Returns the final message.
@@ -67,11 +66,7 @@ pub async fn stream_assistant_response(
             }),
             Some(other) => builder.apply(other, emit),
             None => {
-                builder.end(
-                    StopReason::Error,
-                    Some(STREAM_ENDED_EARLY.to_owned()),
-                    emit,
-                );
+                builder.end(StopReason::Error, Some(STREAM_ENDED_EARLY.to_owned()), emit);
                 break;
             }
         }
@@ -167,11 +162,13 @@ impl MessageBuilder {
             StreamEvent::ToolCallStart { key, id, name } => {
                 self.close_open_block(emit);
                 let content_index = self.message.content.len();
-                self.message.content.push(AssistantContent::ToolCall(ToolCall {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: Value::Null,
-                }));
+                self.message
+                    .content
+                    .push(AssistantContent::ToolCall(ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: Value::Null,
+                    }));
                 if self
                     .calls
                     .insert(
@@ -217,12 +214,7 @@ impl MessageBuilder {
 
     /// Ends the message: closes blocks, parses tool-call arguments, sets the
     /// stop reason.
-    pub(crate) fn end(
-        &mut self,
-        stop: StopReason,
-        error: Option<String>,
-        emit: &EmitFn<'_>,
-    ) {
+    pub(crate) fn end(&mut self, stop: StopReason, error: Option<String>, emit: &EmitFn<'_>) {
         self.close_open_block(emit);
         for key in std::mem::take(&mut self.call_order) {
             let Some(call) = self.calls.remove(&key) else {

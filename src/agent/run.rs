@@ -131,7 +131,11 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
         emit,
     } = *inputs;
     let hooks = config.hooks.as_ref();
-    let tool_specs: Vec<ToolSpec> = config.tools.iter().map(|tool| tool.spec().clone()).collect();
+    let tool_specs: Vec<ToolSpec> = config
+        .tools
+        .iter()
+        .map(|tool| tool.spec().clone())
+        .collect();
     let mut pending = queues.steering();
     let mut first_turn = true;
     // Set by a `Continue` decision, cleared by the next request.
@@ -249,10 +253,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
 
 /// Error and aborted replies end the run at once (SPEC 1.2).
 fn is_hard_exit(message: &AssistantMessage) -> bool {
-    matches!(
-        message.stop_reason,
-        StopReason::Error | StopReason::Aborted
-    )
+    matches!(message.stop_reason, StopReason::Error | StopReason::Aborted)
 }
 
 /// Executes the batch, or fails it whole when the reply was cut off.

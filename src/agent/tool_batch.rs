@@ -124,6 +124,7 @@ async fn execute_sequentially(calls: &[ToolCall], batch: &BatchContext<'_>) -> B
                         executed = &mut run => break executed,
                     }
                 };
+                drain_updates(&mut updates, calls, batch.emit);
                 finalize_executed_tool_call(call, &args, executed, batch.hooks).await
             }
         };
@@ -144,8 +145,7 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
     let mut runnable = Vec::new();
     for (index, call) in calls.iter().enumerate() {
         emit_start(call, batch.emit);
-        match prepare_tool_call(call, batch.tools, batch.hooks, batch.context, batch.cancel).await
-        {
+        match prepare_tool_call(call, batch.tools, batch.hooks, batch.context, batch.cancel).await {
             Prepared::Immediate(outcome) => {
                 messages[index] = Some(emit_end(call, &outcome, batch.emit));
                 finalized[index] = Some(outcome);
@@ -161,9 +161,14 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
             let updates = ToolUpdates::new(index, sink.clone());
             let call = &calls[index];
             async move {
-                let executed =
-                    execute_prepared_tool_call(tool.as_ref(), call, args.clone(), batch.cancel, updates)
-                        .await;
+                let executed = execute_prepared_tool_call(
+                    tool.as_ref(),
+                    call,
+                    args.clone(),
+                    batch.cancel,
+                    updates,
+                )
+                .await;
                 (index, args, executed)
             }
         })
@@ -174,8 +179,14 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
     while !running.is_empty() {
         tokio::select! {
             biased;
-            Some((index, partial)) = updates.recv() => emit_update(&calls[index], partial, batch.emit),
+            Some((index, partial)) = updates.recv() => {
+                if let Some(call) = calls.get(index) {
+                    emit_update(call, partial, batch.emit);
+                }
+            }
             Some((index, args, executed)) = running.next() => {
+                // A tool may report and finish in one poll: its updates go first.
+                drain_updates(&mut updates, calls, batch.emit);
                 let call = &calls[index];
                 let outcome = finalize_executed_tool_call(call, &args, executed, batch.hooks).await;
                 messages[index] = Some(emit_end(call, &outcome, batch.emit));
@@ -191,6 +202,18 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
     BatchOutcome {
         results,
         terminate: batch_terminates(&finalized),
+    }
+}
+
+fn drain_updates(
+    updates: &mut mpsc::UnboundedReceiver<(usize, Value)>,
+    calls: &[ToolCall],
+    emit: &EmitFn<'_>,
+) {
+    while let Ok((index, partial)) = updates.try_recv() {
+        if let Some(call) = calls.get(index) {
+            emit_update(call, partial, emit);
+        }
     }
 }
 

@@ -28,10 +28,7 @@ pub(crate) enum Prepared {
     /// The call is answered without running (unknown, invalid, blocked, aborted).
     Immediate(Finalized),
     /// The call may run.
-    Run {
-        tool: Arc<dyn Tool>,
-        args: Value,
-    },
+    Run { tool: Arc<dyn Tool>, args: Value },
 }
 
 /// A call's final outcome, before it becomes a message.
@@ -66,10 +63,7 @@ pub(crate) async fn prepare_tool_call(
         return Prepared::Immediate(Finalized::refused(ABORTED));
     }
     let Some(tool) = tools.iter().find(|tool| tool.spec().name == call.name) else {
-        return Prepared::Immediate(Finalized::refused(format!(
-            "Tool {} not found",
-            call.name
-        )));
+        return Prepared::Immediate(Finalized::refused(format!("Tool {} not found", call.name)));
     };
     if let Err(problem) = validate_arguments(&tool.spec().parameters, &call.arguments) {
         return Prepared::Immediate(Finalized::refused(format!(

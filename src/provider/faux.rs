@@ -367,7 +367,10 @@ mod tests {
     fn an_unknown_field_is_named() {
         let error = Script::parse(r#"[{"txt": "hi"}]"#, "s.json").unwrap_err();
         let text = error.to_string();
-        assert!(text.starts_with("invalid faux script s.json: unknown field `txt`"), "{text}");
+        assert!(
+            text.starts_with("invalid faux script s.json: unknown field `txt`"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -378,9 +381,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_tool_call_streams_start_fragments_usage_and_tool_use() {
-        let script =
-            Script::parse(r#"[{"toolCalls": [{"name": "read_file", "arguments": {"path": "a"}}]}]"#, "s")
-                .unwrap();
+        let script = Script::parse(
+            r#"[{"toolCalls": [{"name": "read_file", "arguments": {"path": "a"}}]}]"#,
+            "s",
+        )
+        .unwrap();
         let events = collect(&FauxProvider::new(script)).await;
         assert_eq!(
             events[0],
@@ -421,6 +426,9 @@ mod tests {
         );
         let events = collect(&provider).await;
         assert_eq!(events.first(), Some(&StreamEvent::Text("partial".into())));
-        assert_eq!(events.last(), Some(&StreamEvent::Error("overloaded".into())));
+        assert_eq!(
+            events.last(),
+            Some(&StreamEvent::Error("overloaded".into()))
+        );
     }
 }
