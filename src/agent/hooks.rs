@@ -23,6 +23,9 @@ pub struct FinishedTurn<'a> {
     pub tool_results: &'a [ToolResultMessage],
     /// The whole context after this turn.
     pub context: &'a [Message],
+    /// Whether this turn's tool batch asked for no further request (every
+    /// result carried `terminate`).
+    pub batch_terminated: bool,
 }
 
 /// What a request-preparing hook may replace. `None` keeps the current value.

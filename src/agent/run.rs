@@ -140,17 +140,18 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
     let mut first_turn = true;
     // Set by a `Continue` decision, cleared by the next request.
     let mut continuation_owed = false;
-    let mut last_turn: Option<(AssistantMessage, Vec<ToolResultMessage>)> = None;
+    let mut last_turn: Option<(AssistantMessage, Vec<ToolResultMessage>, bool)> = None;
 
     loop {
         let mut has_more_tool_calls = true;
         while has_more_tool_calls || !pending.is_empty() {
             if !first_turn {
-                if let Some((message, tool_results)) = &last_turn {
+                if let Some((message, tool_results, batch_terminated)) = &last_turn {
                     let turn = FinishedTurn {
                         message,
                         tool_results,
                         context: &state.context,
+                        batch_terminated: *batch_terminated,
                     };
                     let changes = hooks.prepare_next_turn(turn, &state.model).await;
                     state.apply(changes);
@@ -187,6 +188,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
                         message: &message,
                         tool_results: &[],
                         context: &state.context,
+                        batch_terminated: false,
                     };
                     let _ = hooks.finish_turn(turn).await;
                 }
@@ -200,8 +202,10 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
             has_more_tool_calls = !calls.is_empty();
             let mut tool_results = Vec::new();
+            let mut batch_terminated = false;
             if has_more_tool_calls {
                 let batch = run_tool_batch(&message, &calls, state, inputs).await;
+                batch_terminated = batch.terminate;
                 has_more_tool_calls = !batch.terminate;
                 for result in &batch.results {
                     state.append(Message::ToolResult(result.clone()));
@@ -221,6 +225,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
                 message: &message,
                 tool_results: &tool_results,
                 context: &state.context,
+                batch_terminated,
             };
             let decision = hooks.finish_turn(turn).await;
             emit(AgentEvent::TurnEnd {
@@ -232,7 +237,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
                 Some(TurnDecision::Continue) => continuation_owed = true,
                 None => {}
             }
-            last_turn = Some((message, tool_results));
+            last_turn = Some((message, tool_results, batch_terminated));
             pending = queues.steering();
         }
 

@@ -134,12 +134,16 @@ impl Tool for TestTool {
     }
 }
 
+type BeforeFn = dyn Fn(&ToolCall) -> Result<Option<Block>, String> + Send + Sync;
+type AfterFn = dyn Fn(&ToolResultMessage) -> Option<ResultOverride> + Send + Sync;
+type FinishFn = dyn Fn(&FinishedTurn<'_>) -> Option<TurnDecision> + Send + Sync;
+
 /// Hooks assembled from closures, for tests.
 #[derive(Default)]
 struct TestHooks {
-    before: Option<Box<dyn Fn(&ToolCall) -> Result<Option<Block>, String> + Send + Sync>>,
-    after: Option<Box<dyn Fn(&ToolResultMessage) -> Option<ResultOverride> + Send + Sync>>,
-    finish: Option<Box<dyn Fn(&FinishedTurn<'_>) -> Option<TurnDecision> + Send + Sync>>,
+    before: Option<Box<BeforeFn>>,
+    after: Option<Box<AfterFn>>,
+    finish: Option<Box<FinishFn>>,
     model: Option<String>,
 }
 
@@ -357,7 +361,7 @@ async fn a_mixed_batch_goes_on() {
     let tool = TestTool::new("read");
     let hooks = TestHooks {
         before: Some(Box::new(|call| {
-            Ok((call.arguments["text"] == "block me").then(|| Block {
+            Ok((call.arguments["text"] == "block me").then_some(Block {
                 reason: None,
                 terminate: true,
             }))

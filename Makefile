@@ -1,0 +1,28 @@
+# leash: the commands a new user needs. `make demo` runs leash's main job
+# offline on the scripted model; `make test` is what CI runs.
+
+CARGO ?= cargo
+DEMO_PROMPT := Read sample.ts and explain what first([]) returns, and why.
+DEMO_SYSTEM := Read the exercise file before explaining the code; never invent file contents.
+
+.PHONY: build test lint fmt demo bench clean
+
+build:
+	$(CARGO) build --release
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+test: lint
+	$(CARGO) test --all-targets
+
+fmt:
+	$(CARGO) fmt
+
+demo:
+	$(CARGO) run --quiet -- --provider faux --faux-script fixtures/demo.json \
+		--root fixtures --system "$(DEMO_SYSTEM)" "$(DEMO_PROMPT)"
+
+clean:
+	$(CARGO) clean

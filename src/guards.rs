@@ -1,0 +1,256 @@
+//! The command line's two guards, as loop hooks: the turn limit
+//! (`finish_turn`, SPEC 2 `--max-turns`) and the repeat guard
+//! (`before_tool_call`, `--max-same-call`). They also record what they saw,
+//! so the exit code can say which one ended the run.
+//!
+//! A guard never ends a run silently: every block carries a reason the model
+//! and the user can read.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::agent::hooks::{AgentHooks, FinishedTurn};
+use crate::agent::types::{AssistantMessage, Block, Message, StopReason, ToolCall, TurnDecision};
+use crate::outcome::GuardReport;
+
+/// The turn limit and the repeat guard of one run.
+#[derive(Debug)]
+pub struct RunGuards {
+    max_turns: u32,
+    max_same_call: u32,
+    state: Mutex<GuardState>,
+}
+
+#[derive(Debug, Default)]
+struct GuardState {
+    turns: u32,
+    report: GuardReport,
+    calls: HashMap<String, u32>,
+}
+
+impl RunGuards {
+    /// Guards for `--max-turns` and `--max-same-call`.
+    pub fn new(max_turns: u32, max_same_call: u32) -> Self {
+        RunGuards {
+            max_turns,
+            max_same_call,
+            state: Mutex::new(GuardState::default()),
+        }
+    }
+
+    /// What the guards saw so far.
+    pub fn report(&self) -> GuardReport {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .report
+    }
+
+    /// Turns counted so far (error and aborted turns do not count).
+    pub fn turns(&self) -> u32 {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .turns
+    }
+}
+
+/// The limit rule: the N-th counted turn still asked for tools. A text
+/// answer in turn N is a normal success.
+pub fn turn_limit_reached(turns: u32, max_turns: u32, message: &AssistantMessage) -> bool {
+    turns >= max_turns && message.has_tool_calls()
+}
+
+/// The repeat guard's key: the tool's name and its arguments as canonical
+/// JSON (object keys sorted at every level), so key order cannot dodge it.
+pub fn repeat_key(call: &ToolCall, args: &Value) -> String {
+    let mut key = call.name.clone();
+    key.push(':');
+    write_canonical(args, &mut key);
+    key
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+impl AgentHooks for RunGuards {
+    fn before_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        args: &'a Value,
+        _context: &'a [Message],
+    ) -> BoxFuture<'a, Result<Option<Block>, String>> {
+        let key = repeat_key(call, args);
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = state.calls.entry(key).or_insert(0);
+        *count += 1;
+        let verdict = (*count > self.max_same_call).then(|| Block {
+            reason: Some(format!(
+                "blocked: {} was already called {} time{} with these exact arguments; use the results you have",
+                call.name,
+                self.max_same_call,
+                if self.max_same_call == 1 { "" } else { "s" }
+            )),
+            terminate: true,
+        });
+        Box::pin(async move { Ok(verdict) })
+    }
+
+    fn finish_turn<'a>(&'a self, turn: FinishedTurn<'a>) -> BoxFuture<'a, Option<TurnDecision>> {
+        let decision = if matches!(
+            turn.message.stop_reason,
+            StopReason::Error | StopReason::Aborted
+        ) {
+            // Hard exits: they never count toward the limit.
+            None
+        } else {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.turns += 1;
+            state.report.batch_terminated = turn.batch_terminated;
+            if turn_limit_reached(state.turns, self.max_turns, turn.message) {
+                state.report.turn_limit_reached = true;
+                Some(TurnDecision::End)
+            } else {
+                None
+            }
+        };
+        Box::pin(async move { decision })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::types::AssistantContent;
+    use serde_json::json;
+
+    fn call(name: &str) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: json!({}),
+        }
+    }
+
+    fn with_tool_call() -> AssistantMessage {
+        AssistantMessage {
+            content: vec![AssistantContent::ToolCall(call("read_file"))],
+            stop_reason: StopReason::ToolUse,
+            ..AssistantMessage::default()
+        }
+    }
+
+    #[test]
+    fn key_order_does_not_change_the_repeat_key() {
+        let a = repeat_key(
+            &call("t"),
+            &json!({"b": 1, "a": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+        );
+        let b = repeat_key(
+            &call("t"),
+            &json!({"a": {"x": [1, {"p": 1, "q": 0}], "y": 2}, "b": 1}),
+        );
+        assert_eq!(a, b);
+        assert_eq!(a, r#"t:{"a":{"x":[1,{"p":1,"q":0}],"y":2},"b":1}"#);
+    }
+
+    #[tokio::test]
+    async fn the_third_identical_call_is_blocked_with_terminate() {
+        let guards = RunGuards::new(4, 2);
+        let args = json!({"path": "a"});
+        let mut verdicts = Vec::new();
+        for _ in 0..3 {
+            verdicts.push(
+                guards
+                    .before_tool_call(&call("read_file"), &args, &[])
+                    .await,
+            );
+        }
+        assert_eq!(verdicts[0], Ok(None));
+        assert_eq!(verdicts[1], Ok(None));
+        let Ok(Some(block)) = &verdicts[2] else {
+            panic!("not blocked: {verdicts:?}");
+        };
+        assert!(block.terminate);
+        assert_eq!(
+            block.reason.as_deref(),
+            Some(
+                "blocked: read_file was already called 2 times with these exact arguments; use the results you have"
+            )
+        );
+        // Other arguments are another key.
+        let other = guards
+            .before_tool_call(&call("read_file"), &json!({"path": "b"}), &[])
+            .await;
+        assert_eq!(other, Ok(None));
+    }
+
+    #[tokio::test]
+    async fn the_limit_ends_the_nth_turn_only_when_it_still_asks_for_tools() {
+        let guards = RunGuards::new(2, 2);
+        let text = AssistantMessage::default();
+        let tools = with_tool_call();
+        let turn = |message| FinishedTurn {
+            message,
+            tool_results: &[],
+            context: &[],
+            batch_terminated: false,
+        };
+        assert_eq!(guards.finish_turn(turn(&tools)).await, None);
+        assert_eq!(guards.finish_turn(turn(&text)).await, None);
+        assert!(!guards.report().turn_limit_reached);
+        assert_eq!(
+            guards.finish_turn(turn(&tools)).await,
+            Some(TurnDecision::End)
+        );
+        assert!(guards.report().turn_limit_reached);
+        assert_eq!(guards.turns(), 3);
+    }
+
+    #[tokio::test]
+    async fn error_turns_do_not_count() {
+        let guards = RunGuards::new(1, 2);
+        let failed = AssistantMessage {
+            stop_reason: StopReason::Error,
+            ..with_tool_call()
+        };
+        let turn = FinishedTurn {
+            message: &failed,
+            tool_results: &[],
+            context: &[],
+            batch_terminated: false,
+        };
+        assert_eq!(guards.finish_turn(turn).await, None);
+        assert_eq!(guards.turns(), 0);
+    }
+}

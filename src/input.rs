@@ -1,0 +1,344 @@
+//! The prompt and stdin (SPEC 2): read the prompt from stdin when none is
+//! given, append piped stdin to a given prompt, and never hang on a pipe
+//! that nobody writes to (a short grace for the first byte, then go on).
+//!
+//! Reading happens on a plain thread so a blocked `read` can be abandoned;
+//! nothing here may wait longer than the run's deadline.
+
+use std::io::{IsTerminal, Read};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// How long an open pipe gets to deliver its first byte.
+pub const STDIN_GRACE: Duration = Duration::from_secs(1);
+
+/// The most stdin leash reads (prompt or appended input).
+pub const STDIN_LIMIT: usize = 16 * 1024 * 1024;
+
+/// How stdin is treated (`--stdin`, `--no-stdin`, or neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StdinMode {
+    /// Read a non-terminal stdin, with a grace for an open pipe.
+    #[default]
+    Auto,
+    /// Wait for stdin without a grace (bounded by the deadline).
+    Wait,
+    /// Never read it.
+    Never,
+}
+
+/// The user message to send, and a notice for stderr, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptInput {
+    /// The text of the user message.
+    pub text: String,
+    /// Something the user should know (e.g. stdin was skipped).
+    pub notice: Option<String>,
+}
+
+/// Why no prompt could be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// Neither argument nor stdin gave any text.
+    #[error("the prompt is empty: pass PROMPT or pipe it on stdin")]
+    Empty,
+    /// No prompt argument and stdin is a terminal.
+    #[error("no prompt: pass PROMPT, or pipe it on stdin (e.g. echo 'question' | leash)")]
+    NoPrompt,
+    /// Stdin could not be read.
+    #[error("cannot read stdin: {0}")]
+    Read(String),
+    /// Stdin is larger than leash accepts.
+    #[error(
+        "stdin is larger than {limit} bytes; pass a smaller input or give the model a file to read"
+    )]
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The deadline passed while waiting for stdin.
+    #[error("timed out waiting for stdin")]
+    Timeout,
+}
+
+/// Something that can be read as stdin.
+pub trait StdinSource: Read + Send + 'static {}
+impl<T: Read + Send + 'static> StdinSource for T {}
+
+/// Builds the prompt from the argument and the process's stdin.
+pub async fn read_prompt(
+    prompt: Option<String>,
+    mode: StdinMode,
+    deadline: Option<Instant>,
+) -> Result<PromptInput, InputError> {
+    let stdin = std::io::stdin();
+    let is_terminal = stdin.is_terminal();
+    prompt_from(prompt, mode, is_terminal, stdin, STDIN_GRACE, deadline).await
+}
+
+/// The rules, with stdin and the grace passed in (for tests).
+pub async fn prompt_from(
+    prompt: Option<String>,
+    mode: StdinMode,
+    stdin_is_terminal: bool,
+    stdin: impl StdinSource,
+    grace: Duration,
+    deadline: Option<Instant>,
+) -> Result<PromptInput, InputError> {
+    let prompt = prompt.filter(|p| p != "-");
+    match (prompt, mode) {
+        (Some(text), StdinMode::Never) => finish(text, None),
+        (Some(text), _) if stdin_is_terminal => finish(text, None),
+        (Some(text), StdinMode::Auto) => match read_stdin(stdin, Some(grace), deadline).await? {
+            Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
+            Piped::Nothing => finish(text, None),
+            Piped::Silent => finish(
+                text,
+                Some(format!(
+                    "stdin gave nothing within {}s; going on without it (--stdin waits, --no-stdin skips)",
+                    grace.as_secs()
+                )),
+            ),
+        },
+        (Some(text), StdinMode::Wait) => match read_stdin(stdin, None, deadline).await? {
+            Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
+            Piped::Nothing | Piped::Silent => finish(text, None),
+        },
+        (None, StdinMode::Never) => Err(InputError::NoPrompt),
+        (None, StdinMode::Auto) if stdin_is_terminal => Err(InputError::NoPrompt),
+        (None, _) => match read_stdin(stdin, None, deadline).await? {
+            Piped::Data(text) => finish(text, None),
+            Piped::Nothing | Piped::Silent => Err(InputError::Empty),
+        },
+    }
+}
+
+fn finish(text: String, notice: Option<String>) -> Result<PromptInput, InputError> {
+    if text.trim().is_empty() {
+        return Err(InputError::Empty);
+    }
+    Ok(PromptInput { text, notice })
+}
+
+/// The prompt with piped input fenced after it, so the model can tell the
+/// question from the material.
+pub fn append_stdin(prompt: &str, piped: &str) -> String {
+    let piped = piped.strip_suffix('\n').unwrap_or(piped);
+    format!("{prompt}\n\n<stdin>\n{piped}\n</stdin>")
+}
+
+enum Piped {
+    Data(String),
+    /// Stdin was closed or empty.
+    Nothing,
+    /// Nothing arrived within the grace.
+    Silent,
+}
+
+enum Chunk {
+    Data(Vec<u8>),
+    End,
+    Failed(String),
+}
+
+/// Reads stdin to its end. With a grace, gives up (→ `Silent`) when the
+/// first byte does not come in time; the reader thread is then abandoned.
+async fn read_stdin(
+    mut stdin: impl StdinSource,
+    grace: Option<Duration>,
+    deadline: Option<Instant>,
+) -> Result<Piped, InputError> {
+    let (sender, mut chunks) = mpsc::channel::<Chunk>(16);
+    std::thread::spawn(move || {
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            let chunk = match stdin.read(&mut buffer) {
+                Ok(0) => Chunk::End,
+                Ok(n) => Chunk::Data(buffer[..n].to_vec()),
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => Chunk::Failed(error.to_string()),
+            };
+            let last = !matches!(chunk, Chunk::Data(_));
+            if sender.blocking_send(chunk).is_err() || last {
+                return;
+            }
+        }
+    });
+
+    let mut bytes = Vec::new();
+    let mut first = true;
+    loop {
+        let limit = match (first.then_some(grace).flatten(), deadline) {
+            (Some(grace), Some(deadline)) => Some((Instant::now() + grace).min(deadline)),
+            (Some(grace), None) => Some(Instant::now() + grace),
+            (None, deadline) => deadline,
+        };
+        let next = match limit {
+            Some(limit) => match tokio::time::timeout_at(limit, chunks.recv()).await {
+                Ok(next) => next,
+                Err(_)
+                    if first && grace.is_some() && deadline.is_none_or(|d| Instant::now() < d) =>
+                {
+                    return Ok(Piped::Silent);
+                }
+                Err(_) => return Err(InputError::Timeout),
+            },
+            None => chunks.recv().await,
+        };
+        first = false;
+        match next {
+            Some(Chunk::Data(data)) => {
+                bytes.extend_from_slice(&data);
+                if bytes.len() > STDIN_LIMIT {
+                    return Err(InputError::TooLarge { limit: STDIN_LIMIT });
+                }
+            }
+            Some(Chunk::End) | None => break,
+            Some(Chunk::Failed(error)) => return Err(InputError::Read(error)),
+        }
+    }
+    if bytes.is_empty() {
+        return Ok(Piped::Nothing);
+    }
+    Ok(Piped::Data(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// A reader that never returns (an open pipe nobody writes to).
+    struct Stalled;
+    impl Read for Stalled {
+        fn read(&mut self, _buf: &mut [u8]) -> std::io::Result<usize> {
+            std::thread::sleep(Duration::from_secs(3600));
+            Ok(0)
+        }
+    }
+
+    fn bytes(text: &str) -> Cursor<Vec<u8>> {
+        Cursor::new(text.as_bytes().to_vec())
+    }
+
+    const GRACE: Duration = Duration::from_millis(100);
+
+    #[tokio::test]
+    async fn no_prompt_reads_it_from_stdin() {
+        let input = prompt_from(None, StdinMode::Auto, false, bytes("hello\n"), GRACE, None)
+            .await
+            .unwrap();
+        assert_eq!(input.text, "hello\n");
+    }
+
+    #[tokio::test]
+    async fn a_dash_prompt_reads_stdin_too() {
+        let input = prompt_from(
+            Some("-".into()),
+            StdinMode::Auto,
+            false,
+            bytes("q"),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(input.text, "q");
+    }
+
+    #[tokio::test]
+    async fn piped_stdin_is_fenced_after_the_prompt() {
+        let input = prompt_from(
+            Some("Any bugs?".into()),
+            StdinMode::Auto,
+            false,
+            bytes("diff --git a b\n"),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(input.text, "Any bugs?\n\n<stdin>\ndiff --git a b\n</stdin>");
+        assert_eq!(input.notice, None);
+    }
+
+    #[tokio::test]
+    async fn an_empty_closed_stdin_leaves_the_prompt_alone() {
+        let input = prompt_from(
+            Some("q".into()),
+            StdinMode::Auto,
+            false,
+            bytes(""),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(input.text, "q");
+        assert_eq!(input.notice, None);
+    }
+
+    #[tokio::test]
+    async fn a_silent_pipe_is_given_up_after_the_grace_with_a_notice() {
+        let started = std::time::Instant::now();
+        let input = prompt_from(
+            Some("q".into()),
+            StdinMode::Auto,
+            false,
+            Stalled,
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(input.text, "q");
+        assert!(
+            input
+                .notice
+                .unwrap()
+                .starts_with("stdin gave nothing within")
+        );
+    }
+
+    #[tokio::test]
+    async fn wait_mode_is_bounded_by_the_deadline() {
+        let deadline = Instant::now() + Duration::from_millis(150);
+        let error = prompt_from(
+            Some("q".into()),
+            StdinMode::Wait,
+            false,
+            Stalled,
+            GRACE,
+            Some(deadline),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error, InputError::Timeout);
+    }
+
+    #[tokio::test]
+    async fn never_mode_ignores_stdin_and_an_empty_prompt_is_refused() {
+        let input = prompt_from(
+            Some("q".into()),
+            StdinMode::Never,
+            false,
+            Stalled,
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(input.text, "q");
+        let error = prompt_from(None, StdinMode::Auto, false, bytes("  \n"), GRACE, None)
+            .await
+            .unwrap_err();
+        assert_eq!(error, InputError::Empty);
+        let error = prompt_from(None, StdinMode::Auto, true, bytes(""), GRACE, None)
+            .await
+            .unwrap_err();
+        assert_eq!(error, InputError::NoPrompt);
+    }
+}

@@ -1,0 +1,181 @@
+//! How a run ended, decided in one place: the status, its exit code
+//! (SPEC 2.1) and the sentence a person reads on the last stderr line.
+//!
+//! Nothing else in leash picks an exit code.
+
+use serde::Serialize;
+
+use crate::agent::types::{AssistantMessage, Message, StopReason};
+
+/// The ways a run can end, each with its own exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The final assistant message ended with `stop`.
+    Ok,
+    /// A provider or model error.
+    Error,
+    /// Bad flags or configuration.
+    Usage,
+    /// `--max-turns` reached while the model still asked for tools.
+    TurnLimit,
+    /// The run ended after a terminated tool batch without an answer.
+    Terminated,
+    /// The final answer was cut off by the output token limit.
+    Length,
+    /// The abort timer fired.
+    Timeout,
+    /// A signal stopped the run.
+    Interrupted,
+}
+
+/// A signal that stops a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Ctrl-C.
+    Interrupt,
+    /// `kill`.
+    Terminate,
+}
+
+/// Why a run was aborted from outside the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbortCause {
+    /// `--timeout` fired.
+    Timeout,
+    /// A signal arrived.
+    Signal(Signal),
+}
+
+impl Status {
+    /// The status's name in JSON (`ok`, `turn_limit`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Usage => "usage",
+            Status::TurnLimit => "turn_limit",
+            Status::Terminated => "terminated",
+            Status::Length => "length",
+            Status::Timeout => "timeout",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The process exit code of a status (SIGTERM differs from SIGINT).
+pub fn exit_code(status: Status, cause: Option<AbortCause>) -> u8 {
+    match status {
+        Status::Ok => 0,
+        Status::Error => 1,
+        Status::Usage => 2,
+        Status::TurnLimit => 3,
+        Status::Terminated => 4,
+        Status::Length => 5,
+        Status::Timeout => 124,
+        Status::Interrupted => match cause {
+            Some(AbortCause::Signal(Signal::Terminate)) => 143,
+            _ => 130,
+        },
+    }
+}
+
+/// What the run's guards saw, for the decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GuardReport {
+    /// The turn limit ended the run.
+    pub turn_limit_reached: bool,
+    /// The last tool batch asked to terminate (every result did).
+    pub batch_terminated: bool,
+}
+
+/// Decides how the run ended from its messages and what stopped it.
+pub fn decide_status(
+    messages: &[Message],
+    abort: Option<AbortCause>,
+    guards: GuardReport,
+) -> Status {
+    let last_assistant = final_assistant(messages);
+    let aborted =
+        last_assistant.is_some_and(|m| m.stop_reason == StopReason::Aborted) || abort.is_some();
+    if aborted {
+        return match abort {
+            Some(AbortCause::Timeout) => Status::Timeout,
+            _ => Status::Interrupted,
+        };
+    }
+    let Some(last) = last_assistant else {
+        return Status::Error;
+    };
+    if last.stop_reason == StopReason::Error {
+        return Status::Error;
+    }
+    if last.has_tool_calls() {
+        // The run stopped right after a tool batch: either the batch
+        // terminated (the repeat guard among others) or the limit ended it.
+        // When both hold, the batch's own verdict is the more precise one.
+        return if guards.turn_limit_reached && !guards.batch_terminated {
+            Status::TurnLimit
+        } else {
+            Status::Terminated
+        };
+    }
+    match last.stop_reason {
+        StopReason::Length => Status::Length,
+        _ => Status::Ok,
+    }
+}
+
+/// The sentence for the last stderr line (and `run_end.message`).
+pub fn describe(status: Status, cause: Option<AbortCause>, detail: &Detail<'_>) -> String {
+    match status {
+        Status::Ok => "the run ended with an answer".to_owned(),
+        Status::Error => format!(
+            "provider error: {}",
+            detail
+                .error_message
+                .unwrap_or("the model gave no usable response")
+        ),
+        Status::Usage => detail.error_message.unwrap_or("usage error").to_owned(),
+        Status::TurnLimit => format!(
+            "turn limit reached after {} turns; task not confirmed complete",
+            detail.turns
+        ),
+        Status::Terminated => match detail.terminate_reason {
+            Some(reason) => {
+                format!("the run ended after a terminated tool batch without an answer: {reason}")
+            }
+            None => "the run ended after a terminated tool batch without an answer".to_owned(),
+        },
+        Status::Length => "the answer was cut off by the output token limit".to_owned(),
+        Status::Timeout => match detail.timeout {
+            Some(limit) => format!("timed out after {}", humantime::format_duration(limit)),
+            None => "timed out".to_owned(),
+        },
+        Status::Interrupted => match cause {
+            Some(AbortCause::Signal(Signal::Terminate)) => "terminated by SIGTERM".to_owned(),
+            _ => "interrupted by SIGINT".to_owned(),
+        },
+    }
+}
+
+/// The facts `describe` may need.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Detail<'a> {
+    /// The final error message, if any.
+    pub error_message: Option<&'a str>,
+    /// Turns the run took.
+    pub turns: u32,
+    /// Why the last batch terminated (its first result's text).
+    pub terminate_reason: Option<&'a str>,
+    /// The abort timer's length.
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// The last assistant message of the run.
+pub fn final_assistant(messages: &[Message]) -> Option<&AssistantMessage> {
+    messages.iter().rev().find_map(|message| match message {
+        Message::Assistant(assistant) => Some(assistant),
+        _ => None,
+    })
+}

@@ -1,0 +1,297 @@
+//! `--events jsonl`: one JSON object per line (SPEC 2.2), the first
+//! carrying `schemaVersion`, the last being `run_end`. The wire shapes are
+//! declared here, apart from the internal event types, so the public format
+//! changes only when this file does.
+//!
+//! Every line must be a complete JSON object: nothing else is ever written
+//! to this stream.
+
+use std::io::Write;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{EventRenderer, RunReport};
+use crate::agent::types::{
+    AgentEvent, AssistantMessage, AssistantMessageEvent, Message, ToolResultMessage, Usage,
+};
+
+/// The version of the event format; raised by a change that breaks readers.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One line of the event stream, as readers see it.
+#[derive(Debug, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum WireEvent<'a> {
+    /// The run began.
+    AgentStart {
+        /// [`SCHEMA_VERSION`].
+        schema_version: u32,
+    },
+    /// A turn began.
+    TurnStart,
+    /// A message began.
+    MessageStart {
+        /// The message so far.
+        message: &'a Message,
+    },
+    /// A streamed delta of the assistant message.
+    MessageUpdate {
+        /// The delta.
+        assistant_message_event: &'a AssistantMessageEvent,
+    },
+    /// A message is final.
+    MessageEnd {
+        /// The final message.
+        message: &'a Message,
+    },
+    /// A tool call entered its batch.
+    ToolExecutionStart {
+        /// The call's id.
+        tool_call_id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// The arguments as the model sent them.
+        args: &'a Value,
+    },
+    /// A running tool reported progress.
+    ToolExecutionUpdate {
+        /// The call's id.
+        tool_call_id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// What it reported.
+        partial_result: &'a Value,
+    },
+    /// A tool call is final.
+    ToolExecutionEnd {
+        /// The call's id.
+        tool_call_id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// The result message.
+        result: &'a ToolResultMessage,
+        /// Whether it failed.
+        is_error: bool,
+        /// Present only when the tool ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+    /// A turn is over.
+    TurnEnd {
+        /// The turn's assistant message.
+        message: &'a AssistantMessage,
+        /// The turn's tool results.
+        tool_results: &'a [ToolResultMessage],
+    },
+    /// A provider request is retried.
+    Retry {
+        /// 1 for the first retry.
+        attempt: u32,
+        /// The wait before it.
+        delay_ms: u64,
+        /// Why.
+        reason: &'a str,
+    },
+    /// The agent run is over.
+    AgentEnd {
+        /// Every message the run added.
+        messages: &'a [Message],
+    },
+    /// A notice from leash itself (e.g. stdin was skipped).
+    Notice {
+        /// The notice.
+        message: &'a str,
+    },
+    /// The last line: how the process ends.
+    RunEnd {
+        /// `ok`, `error`, `turn_limit`, ...
+        status: &'a str,
+        /// The process exit code.
+        exit_code: u8,
+        /// Why, in words.
+        message: &'a str,
+        /// Turns the run took.
+        turns: u32,
+        /// Token usage over the run.
+        usage: &'a Usage,
+        /// Wall time of the run.
+        duration_ms: u64,
+    },
+}
+
+impl<'a> WireEvent<'a> {
+    /// The wire shape of an internal event.
+    pub fn from_event(event: &'a AgentEvent) -> Self {
+        match event {
+            AgentEvent::AgentStart => WireEvent::AgentStart {
+                schema_version: SCHEMA_VERSION,
+            },
+            AgentEvent::TurnStart => WireEvent::TurnStart,
+            AgentEvent::MessageStart { message } => WireEvent::MessageStart { message },
+            AgentEvent::MessageUpdate { event } => WireEvent::MessageUpdate {
+                assistant_message_event: event,
+            },
+            AgentEvent::MessageEnd { message } => WireEvent::MessageEnd { message },
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => WireEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            },
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                partial,
+            } => WireEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                partial_result: partial,
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+                duration_ms,
+            } => WireEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error: *is_error,
+                duration_ms: *duration_ms,
+            },
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => WireEvent::TurnEnd {
+                message,
+                tool_results,
+            },
+            AgentEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => WireEvent::Retry {
+                attempt: *attempt,
+                delay_ms: *delay_ms,
+                reason,
+            },
+            AgentEvent::AgentEnd { messages } => WireEvent::AgentEnd { messages },
+        }
+    }
+}
+
+/// Writes events as JSON lines.
+pub struct JsonlRenderer {
+    out: Box<dyn Write + Send>,
+    buffer: Vec<u8>,
+}
+
+impl JsonlRenderer {
+    /// A renderer writing to `out`.
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
+        JsonlRenderer {
+            out,
+            buffer: Vec::with_capacity(4096),
+        }
+    }
+
+    fn write(&mut self, event: &WireEvent<'_>) {
+        self.buffer.clear();
+        if serde_json::to_writer(&mut self.buffer, event).is_ok() {
+            self.buffer.push(b'\n');
+            // One write per line keeps lines whole; a closed pipe is ignored.
+            let _ = self.out.write_all(&self.buffer);
+            let _ = self.out.flush();
+        }
+    }
+}
+
+impl EventRenderer for JsonlRenderer {
+    fn event(&mut self, event: &AgentEvent) {
+        self.write(&WireEvent::from_event(event));
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.write(&WireEvent::Notice { message: text });
+    }
+
+    fn run_end(&mut self, report: &RunReport) {
+        self.write(&WireEvent::RunEnd {
+            status: report.status.as_str(),
+            exit_code: report.exit_code,
+            message: &report.message,
+            turns: report.turns,
+            usage: &report.usage,
+            duration_ms: report.duration_ms,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn wire(event: &AgentEvent) -> Value {
+        serde_json::to_value(WireEvent::from_event(event)).unwrap()
+    }
+
+    #[test]
+    fn agent_start_carries_the_schema_version() {
+        assert_eq!(
+            wire(&AgentEvent::AgentStart),
+            json!({"type": "agent_start", "schemaVersion": 1})
+        );
+    }
+
+    #[test]
+    fn updates_carry_only_the_delta() {
+        let event = AgentEvent::MessageUpdate {
+            event: AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: "Hi".into(),
+            },
+        };
+        assert_eq!(
+            wire(&event),
+            json!({"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "Hi"}})
+        );
+    }
+
+    #[test]
+    fn a_refused_tool_end_has_no_duration() {
+        let result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read_file".into(),
+            content: vec![],
+            details: Value::Null,
+            is_error: true,
+            duration_ms: None,
+            timestamp: 5,
+        };
+        let event = AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c1".into(),
+            tool_name: "read_file".into(),
+            result,
+            is_error: true,
+            duration_ms: None,
+        };
+        assert_eq!(
+            wire(&event),
+            json!({
+                "type": "tool_execution_end", "toolCallId": "c1", "toolName": "read_file",
+                "result": {"toolCallId": "c1", "toolName": "read_file", "content": [], "isError": true, "timestamp": 5},
+                "isError": true
+            })
+        );
+    }
+}

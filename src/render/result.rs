@@ -1,0 +1,81 @@
+//! What stdout holds (SPEC 2.3): the final reply text and nothing else, or
+//! one JSON result object.
+//!
+//! Nothing but the result is ever written to stdout.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::RunReport;
+use crate::agent::types::{StopReason, Usage};
+use crate::cli::OutputFormat;
+
+/// The `--output json` object.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonResult<'a> {
+    /// `ok`, `error`, `turn_limit`, ...
+    pub status: &'a str,
+    /// The process exit code.
+    pub exit_code: u8,
+    /// The final reply text (may be empty).
+    pub reply: &'a str,
+    /// The final assistant message's stop reason.
+    pub stop_reason: Option<StopReason>,
+    /// The error, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<&'a str>,
+    /// Turns the run took.
+    pub turns: u32,
+    /// Token usage over the run.
+    pub usage: &'a Usage,
+    /// Wall time of the run.
+    pub duration_ms: u64,
+    /// The provider.
+    pub provider: &'a str,
+    /// The model.
+    pub model: &'a str,
+}
+
+impl<'a> JsonResult<'a> {
+    /// The result object of a report.
+    pub fn new(report: &'a RunReport) -> Self {
+        JsonResult {
+            status: report.status.as_str(),
+            exit_code: report.exit_code,
+            reply: &report.reply,
+            stop_reason: report.stop_reason,
+            error_message: report.error_message.as_deref(),
+            turns: report.turns,
+            usage: &report.usage,
+            duration_ms: report.duration_ms,
+            provider: &report.provider,
+            model: &report.model,
+        }
+    }
+}
+
+/// Writes the run's result to stdout in the chosen format. The text form
+/// ends with exactly one newline; an empty reply prints nothing.
+pub fn write_result(
+    format: OutputFormat,
+    report: &RunReport,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        OutputFormat::Text => {
+            if !report.reply.is_empty() {
+                out.write_all(report.reply.as_bytes())?;
+                if !report.reply.ends_with('\n') {
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+        OutputFormat::Json => {
+            serde_json::to_writer(&mut *out, &JsonResult::new(report))?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()
+}
