@@ -1,0 +1,695 @@
+//! The real binary on the scripted model: the CLI contract of SPEC 2 —
+//! exit codes, the stdout/stderr split, events, JSON output, stdin rules,
+//! transcripts, signals.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, and why.";
+
+/// A temp working directory holding a copy of `sample.ts` and the scripts.
+struct Workspace {
+    dir: TempDir,
+}
+
+impl Workspace {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts");
+        std::fs::copy(sample, dir.path().join("sample.ts")).unwrap();
+        Workspace { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn script(&self, script: Value) -> PathBuf {
+        let path = self.path("script.json");
+        std::fs::write(&path, script.to_string()).unwrap();
+        path
+    }
+
+    /// `leash` in this directory, with no provider variables inherited.
+    fn leash(&self) -> Command {
+        let mut cmd = Command::cargo_bin("leash").unwrap();
+        cmd.current_dir(self.dir.path());
+        for (name, _) in std::env::vars() {
+            if name.starts_with("LEASH_")
+                || name.starts_with("OPENAI_")
+                || name.starts_with("ANTHROPIC_")
+            {
+                cmd.env_remove(name);
+            }
+        }
+        cmd
+    }
+
+    /// `leash` on the faux provider with `script`.
+    fn faux(&self, script: Value) -> Command {
+        let path = self.script(script);
+        let mut cmd = self.leash();
+        cmd.args(["--provider", "faux", "--faux-script"]).arg(path);
+        cmd
+    }
+}
+
+fn seed_script() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn seed_reply() -> String {
+    seed_script()["responses"][1]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn stderr_lines(output: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn tool_call(name: &str, args: Value) -> Value {
+    json!({"toolCalls": [{"name": name, "arguments": args}]})
+}
+
+// ---------------------------------------------------------------- success
+
+#[test]
+fn the_seed_task_prints_the_reply_alone_on_stdout_and_the_events_on_stderr() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(seed_script())
+        .args(["-s", "Read the file before explaining.", SEED_PROMPT])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        String::from_utf8(output.stdout.clone()).unwrap(),
+        seed_reply() + "\n"
+    );
+    let lines = stderr_lines(&output);
+    let shape: Vec<String> = lines
+        .iter()
+        .map(|line| {
+            // Durations vary; keep the event and its subject.
+            line.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            "[turn_start]",
+            "[message_end] user",
+            "[message_end] assistant",
+            "[tool_start] read_file call_1",
+            "[tool_end] read_file call_1",
+            "[message_end] toolResult",
+            "[turn_end] 1",
+            "[turn_start]",
+            "[message_end] assistant",
+            "[turn_end] 0",
+        ]
+    );
+    assert!(
+        lines[4].starts_with("[tool_end] read_file call_1 ok "),
+        "{}",
+        lines[4]
+    );
+    assert!(lines[4].ends_with("ms"), "{}", lines[4]);
+}
+
+#[test]
+fn the_file_text_reaches_the_model_as_the_tool_result() {
+    let ws = Workspace::new();
+    let transcript = ws.path("transcript.jsonl");
+    ws.faux(seed_script())
+        .arg("--transcript")
+        .arg(&transcript)
+        .arg(SEED_PROMPT)
+        .assert()
+        .code(0);
+    let messages: Vec<Value> = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, vec!["user", "assistant", "toolResult", "assistant"]);
+    let result = &messages[2];
+    assert_eq!(result["toolCallId"], "call_1");
+    assert_eq!(result["isError"], false);
+    assert!(result["durationMs"].is_u64());
+    let sample = std::fs::read_to_string(ws.path("sample.ts")).unwrap();
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(sample.trim())
+    );
+}
+
+// ---------------------------------------------------------------- exit codes
+
+#[test]
+fn the_turn_limit_exits_3_and_says_so() {
+    let ws = Workspace::new();
+    let script = json!([
+        tool_call("read_file", json!({"path": "sample.ts", "limit": 1})),
+        tool_call("read_file", json!({"path": "sample.ts", "limit": 2})),
+        tool_call("read_file", json!({"path": "sample.ts", "limit": 3})),
+        tool_call("read_file", json!({"path": "sample.ts", "limit": 4})),
+        {"text": "never asked"}
+    ]);
+    let output = ws
+        .faux(script)
+        .args(["--max-turns", "4", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        stderr_lines(&output).last().unwrap(),
+        "leash: turn limit reached after 4 turns; task not confirmed complete"
+    );
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn a_text_answer_in_the_last_turn_is_a_success() {
+    let ws = Workspace::new();
+    let script = json!([
+        tool_call("list_dir", json!({})),
+        {"text": "done"}
+    ]);
+    let output = ws
+        .faux(script)
+        .args(["--max-turns", "2", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(output.stdout, b"done\n");
+}
+
+#[test]
+fn a_repeated_identical_call_is_blocked_and_terminates_with_4() {
+    let ws = Workspace::new();
+    let script = json!({
+        "responses": [tool_call("read_file", json!({"path": "sample.ts"}))],
+        "repeatLast": true
+    });
+    let output = ws
+        .faux(script)
+        .args(["--max-turns", "10", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4));
+    let lines = stderr_lines(&output);
+    assert!(
+        lines.iter().any(|l| l
+            == "[tool_end] read_file call_3_1 error: blocked: read_file was already called 2 times with these exact arguments; use the results you have"),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .starts_with("leash: the run ended after a terminated tool batch without an answer"),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_cut_off_answer_exits_5() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(json!([{"text": "The answer is", "stop": "length"}]))
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5));
+    assert_eq!(output.stdout, b"The answer is\n");
+    assert_eq!(
+        stderr_lines(&output).last().unwrap(),
+        "leash: the answer was cut off by the output token limit"
+    );
+}
+
+#[test]
+fn a_provider_error_exits_1_with_the_error_in_words() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(json!([{"error": "HTTP 503 Service Unavailable: overloaded"}]))
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr_lines(&output).last().unwrap(),
+        "leash: provider error: HTTP 503 Service Unavailable: overloaded"
+    );
+}
+
+#[test]
+fn the_abort_timer_exits_124_in_about_a_second() {
+    let ws = Workspace::new();
+    let started = Instant::now();
+    let output = ws
+        .faux(json!([{"text": "too late", "delayMs": 20000}]))
+        .args(["--timeout", "1s", "go"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(output.status.code(), Some(124));
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+    let lines = stderr_lines(&output);
+    assert_eq!(lines.last().unwrap(), "leash: timed out after 1s");
+    // The run still ended cleanly.
+    assert!(lines.iter().any(|l| l == "[turn_end] 0"), "{lines:#?}");
+}
+
+#[test]
+fn a_missing_key_is_a_usage_error() {
+    let ws = Workspace::new();
+    let output = ws
+        .leash()
+        .args(["--provider", "openai", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&output).last().unwrap(),
+        "leash: OPENAI_API_KEY is not set (needed by --provider openai); set it in the environment or in .env"
+    );
+}
+
+#[test]
+fn bad_flags_and_unknown_providers_are_usage_errors() {
+    let ws = Workspace::new();
+    ws.leash()
+        .args(["--max-turns", "zero", "go"])
+        .assert()
+        .code(2);
+    ws.leash()
+        .args(["--provider", "gemini", "go"])
+        .assert()
+        .code(2);
+    ws.leash()
+        .args(["--timeout", "soon", "--provider", "faux", "go"])
+        .assert()
+        .code(2);
+    let output = ws
+        .faux(json!([{"text": "x"}]))
+        .args(["--tools", "read_file,bash", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr_lines(&output).last().unwrap(),
+        "leash: unknown tool 'bash' in --tools (known: read_file, list_dir, or none)"
+    );
+}
+
+#[test]
+fn an_invalid_script_is_a_usage_error_naming_the_problem() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(json!([{"txt": "typo"}]))
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let last = stderr_lines(&output).last().unwrap().clone();
+    assert!(last.contains("unknown field `txt`"), "{last}");
+}
+
+#[test]
+fn a_root_that_does_not_exist_is_a_usage_error() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(json!([{"text": "x"}]))
+        .args(["--root", "no/such/dir", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr_lines(&output)
+            .last()
+            .unwrap()
+            .starts_with("leash: invalid --root no/such/dir")
+    );
+}
+
+// ---------------------------------------------------------------- formats
+
+#[test]
+fn output_json_is_one_object_with_the_result_fields() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(seed_script())
+        .args(["--output", "json", "-q", SEED_PROMPT])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stderr.is_empty(), "quiet run wrote to stderr");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let result: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["exitCode"], 0);
+    assert_eq!(result["reply"], seed_reply().as_str());
+    assert_eq!(result["stopReason"], "stop");
+    assert_eq!(result["turns"], 2);
+    assert_eq!(result["provider"], "faux");
+    assert_eq!(result["model"], "faux");
+    assert!(result["durationMs"].is_u64());
+    assert!(result["usage"]["totalTokens"].as_u64().unwrap() > 0);
+    assert!(result.get("errorMessage").is_none());
+}
+
+#[test]
+fn output_json_reports_failures_too() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(json!([{"error": "boom"}]))
+        .args(["--output", "json", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["status"], "error");
+    assert_eq!(result["exitCode"], 1);
+    assert_eq!(result["errorMessage"], "boom");
+    assert_eq!(result["stopReason"], "error");
+}
+
+#[test]
+fn events_jsonl_are_json_lines_from_agent_start_to_run_end() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(seed_script())
+        .args(["--events", "jsonl", SEED_PROMPT])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let events: Vec<Value> = String::from_utf8(output.stderr)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        events[0],
+        json!({"type": "agent_start", "schemaVersion": 1})
+    );
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for expected in [
+        "turn_start",
+        "message_start",
+        "message_update",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_end",
+        "turn_end",
+        "agent_end",
+    ] {
+        assert!(types.contains(&expected), "{expected} missing");
+    }
+    let update = events
+        .iter()
+        .find(|e| e["type"] == "message_update")
+        .unwrap();
+    assert!(update["assistantMessageEvent"]["contentIndex"].is_u64());
+    assert!(
+        update.get("message").is_none(),
+        "updates must not repeat the message"
+    );
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_start")
+        .unwrap();
+    assert_eq!(start["toolCallId"], "call_1");
+    assert_eq!(start["toolName"], "read_file");
+    assert_eq!(start["args"], json!({"path": "sample.ts"}));
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], false);
+    assert!(end["durationMs"].is_u64());
+    let turn_end = events.iter().find(|e| e["type"] == "turn_end").unwrap();
+    assert_eq!(turn_end["toolResults"].as_array().unwrap().len(), 1);
+    assert_eq!(turn_end["message"]["stopReason"], "toolUse");
+    let agent_end = events.iter().find(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(agent_end["messages"].as_array().unwrap().len(), 4);
+    let run_end = events.last().unwrap();
+    assert_eq!(run_end["type"], "run_end");
+    assert_eq!(run_end["status"], "ok");
+    assert_eq!(run_end["exitCode"], 0);
+    assert_eq!(run_end["turns"], 2);
+    assert!(run_end["usage"]["input"].is_u64());
+    assert!(run_end["durationMs"].is_u64());
+    assert!(run_end["message"].is_string());
+}
+
+#[test]
+fn with_jsonl_events_the_last_line_of_a_failure_is_run_end() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(json!([{"text": "cut", "stop": "length"}]))
+        .args(["--events", "jsonl", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5));
+    let last: Value = serde_json::from_str(stderr_lines(&output).last().unwrap()).unwrap();
+    assert_eq!(last["type"], "run_end");
+    assert_eq!(last["status"], "length");
+    assert_eq!(last["exitCode"], 5);
+    assert_eq!(
+        last["message"],
+        "the answer was cut off by the output token limit"
+    );
+}
+
+#[test]
+fn help_lists_the_exit_codes_and_version_prints() {
+    let ws = Workspace::new();
+    let output = ws.leash().arg("--help").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let help = String::from_utf8(output.stdout).unwrap();
+    for row in [
+        "0    ok",
+        "3    turn_limit",
+        "4    terminated",
+        "5    length",
+        "124  timeout",
+        "130  interrupted",
+    ] {
+        assert!(help.contains(row), "help lacks {row}");
+    }
+    let version = ws.leash().arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8(version.stdout).unwrap(),
+        format!("leash {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+// ---------------------------------------------------------------- input
+
+#[test]
+fn the_prompt_can_come_from_stdin() {
+    let ws = Workspace::new();
+    let transcript = ws.path("t.jsonl");
+    ws.faux(json!([{"text": "ok"}]))
+        .arg("--transcript")
+        .arg(&transcript)
+        .write_stdin("question from a pipe\n")
+        .assert()
+        .code(0);
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&transcript)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["content"][0]["text"], "question from a pipe\n");
+}
+
+#[test]
+fn piped_stdin_is_appended_to_a_given_prompt() {
+    let ws = Workspace::new();
+    let transcript = ws.path("t.jsonl");
+    ws.faux(json!([{"text": "no bugs"}]))
+        .args(["-s", "Review"])
+        .arg("--transcript")
+        .arg(&transcript)
+        .arg("Any bugs?")
+        .write_stdin("-a\n+b\n")
+        .assert()
+        .code(0)
+        .stdout("no bugs\n");
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&transcript)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        first["content"][0]["text"],
+        "Any bugs?\n\n<stdin>\n-a\n+b\n</stdin>"
+    );
+}
+
+#[test]
+fn an_empty_prompt_is_a_usage_error() {
+    let ws = Workspace::new();
+    ws.faux(json!([{"text": "x"}]))
+        .write_stdin("")
+        .assert()
+        .code(2);
+    ws.faux(json!([{"text": "x"}])).arg("   ").assert().code(2);
+}
+
+#[test]
+fn an_open_silent_pipe_does_not_hang_the_run() {
+    let ws = Workspace::new();
+    let script = ws.script(json!([{"text": "answered"}]));
+    // A child whose stdin is a pipe we keep open and never write to.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"))
+        .current_dir(ws.dir.path())
+        .args(["--provider", "faux", "--faux-script"])
+        .arg(script)
+        .arg("question")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _keep_open = child.stdin.take();
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(output.stdout, b"answered\n");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("leash: stdin gave nothing within 1s"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn dot_env_is_loaded_but_the_real_environment_wins() {
+    let ws = Workspace::new();
+    let good = ws.script(json!([{"text": "from the real env"}]));
+    std::fs::write(
+        ws.path(".env"),
+        "LEASH_PROVIDER=faux\nLEASH_FAUX_SCRIPT=missing.json\nLEASH_MAX_TURNS=2\n",
+    )
+    .unwrap();
+    // .env alone names a missing script: usage error.
+    ws.leash().arg("go").assert().code(2);
+    // The real variable overrides the .env one.
+    ws.leash()
+        .env("LEASH_FAUX_SCRIPT", &good)
+        .arg("go")
+        .assert()
+        .code(0)
+        .stdout("from the real env\n");
+}
+
+#[test]
+fn follow_ups_are_delivered_when_the_agent_would_stop() {
+    let ws = Workspace::new();
+    let transcript = ws.path("t.jsonl");
+    ws.faux(json!([{"text": "first"}, {"text": "second"}]))
+        .args(["--follow-up", "and in one line?"])
+        .arg("--transcript")
+        .arg(&transcript)
+        .arg("go")
+        .assert()
+        .code(0)
+        .stdout("second\n");
+    let roles: Vec<String> = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["role"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(roles, vec!["user", "assistant", "user", "assistant"]);
+}
+
+// ---------------------------------------------------------------- signals
+
+fn signal_run(signal: &str) -> (std::process::Output, Duration, String) {
+    let ws = Workspace::new();
+    let script = ws.script(json!([{"text": "never", "delayMs": 20000}]));
+    let transcript = ws.path("t.jsonl");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"))
+        .current_dir(ws.dir.path())
+        .args(["--provider", "faux", "--no-stdin", "--faux-script"])
+        .arg(script)
+        .arg("--transcript")
+        .arg(&transcript)
+        .arg("go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    let transcript = std::fs::read_to_string(&transcript).unwrap();
+    (output, started.elapsed(), transcript)
+}
+
+#[test]
+fn sigint_aborts_cleanly_with_130() {
+    let (output, elapsed, transcript) = signal_run("-INT");
+    assert_eq!(output.status.code(), Some(130));
+    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    let lines = stderr_lines(&output);
+    assert_eq!(lines.last().unwrap(), "leash: interrupted by SIGINT");
+    assert!(lines.iter().any(|l| l == "[turn_end] 0"));
+    // The transcript is complete: the prompt and the aborted reply.
+    let last: Value = serde_json::from_str(transcript.lines().last().unwrap()).unwrap();
+    assert_eq!(last["stopReason"], "aborted");
+    assert_eq!(last["errorMessage"], "Operation aborted");
+}
+
+#[test]
+fn sigterm_aborts_cleanly_with_143() {
+    let (output, elapsed, _) = signal_run("-TERM");
+    assert_eq!(output.status.code(), Some(143));
+    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    assert_eq!(
+        stderr_lines(&output).last().unwrap(),
+        "leash: terminated by SIGTERM"
+    );
+}
