@@ -75,7 +75,7 @@ struct Shared {
     provider: Arc<dyn Provider>,
     config: Mutex<LoopConfig>,
     transcript: Mutex<Vec<Message>>,
-    queues: Queues,
+    queues: Arc<Queues>,
     /// Copied on write, so emitting an event costs one reference count.
     listeners: Mutex<Arc<Vec<(u64, Listener)>>>,
     next_listener: AtomicU64,
@@ -126,7 +126,7 @@ impl Agent {
                 provider,
                 config: Mutex::new(config),
                 transcript: Mutex::new(Vec::new()),
-                queues: Queues::default(),
+                queues: Arc::new(Queues::default()),
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
                 run: Mutex::new(None),
@@ -158,7 +158,7 @@ impl Agent {
         let inputs = RunInputs {
             provider: self.shared.provider.as_ref(),
             config: &config,
-            queues: &self.shared.queues,
+            queues: self.shared.queues.as_ref(),
             cancel: &cancel,
             emit: &emit,
         };
@@ -218,6 +218,14 @@ impl Agent {
             .push_back(message);
     }
 
+    /// A handle that can queue messages without holding the agent, for
+    /// hooks that must steer the run they belong to.
+    pub fn queue_handle(&self) -> QueueHandle {
+        QueueHandle {
+            queues: Arc::clone(&self.shared.queues),
+        }
+    }
+
     /// Sets how the steering queue hands out messages.
     pub fn set_steering_mode(&self, mode: QueueMode) {
         lock(&self.shared.queues.steering).mode = mode;
@@ -238,6 +246,24 @@ impl Agent {
         for (_, listener) in listeners.iter() {
             listener(event);
         }
+    }
+}
+
+/// Queues messages into an agent's steering and follow-up queues.
+#[derive(Clone)]
+pub struct QueueHandle {
+    queues: Arc<Queues>,
+}
+
+impl QueueHandle {
+    /// Queues a message delivered before the next request of the run.
+    pub fn steer(&self, message: Message) {
+        lock(&self.queues.steering).messages.push_back(message);
+    }
+
+    /// Whether follow-up messages are waiting.
+    pub fn has_follow_ups(&self) -> bool {
+        !lock(&self.queues.follow_up).messages.is_empty()
     }
 }
 

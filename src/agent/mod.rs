@@ -12,7 +12,7 @@ pub mod tool_batch;
 pub(crate) mod tool_call;
 pub mod types;
 
-pub use agent::{Agent, AgentError, QueueMode, Subscription};
+pub use agent::{Agent, AgentError, QueueHandle, QueueMode, Subscription};
 pub use hooks::{AgentHooks, FinishedTurn, NoHooks, RequestChanges};
 pub use run::{LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop};
 pub use tool_batch::{BatchOutcome, ToolExecution};
