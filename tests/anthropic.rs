@@ -1,0 +1,292 @@
+//! The real binary against a loopback Anthropic Messages API: the seed task
+//! end to end, and how stream errors, HTTP failures, retries and a stalled
+//! server end the run (SPEC 2.1, 2.4).
+
+// A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/anthropic.rs"]
+mod anthropic_support;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use anthropic_support::*;
+use assert_cmd::Command;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tempfile::TempDir;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer};
+
+const KEY: &str = "sk-ant-integration-SECRET-987654321";
+const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, and why.";
+const REPLY: &str =
+    "`first([])` returns `undefined`: indexing past the end of an array does not throw.";
+
+/// A temp directory holding `fixtures/sample.ts`, so `--root fixtures`
+/// works and no `.env` of the repository is picked up.
+fn workspace() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("fixtures")).unwrap();
+    std::fs::copy(sample_path(), dir.path().join("fixtures/sample.ts")).unwrap();
+    dir
+}
+
+fn sample_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts")
+}
+
+/// Runs `leash` on the Anthropic provider at `server` with `extra` flags;
+/// provider variables of the calling environment are not inherited.
+async fn leash(server: &MockServer, extra: &[&str]) -> (Output, Duration) {
+    let dir = workspace();
+    let mut cmd = Command::cargo_bin("leash").unwrap();
+    cmd.current_dir(dir.path());
+    for (name, _) in std::env::vars() {
+        if name.starts_with("LEASH_")
+            || name.starts_with("OPENAI_")
+            || name.starts_with("ANTHROPIC_")
+        {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.env("ANTHROPIC_API_KEY", KEY)
+        .args(["--provider", "anthropic", "--base-url"])
+        .arg(server.uri())
+        .args(["-m", "claude-test", "--root", "fixtures", "--no-stdin"])
+        .args(extra)
+        .arg(SEED_PROMPT);
+    let started = Instant::now();
+    let output = tokio::task::spawn_blocking(move || {
+        let output = cmd.output().unwrap();
+        drop(dir);
+        output
+    })
+    .await
+    .unwrap();
+    (output, started.elapsed())
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_key_absent(output: &Output) {
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains(KEY),
+        "key on stdout"
+    );
+    assert!(!stderr(output).contains(KEY), "key on stderr");
+}
+
+fn last_stderr_line(output: &Output) -> String {
+    stderr(output)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_seed_task_reads_the_file_and_prints_the_reply() {
+    let server = MockServer::start().await;
+    let first = [
+        message_start(300),
+        text_block(0, &["Let me read ", "the file first."]),
+        ping(),
+        tool_use_block(
+            1,
+            "toolu_01Seed",
+            "read_file",
+            &["{\"pa", "th\": \"sam", "ple.ts\"}"],
+        ),
+        message_delta("tool_use", 40),
+        message_stop(),
+    ]
+    .concat();
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(sse(first))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(sse(text_reply(REPLY)))
+        .mount(&server)
+        .await;
+
+    let (output, _) = leash(&server, &["--timeout", "20s"]).await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!("{REPLY}\n")
+    );
+    assert_key_absent(&output);
+
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["stream"], true);
+    assert_eq!(bodies[0]["model"], "claude-test");
+    assert!(bodies[0]["max_tokens"].as_u64().is_some_and(|n| n > 0));
+    let names: Vec<_> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"read_file"), "{names:?}");
+
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(
+        messages[1],
+        json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Let me read the file first."},
+            {"type": "tool_use", "id": "toolu_01Seed", "name": "read_file", "input": {"path": "sample.ts"}}
+        ]})
+    );
+    assert_eq!(messages[2]["role"], "user");
+    let results = messages[2]["content"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["type"], "tool_result");
+    assert_eq!(results[0]["tool_use_id"], "toolu_01Seed");
+    assert_eq!(results[0]["is_error"], false);
+    let sample = std::fs::read_to_string(sample_path()).unwrap();
+    let content = results[0]["content"].as_str().unwrap();
+    for line in sample.lines() {
+        assert!(
+            content.contains(line),
+            "tool result lacks {line:?}: {content}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mid_stream_overloaded_error_exits_1() {
+    let server = MockServer::start().await;
+    let body = [
+        message_start(10),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Part"}}),
+        ),
+        error_event("overloaded_error", "Overloaded"),
+    ]
+    .concat();
+    Mock::given(method("POST"))
+        .respond_with(sse(body))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&server, &["--retries", "2"]).await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert!(
+        last_stderr_line(&output).contains("Overloaded"),
+        "{}",
+        stderr(&output)
+    );
+    // The body was used: no retry.
+    assert_eq!(request_bodies(&server).await.len(), 1);
+    assert_key_absent(&output);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_529_then_success_exits_0() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            http_error(529, "overloaded_error", "Overloaded").insert_header("retry-after", "0"),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(sse(text_reply(REPLY)))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&server, &["--retries", "2"]).await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!("{REPLY}\n")
+    );
+    assert_eq!(request_bodies(&server).await.len(), 2);
+    assert!(
+        stderr(&output).contains("529"),
+        "no retry shown: {}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_401_exits_1_without_retry_and_without_the_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(http_error(
+            401,
+            "authentication_error",
+            &format!("invalid x-api-key: {KEY}"),
+        ))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&server, &["--retries", "2", "--events", "jsonl"]).await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert_eq!(request_bodies(&server).await.len(), 1);
+    assert!(stderr(&output).contains("401"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("invalid x-api-key"),
+        "{}",
+        stderr(&output)
+    );
+    assert_key_absent(&output);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_cut_before_message_stop_exits_1() {
+    let server = MockServer::start().await;
+    let body = [
+        message_start(10),
+        text_block(0, &["An answer that never ends"]),
+        message_delta("end_turn", 5),
+    ]
+    .concat();
+    Mock::given(method("POST"))
+        .respond_with(sse(body))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&server, &["--retries", "2"]).await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert!(
+        last_stderr_line(&output).contains("message_stop"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_server_is_cut_by_the_timeout_with_exit_124() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse(text_reply(REPLY)).set_delay(Duration::from_secs(30)))
+        .mount(&server)
+        .await;
+    let (output, elapsed) = leash(&server, &["--timeout", "1s"]).await;
+    assert_eq!(
+        output.status.code(),
+        Some(124),
+        "stderr: {}",
+        stderr(&output)
+    );
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+    assert_key_absent(&output);
+}
