@@ -15,8 +15,8 @@ Exit codes:
     3    turn_limit      --max-turns reached while the model still asked for tools
     4    terminated      the run ended after a terminated tool batch without an answer
     5    length          the final answer was cut off by the output token limit
-    6    invalid_output  reserved: --output-schema validation failed (not built yet)
-    7    budget          reserved: --max-tokens-total used up (not built yet)
+    6    invalid_output  --output-schema: the reply is not valid after one corrective turn
+    7    budget          --max-tokens-total: the run used up its token budget
     124  timeout         the --timeout abort timer fired
     130  interrupted     SIGINT (143 for SIGTERM)
 
@@ -123,6 +123,14 @@ pub struct Cli {
     /// What stdout holds: the reply text, or one JSON result object.
     #[arg(long, env = "LEASH_OUTPUT", value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+
+    /// The reply must be one JSON value valid against this JSON Schema (exit 6 if not).
+    #[arg(long, env = "LEASH_OUTPUT_SCHEMA", value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+
+    /// Stop before the next request once the run used more than N tokens (exit 7).
+    #[arg(long, env = "LEASH_MAX_TOKENS_TOTAL", value_name = "N")]
+    pub max_tokens_total: Option<u64>,
 
     /// Write every message of the run to this file as JSON lines.
     #[arg(long, env = "LEASH_TRANSCRIPT", value_name = "PATH")]

@@ -8,11 +8,13 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::ToolExecution;
 use crate::cli::{Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
 use crate::input::StdinMode;
+use crate::output_schema::{OutputSchema, SchemaError};
 use crate::provider::faux::{Script, ScriptError};
 use crate::provider::{ApiKey, HttpSettings};
 
@@ -89,6 +91,10 @@ pub struct Config {
     pub output: OutputFormat,
     /// Where to write the transcript.
     pub transcript: Option<PathBuf>,
+    /// `--output-schema`, compiled.
+    pub output_schema: Option<Arc<OutputSchema>>,
+    /// `--max-tokens-total`.
+    pub max_tokens_total: Option<u64>,
 }
 
 /// A configuration problem: always a usage error (exit 2).
@@ -132,6 +138,9 @@ pub enum ConfigError {
     /// The base URL is not a URL.
     #[error("invalid base URL '{0}': it must be an http:// or https:// URL")]
     BaseUrl(String),
+    /// `--output-schema` is unusable.
+    #[error(transparent)]
+    OutputSchema(#[from] SchemaError),
     /// A flag with no prompt to go with it.
     #[error("--no-stdin needs a PROMPT argument")]
     NoPrompt,
@@ -217,6 +226,10 @@ pub fn resolve(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<Config,
     if stdin == StdinMode::Never && cli.prompt.as_deref().is_none_or(|p| p == "-") {
         return Err(ConfigError::NoPrompt);
     }
+    let output_schema = match &cli.output_schema {
+        Some(path) => Some(Arc::new(OutputSchema::load(path)?)),
+        None => None,
+    };
     Ok(Config {
         prompt: cli.prompt,
         stdin,
@@ -240,6 +253,8 @@ pub fn resolve(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<Config,
         },
         output: cli.output,
         transcript: cli.transcript,
+        output_schema,
+        max_tokens_total: cli.max_tokens_total,
     })
 }
 

@@ -1,26 +1,34 @@
-//! The command line's two guards, as loop hooks: the turn limit
-//! (`finish_turn`, SPEC 2 `--max-turns`) and the repeat guard
-//! (`before_tool_call`, `--max-same-call`). They also record what they saw,
-//! so the exit code can say which one ended the run.
+//! The command line's guards, as loop hooks: the turn limit and the token
+//! budget (`finish_turn`, `--max-turns`, `--max-tokens-total`), the one
+//! corrective turn of `--output-schema` (`finish_turn`, through the steering
+//! queue), and the repeat guard (`before_tool_call`, `--max-same-call`).
+//! They also record what they saw, so the exit code can say which one ended
+//! the run.
 //!
 //! A guard never ends a run silently: every block carries a reason the model
 //! and the user can read.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use crate::agent::QueueHandle;
 use crate::agent::hooks::{AgentHooks, FinishedTurn};
 use crate::agent::types::{AssistantMessage, Block, Message, StopReason, ToolCall, TurnDecision};
 use crate::outcome::GuardReport;
+use crate::output_schema::{OutputSchema, correction_message};
 
-/// The turn limit and the repeat guard of one run.
+/// The guards of one run.
 #[derive(Debug)]
 pub struct RunGuards {
     max_turns: u32,
     max_same_call: u32,
+    budget: Option<u64>,
+    output: Option<Arc<OutputSchema>>,
+    /// Where the corrective message goes; set once the agent exists.
+    queues: OnceLock<QueueHandle>,
     state: Mutex<GuardState>,
 }
 
@@ -29,6 +37,13 @@ struct GuardState {
     turns: u32,
     report: GuardReport,
     calls: HashMap<String, u32>,
+    corrections: u32,
+}
+
+impl std::fmt::Debug for QueueHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QueueHandle")
+    }
 }
 
 impl RunGuards {
@@ -37,8 +52,29 @@ impl RunGuards {
         RunGuards {
             max_turns,
             max_same_call,
+            budget: None,
+            output: None,
+            queues: OnceLock::new(),
             state: Mutex::new(GuardState::default()),
         }
+    }
+
+    /// Adds the `--max-tokens-total` budget.
+    pub fn with_budget(mut self, budget: Option<u64>) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Adds the `--output-schema` check and its corrective turn.
+    pub fn with_output_schema(mut self, schema: Option<Arc<OutputSchema>>) -> Self {
+        self.output = schema;
+        self
+    }
+
+    /// Connects the guards to the agent's queues (for the corrective turn
+    /// and to see pending follow-ups).
+    pub fn attach(&self, queues: QueueHandle) {
+        let _ = self.queues.set(queues);
     }
 
     /// What the guards saw so far.
@@ -62,6 +98,11 @@ impl RunGuards {
 /// answer in turn N is a normal success.
 pub fn turn_limit_reached(turns: u32, max_turns: u32, message: &AssistantMessage) -> bool {
     turns >= max_turns && message.has_tool_calls()
+}
+
+/// The budget rule: the run has used more tokens than it may.
+pub fn budget_exceeded(used: u64, budget: Option<u64>) -> bool {
+    budget.is_some_and(|budget| used > budget)
 }
 
 /// The repeat guard's key: the tool's name and its arguments as canonical
@@ -103,6 +144,29 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
+impl RunGuards {
+    /// The corrective turn: a final text answer that does not comply gets
+    /// one steering message with the problems, if a turn is left for it.
+    fn needs_correction(&self, state: &mut GuardState, message: &AssistantMessage) -> bool {
+        let (Some(schema), Some(queues)) = (&self.output, self.queues.get()) else {
+            return false;
+        };
+        if message.has_tool_calls()
+            || message.stop_reason != StopReason::Stop
+            || state.corrections > 0
+            || state.turns >= self.max_turns
+        {
+            return false;
+        }
+        let Err(problem) = schema.check(&message.text()) else {
+            return false;
+        };
+        state.corrections += 1;
+        queues.steer(Message::user_text(correction_message(&problem)));
+        true
+    }
+}
+
 impl AgentHooks for RunGuards {
     fn before_tool_call<'a>(
         &'a self,
@@ -137,7 +201,16 @@ impl AgentHooks for RunGuards {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.turns += 1;
             state.report.batch_terminated = turn.batch_terminated;
-            if turn_limit_reached(state.turns, self.max_turns, turn.message) {
+            state.report.tokens_used += turn.message.usage.total_tokens;
+            let mut wants_more = (turn.message.has_tool_calls() && !turn.batch_terminated)
+                || self.queues.get().is_some_and(QueueHandle::has_follow_ups);
+            if self.needs_correction(&mut state, turn.message) {
+                wants_more = true;
+            }
+            if wants_more && budget_exceeded(state.report.tokens_used, self.budget) {
+                state.report.budget_exhausted = true;
+                Some(TurnDecision::End)
+            } else if turn_limit_reached(state.turns, self.max_turns, turn.message) {
                 state.report.turn_limit_reached = true;
                 Some(TurnDecision::End)
             } else {

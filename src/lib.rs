@@ -22,6 +22,7 @@ pub mod config;
 pub mod guards;
 pub mod input;
 pub mod outcome;
+pub mod output_schema;
 pub mod provider;
 pub mod render;
 pub mod runner;

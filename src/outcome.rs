@@ -23,6 +23,10 @@ pub enum Status {
     Terminated,
     /// The final answer was cut off by the output token limit.
     Length,
+    /// With `--output-schema`: the reply was not valid after one corrective turn.
+    InvalidOutput,
+    /// With `--max-tokens-total`: the run used up its token budget.
+    Budget,
     /// The abort timer fired.
     Timeout,
     /// A signal stopped the run.
@@ -57,6 +61,8 @@ impl Status {
             Status::TurnLimit => "turn_limit",
             Status::Terminated => "terminated",
             Status::Length => "length",
+            Status::InvalidOutput => "invalid_output",
+            Status::Budget => "budget",
             Status::Timeout => "timeout",
             Status::Interrupted => "interrupted",
         }
@@ -72,6 +78,8 @@ pub fn exit_code(status: Status, cause: Option<AbortCause>) -> u8 {
         Status::TurnLimit => 3,
         Status::Terminated => 4,
         Status::Length => 5,
+        Status::InvalidOutput => 6,
+        Status::Budget => 7,
         Status::Timeout => 124,
         Status::Interrupted => match cause {
             Some(AbortCause::Signal(Signal::Terminate)) => 143,
@@ -87,6 +95,10 @@ pub struct GuardReport {
     pub turn_limit_reached: bool,
     /// The last tool batch asked to terminate (every result did).
     pub batch_terminated: bool,
+    /// The token budget stopped the run before a request it wanted.
+    pub budget_exhausted: bool,
+    /// Tokens the run used, as the budget counts them.
+    pub tokens_used: u64,
 }
 
 /// Decides how the run ended from its messages and what stopped it.
@@ -109,6 +121,9 @@ pub fn decide_status(
     };
     if last.stop_reason == StopReason::Error {
         return Status::Error;
+    }
+    if guards.budget_exhausted {
+        return Status::Budget;
     }
     if last.has_tool_calls() {
         // The run stopped right after a tool batch: either the batch
@@ -148,6 +163,17 @@ pub fn describe(status: Status, cause: Option<AbortCause>, detail: &Detail<'_>) 
             None => "the run ended after a terminated tool batch without an answer".to_owned(),
         },
         Status::Length => "the answer was cut off by the output token limit".to_owned(),
+        Status::InvalidOutput => format!(
+            "the reply is not valid against --output-schema after one corrective turn: {}",
+            detail.error_message.unwrap_or("no reply")
+        ),
+        Status::Budget => match detail.budget {
+            Some((used, limit)) => format!(
+                "token budget used up: {used} of {limit} tokens after {} turns",
+                detail.turns
+            ),
+            None => "token budget used up".to_owned(),
+        },
         Status::Timeout => match detail.timeout {
             Some(limit) => format!("timed out after {}", humantime::format_duration(limit)),
             None => "timed out".to_owned(),
@@ -170,6 +196,8 @@ pub struct Detail<'a> {
     pub terminate_reason: Option<&'a str>,
     /// The abort timer's length.
     pub timeout: Option<std::time::Duration>,
+    /// Tokens used and the `--max-tokens-total` budget.
+    pub budget: Option<(u64, u64)>,
 }
 
 /// The last assistant message of the run.

@@ -114,10 +114,11 @@ impl Job {
             Err(message) => return self.finish_without_run(Status::Usage, None, Some(message)),
         };
 
-        let guards = Arc::new(RunGuards::new(
-            self.config.max_turns,
-            self.config.max_same_call,
-        ));
+        let guards = Arc::new(
+            RunGuards::new(self.config.max_turns, self.config.max_same_call)
+                .with_budget(self.config.max_tokens_total)
+                .with_output_schema(self.config.output_schema.clone()),
+        );
         let agent = Agent::new(
             provider,
             LoopConfig {
@@ -128,6 +129,7 @@ impl Job {
                 hooks: guards.clone(),
             },
         );
+        guards.attach(agent.queue_handle());
         agent.set_follow_up_mode(QueueMode::OneAtATime);
         for text in &self.config.follow_ups {
             agent.follow_up(Message::user_text(text.clone()));
@@ -177,8 +179,22 @@ impl Job {
         cause: Option<AbortCause>,
         guards: GuardReport,
     ) -> u8 {
-        let status = outcome::decide_status(messages, cause, guards);
+        let mut status = outcome::decide_status(messages, cause, guards);
         let last = outcome::final_assistant(messages);
+        let reply = last.map(|m| m.text()).unwrap_or_default();
+        let mut error_message = last.and_then(|m| m.error_message.clone());
+        // The final check of `--output-schema`; the guards already gave the
+        // model its one corrective turn.
+        let mut output = None;
+        if let (Status::Ok, Some(schema)) = (status, &self.config.output_schema) {
+            match schema.check(&reply) {
+                Ok(value) => output = Some(value),
+                Err(problem) => {
+                    status = Status::InvalidOutput;
+                    error_message = Some(problem.summary());
+                }
+            }
+        }
         let mut usage = Usage::default();
         let mut turns = 0;
         for message in messages {
@@ -188,19 +204,23 @@ impl Job {
             }
         }
         let terminate_reason = last_batch_reason(messages);
-        let error_message = last.and_then(|m| m.error_message.clone());
         let detail = Detail {
             error_message: error_message.as_deref(),
             turns,
             terminate_reason: terminate_reason.as_deref(),
             timeout: self.config.timeout,
+            budget: self
+                .config
+                .max_tokens_total
+                .map(|limit| (guards.tokens_used, limit)),
         };
         let message = outcome::describe(status, cause, &detail);
         let report = RunReport {
             status,
             exit_code: outcome::exit_code(status, cause),
             message,
-            reply: last.map(|m| m.text()).unwrap_or_default(),
+            reply,
+            output,
             stop_reason: last.map(|m| m.stop_reason),
             error_message,
             turns,
@@ -229,6 +249,7 @@ impl Job {
             exit_code: outcome::exit_code(status, cause),
             message: outcome::describe(status, cause, &detail),
             reply: String::new(),
+            output: None,
             stop_reason: None,
             error_message: error,
             turns: 0,
@@ -327,6 +348,7 @@ pub fn report_usage_error(
         exit_code: outcome::exit_code(status, None),
         message: message.clone(),
         reply: String::new(),
+        output: None,
         stop_reason: None,
         error_message: Some(message),
         turns: 0,

@@ -2,6 +2,8 @@
 //! exit codes, the stdout/stderr split, events, JSON output, stdin rules,
 //! transcripts, signals.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

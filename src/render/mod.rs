@@ -26,6 +26,8 @@ pub struct RunReport {
     pub message: String,
     /// The final reply text (may be empty).
     pub reply: String,
+    /// With `--output-schema`: the reply parsed and validated.
+    pub output: Option<serde_json::Value>,
     /// The final assistant message's stop reason, if there was one.
     pub stop_reason: Option<crate::agent::types::StopReason>,
     /// The final error message, if any.

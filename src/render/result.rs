@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::RunReport;
 use crate::agent::types::{StopReason, Usage};
 use crate::cli::OutputFormat;
+use crate::outcome::Status;
 
 /// The `--output json` object.
 #[derive(Debug, Serialize)]
@@ -21,6 +22,9 @@ pub struct JsonResult<'a> {
     pub exit_code: u8,
     /// The final reply text (may be empty).
     pub reply: &'a str,
+    /// With `--output-schema`: the validated reply as JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<&'a serde_json::Value>,
     /// The final assistant message's stop reason.
     pub stop_reason: Option<StopReason>,
     /// The error, when there is one.
@@ -45,6 +49,7 @@ impl<'a> JsonResult<'a> {
             status: report.status.as_str(),
             exit_code: report.exit_code,
             reply: &report.reply,
+            output: report.output.as_ref(),
             stop_reason: report.stop_reason,
             error_message: report.error_message.as_deref(),
             turns: report.turns,
@@ -57,7 +62,10 @@ impl<'a> JsonResult<'a> {
 }
 
 /// Writes the run's result to stdout in the chosen format. The text form
-/// ends with exactly one newline; an empty reply prints nothing.
+/// holds the answer — complete (`ok`) or cut off (`length`) — ending with
+/// exactly one newline, or the validated JSON, pretty-printed; after any
+/// other ending it stays empty, so a pipeline never takes a failed run's
+/// partial text for an answer. The JSON form always holds the whole report.
 pub fn write_result(
     format: OutputFormat,
     report: &RunReport,
@@ -65,7 +73,13 @@ pub fn write_result(
 ) -> std::io::Result<()> {
     match format {
         OutputFormat::Text => {
-            if !report.reply.is_empty() {
+            if !matches!(report.status, Status::Ok | Status::Length) {
+                return out.flush();
+            }
+            if let Some(value) = &report.output {
+                serde_json::to_writer_pretty(&mut *out, value)?;
+                out.write_all(b"\n")?;
+            } else if !report.reply.is_empty() {
                 out.write_all(report.reply.as_bytes())?;
                 if !report.reply.ends_with('\n') {
                     out.write_all(b"\n")?;
