@@ -1,7 +1,7 @@
 //! The OpenAI Chat Completions provider (SPEC 2.4), which also serves every
 //! compatible server (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter…).
-//! Three separate pieces: [`request_body`] maps a request onto the wire,
-//! [`Decoder`] turns one SSE `data` payload at a time into
+//! Three separate pieces: `request_body` maps a request onto the wire,
+//! `Decoder` turns one SSE `data` payload at a time into
 //! [`StreamEvent`]s, and [`OpenAiProvider::stream`] drives them (send with
 //! retries, decode, yield as it arrives).
 //!

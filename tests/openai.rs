@@ -1,0 +1,359 @@
+//! The real binary against a loopback Chat Completions server: the seed
+//! task end to end, and how HTTP failures, retries, broken streams, a
+//! stalled server and a missing key end the run (SPEC 2.1, 2.4).
+
+// A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/openai.rs"]
+mod openai_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use openai_support::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tempfile::TempDir;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer};
+
+const KEY: &str = "sk-proj-integration-SECRET-123456789";
+const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, and why.";
+const REPLY: &str =
+    "`first([])` returns `undefined`: indexing past the end of an array does not throw.";
+
+fn sample_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts")
+}
+
+/// A temp directory holding `fixtures/sample.ts`, so `--root fixtures`
+/// works and no `.env` of the repository is picked up.
+fn workspace() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("fixtures")).unwrap();
+    std::fs::copy(sample_path(), dir.path().join("fixtures/sample.ts")).unwrap();
+    dir
+}
+
+/// Runs `leash --provider openai` against `base_url` with `extra` flags and
+/// `key` as `OPENAI_API_KEY`; provider variables of the calling
+/// environment are not inherited. Returns the output and how long it took.
+async fn leash(base_url: &str, key: Option<&str>, extra: &[&str]) -> (Output, Duration) {
+    let dir = workspace();
+    let mut cmd = Command::cargo_bin("leash").unwrap();
+    cmd.current_dir(dir.path());
+    for (name, _) in std::env::vars() {
+        if name.starts_with("LEASH_")
+            || name.starts_with("OPENAI_")
+            || name.starts_with("ANTHROPIC_")
+        {
+            cmd.env_remove(name);
+        }
+    }
+    if let Some(key) = key {
+        cmd.env("OPENAI_API_KEY", key);
+    }
+    cmd.args(["--provider", "openai", "--base-url", base_url])
+        .args(["-m", "gpt-test", "--root", "fixtures", "--no-stdin"])
+        .args(extra)
+        .arg(SEED_PROMPT);
+    let started = Instant::now();
+    let output = tokio::task::spawn_blocking(move || {
+        let output = cmd.output().unwrap();
+        drop(dir);
+        output
+    })
+    .await
+    .unwrap();
+    (output, started.elapsed())
+}
+
+/// The base URL of a mock server, as users write it.
+fn base(server: &MockServer) -> String {
+    format!("{}/v1", server.uri())
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn last_stderr_line(output: &Output) -> String {
+    stderr(output)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn assert_key_absent(output: &Output) {
+    assert!(!stdout(output).contains(KEY), "key on stdout");
+    assert!(!stderr(output).contains(KEY), "key on stderr");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_seed_task_reads_the_file_and_prints_the_reply() {
+    let server = MockServer::start().await;
+    let first = body(
+        &[
+            role(),
+            text("Let me read the file first."),
+            call_start(0, "call_seed_1", "read_file"),
+            call_args(0, "{\"pa"),
+            call_args(0, "th\": \"sam"),
+            call_args(0, "ple.ts\"}"),
+            finish("tool_calls"),
+            usage(300, 40),
+        ],
+        true,
+    );
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .respond_with(sse(first))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse(text_reply(&[
+            "`first([])` returns ",
+            "`undefined`: indexing past the end ",
+            "of an array does not throw.",
+        ])))
+        .mount(&server)
+        .await;
+
+    let (output, _) = leash(&base(&server), Some(KEY), &["--timeout", "20s"]).await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    assert_key_absent(&output);
+
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["model"], "gpt-test");
+    assert_eq!(bodies[0]["stream"], true);
+    assert_eq!(bodies[0]["stream_options"], json!({"include_usage": true}));
+    let tools: Vec<_> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| {
+            (
+                tool["type"].as_str().unwrap(),
+                tool["function"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(tools.contains(&("function", "read_file")), "{tools:?}");
+
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    let roles: Vec<_> = messages
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles.iter().filter(|role| **role != "system").count(),
+        3,
+        "{messages:#?}"
+    );
+    let conversation: Vec<_> = messages
+        .iter()
+        .filter(|message| message["role"] != "system")
+        .collect();
+    assert_eq!(conversation[0]["role"], "user");
+    assert!(
+        conversation[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains(SEED_PROMPT)
+    );
+    assert_eq!(
+        *conversation[1],
+        json!({"role": "assistant", "content": "Let me read the file first.", "tool_calls": [
+            {"id": "call_seed_1", "type": "function",
+             "function": {"name": "read_file", "arguments": "{\"path\":\"sample.ts\"}"}}
+        ]})
+    );
+    assert_eq!(conversation[2]["role"], "tool");
+    assert_eq!(conversation[2]["tool_call_id"], "call_seed_1");
+    let content = conversation[2]["content"].as_str().unwrap();
+    let sample = std::fs::read_to_string(sample_path()).unwrap();
+    for line in sample.lines() {
+        assert!(
+            content.contains(line),
+            "tool result lacks {line:?}: {content}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_limited_once_then_served_exits_0() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            http_error(429, "Rate limit reached for gpt-test").insert_header("retry-after", "1"),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(sse(text_reply(&[REPLY])))
+        .mount(&server)
+        .await;
+    let (output, elapsed) = leash(&base(&server), Some(KEY), &["--retries", "2"]).await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    assert_eq!(request_bodies(&server).await.len(), 2);
+    assert!(
+        elapsed >= Duration::from_secs(1),
+        "retry-after not honoured: {elapsed:?}"
+    );
+    assert!(
+        stderr(&output).contains("429"),
+        "no retry shown: {}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_401_exits_1_without_retry_and_without_the_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(http_error(
+            401,
+            &format!("Incorrect API key provided: {KEY}."),
+        ))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&base(&server), Some(KEY), &["--retries", "2"]).await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert_eq!(request_bodies(&server).await.len(), 1);
+    let last = last_stderr_line(&output);
+    assert!(
+        last.contains("401") && last.contains("Incorrect API key provided"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(stdout(&output), "");
+    assert_key_absent(&output);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_errors_exhaust_the_retries_and_exit_1() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(http_error(
+            500,
+            "The server had an error while processing your request.",
+        ))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(
+        &base(&server),
+        Some(KEY),
+        &["--retries", "2", "--events", "jsonl"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert_eq!(request_bodies(&server).await.len(), 3);
+    let retries: Vec<serde_json::Value> = stderr(&output)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["type"] == "retry")
+        .collect();
+    assert_eq!(retries.len(), 2, "{}", stderr(&output));
+    assert_eq!(retries[0]["attempt"], 1);
+    assert_eq!(retries[1]["attempt"], 2);
+    assert!(
+        last_stderr_line(&output).contains("HTTP 500"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_cut_before_the_end_exits_1_without_retry() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse(body(
+            &[role(), text("An answer that never ends")],
+            false,
+        )))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&base(&server), Some(KEY), &["--retries", "2"]).await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert!(
+        last_stderr_line(&output).contains("[DONE]"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_cut_by_the_token_limit_exits_5() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse(body(
+            &[role(), text("The answer is"), finish("length")],
+            true,
+        )))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&base(&server), Some(KEY), &["--max-tokens", "3"]).await;
+    assert_eq!(output.status.code(), Some(5), "stderr: {}", stderr(&output));
+    assert_eq!(request_bodies(&server).await[0]["max_tokens"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_server_is_cut_by_the_timeout_with_exit_124() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse(text_reply(&[REPLY])).set_delay(Duration::from_secs(10)))
+        .mount(&server)
+        .await;
+    let (output, elapsed) = leash(&base(&server), Some(KEY), &["--timeout", "1s"]).await;
+    assert_eq!(
+        output.status.code(),
+        Some(124),
+        "stderr: {}",
+        stderr(&output)
+    );
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+    assert_key_absent(&output);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_key_for_a_remote_server_is_a_usage_error() {
+    let (output, _) = leash("https://api.example.invalid/v1", None, &[]).await;
+    assert_eq!(output.status.code(), Some(2), "stderr: {}", stderr(&output));
+    assert!(
+        last_stderr_line(&output).contains("OPENAI_API_KEY"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_server_needs_no_key_and_gets_no_authorization() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse(text_reply(&[REPLY])))
+        .mount(&server)
+        .await;
+    let (output, _) = leash(&format!("{}/", base(&server)), None, &[]).await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    let requests = server.received_requests().await.unwrap_or_default();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].headers.get("authorization").is_none());
+}
