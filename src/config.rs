@@ -186,6 +186,7 @@ pub fn resolve(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<Config,
             max_tokens: cli.max_tokens,
             temperature: cli.temperature,
             deadline: None,
+            output_schema: None,
         })
     };
     let provider = match provider_name {

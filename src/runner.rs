@@ -21,10 +21,10 @@ use crate::config::{Config, ProviderConfig, ToolName};
 use crate::guards::RunGuards;
 use crate::input::{self, InputError};
 use crate::outcome::{self, AbortCause, Detail, GuardReport, Signal, Status};
-use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
+use crate::provider::{HttpSettings, Provider};
 use crate::render::result::write_result;
 use crate::render::{EventRenderer, RunReport, renderer};
 use crate::tools::Tool;
@@ -280,16 +280,25 @@ impl Job {
         Ok(match &self.config.provider {
             ProviderConfig::Faux(script) => Arc::new(FauxProvider::new(script.clone())),
             ProviderConfig::OpenAi(settings) => {
-                let mut settings = settings.clone();
-                settings.deadline = self.deadline;
-                Arc::new(OpenAiProvider::new(settings))
+                Arc::new(OpenAiProvider::new(self.run_settings(settings)))
             }
             ProviderConfig::Anthropic(settings) => {
-                let mut settings = settings.clone();
-                settings.deadline = self.deadline;
-                Arc::new(AnthropicProvider::new(settings))
+                Arc::new(AnthropicProvider::new(self.run_settings(settings)))
             }
         })
+    }
+
+    /// The provider settings of this run: its deadline, its output schema.
+    fn run_settings(&self, settings: &HttpSettings) -> HttpSettings {
+        HttpSettings {
+            deadline: self.deadline,
+            output_schema: self
+                .config
+                .output_schema
+                .as_ref()
+                .map(|schema| schema.schema().clone()),
+            ..settings.clone()
+        }
     }
 
     fn tools(&self) -> Result<Vec<Arc<dyn Tool>>, String> {

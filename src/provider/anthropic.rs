@@ -171,7 +171,22 @@ pub struct WireRequest<'a> {
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<OutputConfig<'a>>,
     stream: bool,
+}
+
+/// `output_config.format` for `--output-schema` (structured outputs).
+#[derive(Debug, Serialize, PartialEq)]
+struct OutputConfig<'a> {
+    format: OutputFormat<'a>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+struct OutputFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    schema: &'a Value,
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -219,7 +234,7 @@ struct WireTool<'a> {
 /// Builds the Messages API body for one request (SPEC 2.4): system at the
 /// top level, every message mapped to content blocks, `stream: true` and a
 /// `max_tokens` always present.
-pub fn request_body<'a>(request: &Request<'a>, settings: &HttpSettings) -> WireRequest<'a> {
+pub fn request_body<'a>(request: &Request<'a>, settings: &'a HttpSettings) -> WireRequest<'a> {
     WireRequest {
         model: request.model,
         max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -227,6 +242,12 @@ pub fn request_body<'a>(request: &Request<'a>, settings: &HttpSettings) -> WireR
         messages: wire_messages(request.messages),
         tools: request.tools.iter().map(wire_tool).collect(),
         temperature: settings.temperature,
+        output_config: settings.output_schema.as_ref().map(|schema| OutputConfig {
+            format: OutputFormat {
+                kind: "json_schema",
+                schema,
+            },
+        }),
         stream: true,
     }
 }
@@ -699,6 +720,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             deadline: None,
+            output_schema: None,
         }
     }
 

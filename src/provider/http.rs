@@ -377,6 +377,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             deadline: None,
+            output_schema: None,
         }
     }
 

@@ -147,4 +147,6 @@ pub struct HttpSettings {
     pub temperature: Option<f32>,
     /// When the run's abort timer fires; no retry waits past it.
     pub deadline: Option<tokio::time::Instant>,
+    /// `--output-schema`: ask the API for JSON valid against this schema.
+    pub output_schema: Option<Value>,
 }

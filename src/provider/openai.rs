@@ -183,6 +183,25 @@ pub(crate) struct ChatRequest<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+}
+
+/// `response_format` for `--output-schema` (Structured Outputs).
+#[derive(Debug, Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: JsonSchemaFormat<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonSchemaFormat<'a> {
+    name: &'static str,
+    schema: &'a Value,
+    /// `true` only for schemas the API accepts in strict mode; leash
+    /// validates the reply itself either way.
+    strict: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -243,7 +262,10 @@ struct ChatFunction<'a> {
 /// The body of one request: the system message first (when there is one),
 /// the transcript mapped message by message, the tools, streaming with
 /// usage on.
-pub(crate) fn request_body<'a>(request: &Request<'a>, settings: &HttpSettings) -> ChatRequest<'a> {
+pub(crate) fn request_body<'a>(
+    request: &Request<'a>,
+    settings: &'a HttpSettings,
+) -> ChatRequest<'a> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(ChatMessage::System {
@@ -261,6 +283,17 @@ pub(crate) fn request_body<'a>(request: &Request<'a>, settings: &HttpSettings) -
         },
         max_tokens: settings.max_tokens,
         temperature: settings.temperature,
+        response_format: settings
+            .output_schema
+            .as_ref()
+            .map(|schema| ResponseFormat {
+                kind: "json_schema",
+                json_schema: JsonSchemaFormat {
+                    name: "leash_output",
+                    schema,
+                    strict: crate::output_schema::strict_compatible(schema),
+                },
+            }),
     }
 }
 
@@ -738,6 +771,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             deadline: None,
+            output_schema: None,
         }
     }
 
