@@ -108,8 +108,12 @@ pub fn decide_status(
     guards: GuardReport,
 ) -> Status {
     let last_assistant = final_assistant(messages);
-    let aborted =
-        last_assistant.is_some_and(|m| m.stop_reason == StopReason::Aborted) || abort.is_some();
+    // An abort that lands after the final answer was complete does not
+    // take the answer away.
+    let answered = matches!(messages.last(), Some(Message::Assistant(m))
+        if !m.has_tool_calls() && matches!(m.stop_reason, StopReason::Stop | StopReason::Length));
+    let aborted = last_assistant.is_some_and(|m| m.stop_reason == StopReason::Aborted)
+        || (abort.is_some() && !answered);
     if aborted {
         return match abort {
             Some(AbortCause::Timeout) => Status::Timeout,
@@ -206,4 +210,144 @@ pub fn final_assistant(messages: &[Message]) -> Option<&AssistantMessage> {
         Message::Assistant(assistant) => Some(assistant),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::types::{AssistantContent, ToolCall, ToolResultMessage};
+
+    fn assistant(stop: StopReason, tool_call: bool) -> Message {
+        let mut content = vec![AssistantContent::Text { text: "t".into() }];
+        if tool_call {
+            content.push(AssistantContent::ToolCall(ToolCall {
+                id: "c".into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({}),
+            }));
+        }
+        Message::Assistant(AssistantMessage {
+            content,
+            stop_reason: stop,
+            ..AssistantMessage::default()
+        })
+    }
+
+    fn result() -> Message {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: "c".into(),
+            tool_name: "read_file".into(),
+            content: vec![],
+            details: serde_json::Value::Null,
+            is_error: true,
+            duration_ms: None,
+            timestamp: 0,
+        })
+    }
+
+    fn decide(
+        messages: &[Message],
+        abort: Option<AbortCause>,
+        guards: GuardReport,
+    ) -> (Status, u8) {
+        let status = decide_status(messages, abort, guards);
+        (status, exit_code(status, abort))
+    }
+
+    #[test]
+    fn every_ending_maps_to_its_status_and_code() {
+        let none = GuardReport::default();
+        let user = Message::user_text("q");
+        let stop = assistant(StopReason::Stop, false);
+        let tools = [user.clone(), assistant(StopReason::ToolUse, true), result()];
+        let limit = GuardReport {
+            turn_limit_reached: true,
+            ..none
+        };
+        let terminated = GuardReport {
+            batch_terminated: true,
+            ..none
+        };
+        let both = GuardReport {
+            turn_limit_reached: true,
+            batch_terminated: true,
+            ..none
+        };
+        let budget = GuardReport {
+            budget_exhausted: true,
+            ..none
+        };
+        let interrupt = Some(AbortCause::Signal(Signal::Interrupt));
+        let terminate = Some(AbortCause::Signal(Signal::Terminate));
+        let cases: Vec<(Vec<Message>, Option<AbortCause>, GuardReport, (Status, u8))> = vec![
+            (
+                vec![user.clone(), stop.clone()],
+                None,
+                none,
+                (Status::Ok, 0),
+            ),
+            (
+                vec![user.clone(), assistant(StopReason::Error, false)],
+                None,
+                none,
+                (Status::Error, 1),
+            ),
+            (vec![user.clone()], None, none, (Status::Error, 1)),
+            (tools.to_vec(), None, limit, (Status::TurnLimit, 3)),
+            (tools.to_vec(), None, terminated, (Status::Terminated, 4)),
+            (tools.to_vec(), None, both, (Status::Terminated, 4)),
+            (
+                vec![user.clone(), assistant(StopReason::Length, false)],
+                None,
+                none,
+                (Status::Length, 5),
+            ),
+            (tools.to_vec(), None, budget, (Status::Budget, 7)),
+            (
+                vec![user.clone(), assistant(StopReason::Aborted, false)],
+                Some(AbortCause::Timeout),
+                none,
+                (Status::Timeout, 124),
+            ),
+            (
+                tools.to_vec(),
+                Some(AbortCause::Timeout),
+                none,
+                (Status::Timeout, 124),
+            ),
+            (
+                vec![user.clone(), assistant(StopReason::Aborted, false)],
+                interrupt,
+                none,
+                (Status::Interrupted, 130),
+            ),
+            (
+                vec![user.clone(), assistant(StopReason::Aborted, false)],
+                terminate,
+                none,
+                (Status::Interrupted, 143),
+            ),
+            // The timer fired just after the answer was complete.
+            (
+                vec![user.clone(), stop.clone()],
+                Some(AbortCause::Timeout),
+                none,
+                (Status::Ok, 0),
+            ),
+        ];
+        for (messages, abort, guards, expected) in cases {
+            assert_eq!(
+                decide(&messages, abort, guards),
+                expected,
+                "{messages:?} {abort:?} {guards:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn statuses_have_their_wire_names() {
+        assert_eq!(Status::TurnLimit.as_str(), "turn_limit");
+        assert_eq!(Status::InvalidOutput.as_str(), "invalid_output");
+        assert_eq!(exit_code(Status::InvalidOutput, None), 6);
+    }
 }
