@@ -145,6 +145,9 @@ struct TestHooks {
     after: Option<Box<AfterFn>>,
     finish: Option<Box<FinishFn>>,
     model: Option<String>,
+    /// Models `prepare_next_turn` switches to, turn after turn, with the
+    /// number of tool results of the turn it was shown.
+    next_turn: Mutex<Vec<usize>>,
 }
 
 impl AgentHooks for TestHooks {
@@ -177,6 +180,20 @@ impl AgentHooks for TestHooks {
             RequestChanges {
                 context: None,
                 model: self.model.clone(),
+            }
+        })
+    }
+    fn prepare_next_turn<'a>(
+        &'a self,
+        last: FinishedTurn<'a>,
+        model: &'a str,
+    ) -> BoxFuture<'a, RequestChanges> {
+        self.next_turn.lock().unwrap().push(last.tool_results.len());
+        let model = format!("{model}+");
+        Box::pin(async move {
+            RequestChanges {
+                context: None,
+                model: Some(model),
             }
         })
     }
@@ -842,6 +859,31 @@ async fn prepare_request_may_switch_the_model() {
         Message::Assistant(a) => assert_eq!(a.model, "bigger"),
         other => panic!("unexpected {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn prepare_next_turn_runs_before_every_turn_but_the_first() {
+    let provider = Recorder::new(json!([
+        {"toolCalls": [call("read", json!({}))]},
+        {"toolCalls": [call("read", json!({"text": "b"})), call("read", json!({"text": "c"}))]},
+        {"text": "ok"}
+    ]));
+    let hooks = Arc::new(TestHooks::default());
+    let agent = Agent::new(
+        provider.clone(),
+        LoopConfig {
+            hooks: hooks.clone(),
+            ..config(vec![TestTool::new("read")], NoHooks)
+        },
+    );
+    agent.prompt(vec![Message::user_text("go")]).await.unwrap();
+    // Shown the turn that just completed: 1 result, then 2.
+    assert_eq!(*hooks.next_turn.lock().unwrap(), vec![1, 2]);
+    // Its model change applies to the next request and stays.
+    assert_eq!(
+        *provider.models.lock().unwrap(),
+        vec!["faux-1", "faux-1+", "faux-1++"]
+    );
 }
 
 // ---------------------------------------------------------------- abort
