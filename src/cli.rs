@@ -1,12 +1,20 @@
 //! The command line (SPEC 2), declared once with clap's derive: every flag
 //! with its help text beside it. Nothing here reads files or decides
 //! anything; `config` turns these raw values into a validated run.
+//!
+//! Two shapes share one definition. A run is `leash [OPTIONS] [PROMPT]`
+//! ([`Cli`], parsed by [`run_command`]). A command (`config`,
+//! `completions`, `man`, `schema`, `help`) is recognised only as the very
+//! first argument ([`command_name`]), so any other word — `leash -q man`,
+//! `leash -- man` — is still a prompt. [`command_tree`] joins both for
+//! completions and the man page.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Arg, Command, CommandFactory, Parser, ValueEnum};
 
-/// The exit-code table shown by `--help` (SPEC 2.1).
+/// The footer of `--help`: exit codes (SPEC 2.1) and where settings come from.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
     0    ok              the final answer ended normally
@@ -20,20 +28,24 @@ Exit codes:
     124  timeout         the --timeout abort timer fired
     130  interrupted     SIGINT (143 for SIGTERM)
 
-Environment: OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
-and LEASH_* for every flag (LEASH_MODEL, LEASH_PROVIDER, LEASH_API_KEY, ...).
-A .env file in the working directory is loaded first; real environment variables win.";
+Settings, first found wins: the flag; the environment (LEASH_<FLAG>, e.g. LEASH_MAX_TURNS,
+for every flag but -q, --follow-up, --stdin and --no-stdin; keys in LEASH_API_KEY,
+OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL, ANTHROPIC_BASE_URL); a .env file in the
+working directory; $XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml),
+with the same names in lower case (max-turns = 8, api-key = \"...\"); the default.
+`leash config [OPTIONS]` shows what a run would use and where each value came from.";
 
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "leash",
     version,
-    about = "Run one bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
+    about = "One bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
+    override_usage = "leash [OPTIONS] [PROMPT]\n       leash <COMMAND> [ARGS]",
     after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
-    /// The user message. Absent or `-`: read from stdin. Piped stdin is appended after it.
+    /// The user message; none or `-`: stdin (piped stdin is appended).
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,
 
@@ -51,23 +63,29 @@ pub struct Cli {
     #[arg(long, env = "LEASH_SYSTEM_FILE", value_name = "PATH")]
     pub system_file: Option<PathBuf>,
 
-    /// The provider [default: openai; anthropic for claude* models; faux with --faux-script].
-    #[arg(long, env = "LEASH_PROVIDER", value_enum)]
+    /// openai, anthropic or faux [default: from --model, --faux-script].
+    #[arg(
+        long,
+        env = "LEASH_PROVIDER",
+        value_enum,
+        value_name = "NAME",
+        hide_possible_values = true
+    )]
     pub provider: Option<ProviderName>,
 
-    /// The model name [default: gpt-4.1-mini, claude-sonnet-4-5 or faux].
+    /// The model [default: gpt-4.1-mini, claude-sonnet-4-5, faux].
     #[arg(short = 'm', long, env = "LEASH_MODEL", value_name = "NAME")]
     pub model: Option<String>,
 
-    /// The API base URL (also OPENAI_BASE_URL / ANTHROPIC_BASE_URL).
+    /// The API base (also OPENAI_BASE_URL, ANTHROPIC_BASE_URL).
     #[arg(long, env = "LEASH_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
 
-    /// The script of the faux provider (JSON; see the README).
+    /// Run on the scripted model with this script (see README).
     #[arg(long, env = "LEASH_FAUX_SCRIPT", value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 
-    /// Abort the whole run after this long (e.g. 30s, 2m, 500ms); 0 = never.
+    /// Abort the run after 90s, 2m, ...; 0 = never.
     #[arg(
         short = 't',
         long,
@@ -77,12 +95,12 @@ pub struct Cli {
     )]
     pub timeout: String,
 
-    /// Stop after N turns if the model still asks for tools (exit 3).
+    /// Exit 3 if turn N still asks for tools.
     #[arg(long, env = "LEASH_MAX_TURNS", value_name = "N", default_value_t = 4,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
 
-    /// Block the (N+1)-th identical tool call and end the batch (exit 4).
+    /// Block the (N+1)-th identical tool call (exit 4).
     #[arg(
         long,
         env = "LEASH_MAX_SAME_CALL",
@@ -91,7 +109,7 @@ pub struct Cli {
     )]
     pub max_same_call: u32,
 
-    /// Tools the model may call, comma-separated, or `none`.
+    /// Tools offered, or none.
     #[arg(
         long,
         env = "LEASH_TOOLS",
@@ -100,43 +118,59 @@ pub struct Cli {
     )]
     pub tools: String,
 
-    /// The directory the file tools may read.
+    /// The only directory the tools may read.
     #[arg(long, env = "LEASH_ROOT", value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
 
-    /// Run a batch's tool calls in parallel or one after another.
-    #[arg(long, env = "LEASH_TOOL_EXECUTION", value_enum, default_value_t = ToolExecutionArg::Parallel)]
+    /// How a batch runs: parallel or sequential.
+    #[arg(long, env = "LEASH_TOOL_EXECUTION", value_enum, default_value_t = ToolExecutionArg::Parallel,
+          value_name = "MODE", hide_possible_values = true)]
     pub tool_execution: ToolExecutionArg,
 
-    /// A follow-up message, delivered when the agent would stop (repeatable).
+    /// A message for when the agent would stop (repeatable).
     #[arg(long = "follow-up", value_name = "TEXT")]
     pub follow_up: Vec<String>,
 
-    /// How events are printed on stderr.
-    #[arg(long, env = "LEASH_EVENTS", value_enum, default_value_t = EventsFormat::Text)]
+    /// Events on stderr: text, jsonl or none.
+    #[arg(long, env = "LEASH_EVENTS", value_enum, default_value_t = EventsFormat::Text,
+          value_name = "FORMAT", hide_possible_values = true)]
     pub events: EventsFormat,
 
-    /// Print no events (same as --events none).
+    /// No events (--events none).
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
-    /// What stdout holds: the reply text, or one JSON result object.
-    #[arg(long, env = "LEASH_OUTPUT", value_enum, default_value_t = OutputFormat::Text)]
+    /// auto (a TTY, NO_COLOR unset), always or never.
+    #[arg(long, env = "LEASH_COLOR", value_enum, default_value_t = ColorChoice::Auto,
+          value_name = "WHEN", hide_possible_values = true)]
+    pub color: ColorChoice,
+
+    /// Show the reply on stderr as it streams (TTY only).
+    #[arg(long, env = "LEASH_STREAM")]
+    pub stream: bool,
+
+    /// Stdout: the reply (text) or one object (json).
+    #[arg(long, env = "LEASH_OUTPUT", value_enum, default_value_t = OutputFormat::Text,
+          value_name = "FORMAT", hide_possible_values = true)]
     pub output: OutputFormat,
 
-    /// The reply must be one JSON value valid against this JSON Schema (exit 6 if not).
+    /// Also write the reply to FILE (empty after a failure).
+    #[arg(long, env = "LEASH_OUTPUT_LAST_MESSAGE", value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
+
+    /// The reply must be JSON valid against this schema (exit 6).
     #[arg(long, env = "LEASH_OUTPUT_SCHEMA", value_name = "FILE")]
     pub output_schema: Option<PathBuf>,
 
-    /// Stop before the next request once the run used more than N tokens (exit 7).
+    /// Stop once the run used more than N tokens (exit 7).
     #[arg(long, env = "LEASH_MAX_TOKENS_TOTAL", value_name = "N")]
     pub max_tokens_total: Option<u64>,
 
-    /// Write every message of the run to this file as JSON lines.
+    /// Write every message of the run here as JSON lines.
     #[arg(long, env = "LEASH_TRANSCRIPT", value_name = "PATH")]
     pub transcript: Option<PathBuf>,
 
-    /// Retries of a failed provider request.
+    /// Retries of a failed request.
     #[arg(long, env = "LEASH_RETRIES", value_name = "N", default_value_t = 2)]
     pub retries: u32,
 
@@ -148,13 +182,24 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
 
-    /// Wait for stdin without the 1 s grace (bounded by --timeout).
+    /// Wait for stdin without the 1 s grace.
     #[arg(long, conflicts_with = "no_stdin")]
     pub stdin: bool,
 
     /// Never read stdin.
     #[arg(long)]
     pub no_stdin: bool,
+}
+
+impl Cli {
+    /// `--events`, with `-q` meaning `none`.
+    pub fn events_format(&self) -> EventsFormat {
+        if self.quiet {
+            EventsFormat::None
+        } else {
+            self.events
+        }
+    }
 }
 
 /// `--provider`.
@@ -197,19 +242,212 @@ pub enum OutputFormat {
     Json,
 }
 
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stderr is a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always colour (even with `NO_COLOR` or on a pipe).
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// The commands, each with its arguments and one-line summary, in the
+/// order `--help` lists them.
+pub const COMMANDS: [(&str, &str, &str); 5] = [
+    (
+        "config",
+        "[OPTIONS]",
+        "Print the settings a run with these flags would use, each with its source",
+    ),
+    (
+        "completions",
+        "SHELL",
+        "Print a completion script: bash, zsh, fish, powershell or elvish",
+    ),
+    ("man", "", "Print the man page (roff): leash man | man -l -"),
+    (
+        "schema",
+        "KIND",
+        "Print a JSON Schema: events (one --events jsonl line) or result (--output json)",
+    ),
+    ("help", "[COMMAND]", "Print this help, or a command's"),
+];
+
+/// The name of the command `args` asks for, if any: only the first
+/// argument counts, and only when it is exactly a command's name.
+pub fn command_name(args: &[OsString]) -> Option<&'static str> {
+    let first = args.get(1)?.to_str()?;
+    COMMANDS
+        .iter()
+        .map(|(name, _, _)| *name)
+        .find(|name| *name == first)
+}
+
+/// The parser of a run. Its `--help` lists the commands first; the
+/// `LEASH_*` names stay out of the flag lines (the footer states the rule).
+pub fn run_command() -> Command {
+    let mut commands = String::new();
+    for (name, args, about) in COMMANDS {
+        let usage = format!("{name} {args}");
+        commands.push_str(&format!("  {usage:<19}{about}\n"));
+    }
+    Cli::command()
+        .mut_args(|arg| arg.hide_env(true))
+        .help_template(format!(
+            "{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n\
+             Commands (only as the first argument; `leash -- man` sends \"man\" as the prompt):\n\
+             {commands}\n{{all-args}}{{after-help}}"
+        ))
+}
+
+/// The whole command line, runs and commands, for completions and the man
+/// page (which show the `LEASH_*` names), and for parsing a command.
+pub fn command_tree() -> Command {
+    let run = Cli::command();
+    let run_flags: Vec<Arg> = run
+        .get_arguments()
+        .filter(|arg| !arg.is_positional())
+        .map(|arg| arg.clone().hide_env(true))
+        .collect();
+    let about = |name: &str| {
+        COMMANDS
+            .iter()
+            .find(|(command, _, _)| *command == name)
+            .map(|(_, _, about)| *about)
+            .unwrap_or_default()
+    };
+    run.disable_help_subcommand(true)
+        .subcommand(
+            Command::new("config")
+                .about(about("config"))
+                .args(run_flags)
+                .arg(Arg::new("prompt").value_name("PROMPT").hide(true))
+                .after_help(
+                    "Prefix any run's flags with `config` to see what that run would use \
+                     and why. The key prints as ***.",
+                ),
+        )
+        .subcommand(
+            Command::new("completions").about(about("completions")).arg(
+                Arg::new("shell")
+                    .value_name("SHELL")
+                    .required(true)
+                    .value_parser(clap::value_parser!(clap_complete::Shell)),
+            ),
+        )
+        .subcommand(Command::new("man").about(about("man")))
+        .subcommand(
+            Command::new("schema").about(about("schema")).arg(
+                Arg::new("kind")
+                    .value_name("KIND")
+                    .required(true)
+                    .value_parser(clap::value_parser!(crate::schema::SchemaKind)),
+            ),
+        )
+        .subcommand(Command::new("help").about(about("help")).arg(
+            Arg::new("command").value_name("COMMAND").value_parser([
+                "config",
+                "completions",
+                "man",
+                "schema",
+                "help",
+            ]),
+        ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
-    fn the_command_is_well_formed() {
+    fn the_commands_are_well_formed() {
         Cli::command().debug_assert();
+        run_command().debug_assert();
+        command_tree().debug_assert();
+    }
+
+    #[test]
+    fn only_an_exact_first_argument_is_a_command() {
+        let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(command_name(&args(&["leash", "man"])), Some("man"));
+        assert_eq!(
+            command_name(&args(&["leash", "config", "-m", "x"])),
+            Some("config")
+        );
+        assert_eq!(command_name(&args(&["leash", "-q", "man"])), None);
+        assert_eq!(command_name(&args(&["leash", "--", "man"])), None);
+        assert_eq!(command_name(&args(&["leash", "man page"])), None);
+        assert_eq!(command_name(&args(&["leash"])), None);
+    }
+
+    #[test]
+    fn help_lists_every_command_of_the_tree() {
+        let help = run_command().render_help().to_string();
+        let tree = command_tree();
+        let names: Vec<&str> = tree.get_subcommands().map(Command::get_name).collect();
+        assert_eq!(names, COMMANDS.map(|(name, _, _)| name));
+        for name in names {
+            assert!(
+                help.contains(&format!("\n  {name} ")),
+                "{name} missing from help"
+            );
+        }
+    }
+
+    #[test]
+    fn every_variable_is_leash_and_the_flag_name() {
+        let command = Cli::command();
+        let mut without: Vec<&str> = Vec::new();
+        for arg in command.get_arguments() {
+            let Some(env) = arg.get_env() else {
+                without.push(arg.get_id().as_str());
+                continue;
+            };
+            let long = arg.get_long().unwrap();
+            assert_eq!(
+                env.to_str().unwrap(),
+                format!("LEASH_{}", long.to_uppercase().replace('-', "_"))
+            );
+        }
+        // As the footer of --help says.
+        assert_eq!(
+            without,
+            ["prompt", "follow_up", "quiet", "stdin", "no_stdin"]
+        );
+    }
+
+    #[test]
+    fn help_is_one_line_per_flag() {
+        let mut command = run_command();
+        command.build();
+        let help = command.render_help().to_string();
+        assert!(!help.contains("[env:"), "{help}");
+        assert!(help.lines().count() < 80, "{help}");
+        // No flag has more to say in `--help` than in `-h`, and each
+        // flag's help fits on the flag's own line.
+        assert!(
+            !command
+                .get_arguments()
+                .any(|arg| arg.get_long_help().is_some())
+        );
+        for arg in command.get_arguments() {
+            let (Some(long), Some(about)) = (arg.get_long(), arg.get_help()) else {
+                continue;
+            };
+            let about = about.to_string();
+            assert!(
+                help.lines()
+                    .any(|line| line.contains(&format!("--{long}")) && line.contains(&about)),
+                "--{long} is not one line:\n{help}"
+            );
+        }
     }
 
     #[test]
     fn help_lists_the_exit_codes() {
-        let help = Cli::command().render_long_help().to_string();
+        let help = run_command().render_long_help().to_string();
         for code in ["124  timeout", "130  interrupted", "3    turn_limit"] {
             assert!(help.contains(code), "{code} missing from help");
         }

@@ -1,9 +1,11 @@
-//! Flags + environment → one validated [`Config`]. Every check that can
-//! fail before the run starts happens here, so a bad input is a usage error
-//! (exit 2) before any request is made.
+//! Flags + environment + `.env` + config file → one validated [`Config`].
+//! Every check that can fail before the run starts happens here, so a bad
+//! input is a usage error (exit 2) before any request is made.
 //!
-//! The environment comes in as a lookup function: tests build a config
-//! without touching the process environment. The API key is wrapped at once
+//! The layers come in as [`Inputs`] (the origin of each parsed flag, an
+//! environment, the config file): tests build a config without touching
+//! the process environment. The choices that weigh several layers live in
+//! `choices`, shared with `leash config`. The API key is wrapped at once
 //! and never formatted.
 
 use std::net::IpAddr;
@@ -12,11 +14,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::ToolExecution;
+use crate::choices::{
+    SystemChoice, choose_api_key, choose_base_url, choose_model, choose_provider, choose_system,
+    decide_terminal, provider_variables,
+};
 use crate::cli::{Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
+use crate::config_file::ConfigFile;
 use crate::input::StdinMode;
 use crate::output_schema::{OutputSchema, SchemaError};
+use crate::provider::HttpSettings;
 use crate::provider::faux::{Script, ScriptError};
-use crate::provider::{ApiKey, HttpSettings};
+use crate::sources::{Environment, Origins};
 
 /// The default OpenAI model.
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1-mini";
@@ -95,6 +103,34 @@ pub struct Config {
     pub output_schema: Option<Arc<OutputSchema>>,
     /// `--max-tokens-total`.
     pub max_tokens_total: Option<u64>,
+    /// `--output-last-message`: where the reply is also written.
+    pub output_last_message: Option<PathBuf>,
+    /// How stderr is used, decided once.
+    pub terminal: Terminal,
+}
+
+/// What stderr may show beyond plain lines, decided once from the flags,
+/// the environment and whether stderr is a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Terminal {
+    /// Colour in `--events text`.
+    pub color: bool,
+    /// A live indicator while waiting for the model (text events, a TTY).
+    pub indicator: bool,
+    /// `--stream`: reply text shown as it arrives (a TTY, not jsonl).
+    pub stream: bool,
+}
+
+/// Everything besides the parsed flags that a config is resolved from.
+pub struct Inputs<'a> {
+    /// Where each parsed flag came from.
+    pub origins: &'a Origins,
+    /// The environment (with `.env` merged under it).
+    pub env: &'a Environment,
+    /// The config file, if there is one.
+    pub file: Option<&'a ConfigFile>,
+    /// Whether stderr is a terminal.
+    pub stderr_is_terminal: bool,
 }
 
 /// A configuration problem: always a usage error (exit 2).
@@ -146,37 +182,23 @@ pub enum ConfigError {
     NoPrompt,
 }
 
-/// Resolves flags and environment into a config. `env` looks up a
-/// variable (after `.env` was merged under the real environment).
-pub fn resolve(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-    let non_empty = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let provider_name = choose_provider(&cli);
-    let model = cli.model.clone().unwrap_or_else(|| {
-        match provider_name {
-            ProviderName::Openai => DEFAULT_OPENAI_MODEL,
-            ProviderName::Anthropic => DEFAULT_ANTHROPIC_MODEL,
-            ProviderName::Faux => "faux",
-        }
-        .to_owned()
-    });
+/// Resolves the layered flags into a config.
+pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
+    let (provider_name, _) = choose_provider(&cli, inputs.origins);
+    let (model, _) = choose_model(&cli, provider_name);
     let timeout = parse_timeout(&cli.timeout)?;
-    let http = |key_var: &'static str, base_var: &str, default_base: &str, provider| {
-        let base_url = cli
-            .base_url
-            .clone()
-            .or_else(|| non_empty(base_var))
-            .unwrap_or_else(|| default_base.to_owned());
+    let http = |provider: ProviderName| {
+        let (base_url, _) = choose_base_url(&cli, inputs, provider);
         let parsed = reqwest::Url::parse(&base_url)
             .ok()
             .filter(|url| matches!(url.scheme(), "http" | "https"))
             .ok_or_else(|| ConfigError::BaseUrl(base_url.clone()))?;
-        let api_key = non_empty("LEASH_API_KEY")
-            .or_else(|| non_empty(key_var))
-            .map(|key| ApiKey::new(key.trim()));
+        let api_key = choose_api_key(inputs, provider).map(|(key, _)| key);
         if api_key.is_none() && !is_loopback(&parsed) {
+            let variables = provider_variables(provider);
             return Err(ConfigError::MissingKey {
-                var: key_var,
-                provider,
+                var: variables.key,
+                provider: variables.name,
             });
         }
         Ok(HttpSettings {
@@ -194,28 +216,18 @@ pub fn resolve(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<Config,
             let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
             ProviderConfig::Faux(Script::load(path)?)
         }
-        ProviderName::Openai => ProviderConfig::OpenAi(http(
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            DEFAULT_OPENAI_BASE,
-            "openai",
-        )?),
-        ProviderName::Anthropic => ProviderConfig::Anthropic(http(
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            DEFAULT_ANTHROPIC_BASE,
-            "anthropic",
-        )?),
+        ProviderName::Openai => ProviderConfig::OpenAi(http(provider_name)?),
+        ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
     };
-    let system = match (&cli.system, &cli.system_file) {
-        (Some(text), _) => text.clone(),
-        (None, Some(path)) => {
+    let system = match choose_system(&cli, inputs.origins) {
+        SystemChoice::Text(text) => text.to_owned(),
+        SystemChoice::File(path) => {
             std::fs::read_to_string(path).map_err(|source| ConfigError::SystemFile {
                 path: path.display().to_string(),
                 source,
             })?
         }
-        (None, None) => String::new(),
+        SystemChoice::None => String::new(),
     };
     let stdin = if cli.no_stdin {
         StdinMode::Never
@@ -231,6 +243,8 @@ pub fn resolve(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<Config,
         Some(path) => Some(Arc::new(OutputSchema::load(path)?)),
         None => None,
     };
+    let events = cli.events_format();
+    let terminal = decide_terminal(&cli, events, inputs);
     Ok(Config {
         prompt: cli.prompt,
         stdin,
@@ -247,35 +261,14 @@ pub fn resolve(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<Config,
             ToolExecutionArg::Sequential => ToolExecution::Sequential,
         },
         follow_ups: cli.follow_up,
-        events: if cli.quiet {
-            EventsFormat::None
-        } else {
-            cli.events
-        },
+        events,
         output: cli.output,
         transcript: cli.transcript,
         output_schema,
         max_tokens_total: cli.max_tokens_total,
+        output_last_message: cli.output_last_message,
+        terminal,
     })
-}
-
-/// `--provider`, else a `claude*` model means Anthropic, a faux script
-/// means faux, and OpenAI otherwise.
-fn choose_provider(cli: &Cli) -> ProviderName {
-    if let Some(provider) = cli.provider {
-        return provider;
-    }
-    if cli
-        .model
-        .as_deref()
-        .is_some_and(|model| model.starts_with("claude"))
-    {
-        return ProviderName::Anthropic;
-    }
-    if cli.faux_script.is_some() {
-        return ProviderName::Faux;
-    }
-    ProviderName::Openai
 }
 
 /// `30s`, `2m`, `500ms`, a bare number of seconds, or `0` for no timer.
@@ -330,18 +323,165 @@ fn is_loopback(url: &reqwest::Url) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-    use std::collections::HashMap;
+    use crate::provider::ApiKey;
+    use crate::sources::parse_run;
+    use std::ffi::OsString;
+    use std::path::Path;
 
     fn resolve_with(args: &[&str], vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let vars: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+        resolve_layered(args, vars, None, false)
+    }
+
+    /// Resolves `args` over the variables `vars` and a config file `file`.
+    fn resolve_layered(
+        args: &[&str],
+        vars: &[(&str, &str)],
+        file: Option<&str>,
+        stderr_is_terminal: bool,
+    ) -> Result<Config, ConfigError> {
+        let env = Environment::from_pairs(vars, &[]);
+        let file = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
+        let argv: Vec<OsString> = std::iter::once("leash")
+            .chain(args.iter().copied())
+            .map(OsString::from)
             .collect();
-        let mut argv = vec!["leash"];
-        argv.extend_from_slice(args);
-        let cli = Cli::try_parse_from(argv).unwrap();
-        resolve(cli, &|name| vars.get(name).cloned())
+        let run = parse_run(&argv, &env, file.as_ref()).unwrap();
+        resolve(
+            run.cli,
+            &Inputs {
+                origins: &run.origins,
+                env: &env,
+                file: file.as_ref(),
+                stderr_is_terminal,
+            },
+        )
+    }
+
+    fn settings(config: &Config) -> &HttpSettings {
+        match &config.provider {
+            ProviderConfig::OpenAi(settings) | ProviderConfig::Anthropic(settings) => settings,
+            ProviderConfig::Faux(_) => panic!("faux has no settings"),
+        }
+    }
+
+    #[test]
+    fn keys_come_from_the_environment_before_the_config_file() {
+        let file = "api-key = \"sk-file\"\nopenai-api-key = \"sk-file-openai\"\n";
+        let key = |vars: &[(&str, &str)], file: Option<&str>| {
+            let config = resolve_layered(&["hi"], vars, file, false).unwrap();
+            settings(&config)
+                .api_key
+                .as_ref()
+                .map(|k| k.expose().to_owned())
+        };
+        let both = [
+            ("LEASH_API_KEY", "sk-leash"),
+            ("OPENAI_API_KEY", "sk-openai"),
+        ];
+        assert_eq!(key(&both, Some(file)).as_deref(), Some("sk-leash"));
+        assert_eq!(key(&both[1..], Some(file)).as_deref(), Some("sk-openai"));
+        assert_eq!(key(&[], Some(file)).as_deref(), Some("sk-file"));
+        assert_eq!(
+            key(&[], Some("openai-api-key = \"sk-file-openai\"")).as_deref(),
+            Some("sk-file-openai")
+        );
+    }
+
+    #[test]
+    fn base_urls_go_flag_then_variable_then_file_then_default() {
+        let file = "base-url = \"http://file.example\"\nopenai-base-url = \"http://file-openai.example\"\n";
+        let vars = [("OPENAI_API_KEY", "k")];
+        let url = |args: &[&str], vars: &[(&str, &str)], file: Option<&str>| {
+            settings(&resolve_layered(args, vars, file, false).unwrap())
+                .base_url
+                .clone()
+        };
+        let with_var = [vars[0], ("OPENAI_BASE_URL", "http://var.example")];
+        assert_eq!(
+            url(
+                &["--base-url", "http://flag.example", "hi"],
+                &with_var,
+                Some(file)
+            ),
+            "http://flag.example"
+        );
+        assert_eq!(url(&["hi"], &with_var, Some(file)), "http://var.example");
+        assert_eq!(url(&["hi"], &vars, Some(file)), "http://file.example");
+        assert_eq!(
+            url(
+                &["hi"],
+                &vars,
+                Some("openai-base-url = \"http://file-openai.example\"")
+            ),
+            "http://file-openai.example"
+        );
+        assert_eq!(url(&["hi"], &vars, None), DEFAULT_OPENAI_BASE);
+    }
+
+    #[test]
+    fn the_config_file_sets_what_flags_leave_at_the_default() {
+        let file =
+            "model = \"claude-haiku-4-5\"\nmax-turns = 7\ntimeout = \"2m\"\nevents = \"jsonl\"\n";
+        let vars = [("ANTHROPIC_API_KEY", "k")];
+        let config =
+            resolve_layered(&["--max-turns", "3", "hi"], &vars, Some(file), false).unwrap();
+        assert_eq!(config.model, "claude-haiku-4-5");
+        assert!(matches!(config.provider, ProviderConfig::Anthropic(_)));
+        assert_eq!(config.max_turns, 3);
+        assert_eq!(config.timeout, Some(Duration::from_secs(120)));
+        assert_eq!(config.events, EventsFormat::Jsonl);
+        // -q still means no events.
+        let config = resolve_layered(&["-q", "hi"], &vars, Some(file), false).unwrap();
+        assert_eq!(config.events, EventsFormat::None);
+    }
+
+    #[test]
+    fn a_system_file_flag_beats_a_system_text_from_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("system.md");
+        std::fs::write(&path, "from the file").unwrap();
+        let args = [
+            "--system-file",
+            path.to_str().unwrap(),
+            "--base-url",
+            "http://localhost:1",
+            "hi",
+        ];
+        let config = resolve_layered(&args, &[], Some("system = \"from config\""), false).unwrap();
+        assert_eq!(config.system, "from the file");
+    }
+
+    #[test]
+    fn the_indicator_and_the_stream_need_a_terminal() {
+        let local = ["--base-url", "http://localhost:1", "--stream", "hi"];
+        let on_tty = resolve_layered(&local, &[], None, true).unwrap().terminal;
+        assert_eq!(
+            on_tty,
+            Terminal {
+                color: true,
+                indicator: true,
+                stream: true
+            }
+        );
+        let piped = resolve_layered(&local, &[], None, false).unwrap().terminal;
+        assert_eq!(piped, Terminal::default());
+        let no_color = resolve_layered(&local, &[("NO_COLOR", "1")], None, true).unwrap();
+        assert!(!no_color.terminal.color && no_color.terminal.indicator);
+        let jsonl = [
+            "--events",
+            "jsonl",
+            "--base-url",
+            "http://localhost:1",
+            "--stream",
+            "hi",
+        ];
+        assert_eq!(
+            resolve_layered(&jsonl, &[], None, true).unwrap().terminal,
+            Terminal::default()
+        );
+        let quiet = ["-q", "--base-url", "http://localhost:1", "--stream", "hi"];
+        let quiet = resolve_layered(&quiet, &[], None, true).unwrap().terminal;
+        assert!(quiet.stream && !quiet.indicator && !quiet.color);
     }
 
     #[test]

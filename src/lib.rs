@@ -17,13 +17,20 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
+pub mod choices;
 pub mod cli;
+pub mod commands;
 pub mod config;
+pub mod config_file;
 pub mod guards;
+pub mod indicator;
 pub mod input;
+pub mod manpage;
 pub mod outcome;
 pub mod output_schema;
 pub mod provider;
 pub mod render;
 pub mod runner;
+pub mod schema;
+pub mod sources;
 pub mod tools;

@@ -1,38 +1,22 @@
 //! The `leash` binary: parse, run, exit. Everything else is the library.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
-use leash::cli::{Cli, EventsFormat};
-use leash::runner::{self, Streams};
+use leash::runner::Streams;
+use leash::sources::{Environment, load_dotenv};
 
 fn main() -> ExitCode {
-    // `.env` first; variables already in the environment win.
-    let _ = dotenvy::dotenv();
-    let cli = Cli::parse();
-    let events = if cli.quiet {
-        EventsFormat::None
-    } else {
-        cli.events
-    };
-    let output = cli.output;
-    let lookup = |name: &str| std::env::var(name).ok();
-    let code = match leash::config::resolve(cli, &lookup) {
-        Err(error) => {
-            runner::report_usage_error(error.to_string(), events, output, Streams::process())
-        }
-        Ok(config) => match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(runtime) => runtime.block_on(runner::run(config, Streams::process())),
-            Err(error) => runner::report_usage_error(
-                format!("cannot start the async runtime: {error}"),
-                events,
-                output,
-                Streams::process(),
-            ),
-        },
-    };
-    ExitCode::from(code)
+    // `.env` first, under the environment; remember what it supplied.
+    let env = Environment::process(load_dotenv());
+    let stderr_is_terminal = std::io::stderr().is_terminal();
+    match leash::commands::main(
+        std::env::args_os().collect(),
+        env,
+        stderr_is_terminal,
+        Streams::process(),
+    ) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => error.exit(),
+    }
 }

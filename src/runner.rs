@@ -26,6 +26,7 @@ use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::{HttpSettings, Provider};
 use crate::render::result::write_result;
+use crate::render::text::TextRenderer;
 use crate::render::{EventRenderer, RunReport, renderer};
 use crate::tools::Tool;
 use crate::tools::list_dir::ListDir;
@@ -58,10 +59,11 @@ pub async fn run(config: Config, streams: Streams) -> u8 {
     let (abort_sender, abort) = watch::channel(None);
     let watcher = tokio::spawn(watch_for_aborts(deadline, abort_sender));
     let mut job = Job {
-        renderer: Arc::new(Mutex::new(renderer(config.events, streams.stderr))),
+        renderer: Arc::new(Mutex::new(event_renderer(&config, streams.stderr))),
         config,
         started,
         stdout: streams.stdout,
+        last_message: None,
         deadline,
     };
     let code = job.execute(abort).await;
@@ -74,11 +76,37 @@ struct Job {
     started: StdInstant,
     renderer: Arc<Mutex<Box<dyn EventRenderer>>>,
     stdout: Box<dyn Write + Send>,
+    /// `--output-last-message`, created (emptied) before anything else.
+    last_message: Option<File>,
     deadline: Option<Instant>,
+}
+
+/// The renderer of `--events`, using the terminal as the config allows.
+fn event_renderer(config: &Config, stderr: Box<dyn Write + Send>) -> Box<dyn EventRenderer> {
+    match config.events {
+        EventsFormat::Jsonl => renderer(EventsFormat::Jsonl, stderr),
+        format => Box::new(
+            TextRenderer::new(stderr, format == EventsFormat::Text)
+                .with_terminal(config.terminal, &config.model),
+        ),
+    }
 }
 
 impl Job {
     async fn execute(&mut self, mut abort: watch::Receiver<Option<AbortCause>>) -> u8 {
+        // Emptied first, so a stale reply never passes for this run's.
+        if let Some(path) = &self.config.output_last_message {
+            match File::create(path) {
+                Ok(file) => self.last_message = Some(file),
+                Err(error) => {
+                    let message = format!(
+                        "cannot write --output-last-message {}: {error}",
+                        path.display()
+                    );
+                    return self.finish_without_run(Status::Usage, None, Some(message));
+                }
+            }
+        }
         // The prompt, with stdin; a signal or the timer may end the wait.
         let read = input::read_prompt(self.config.prompt.clone(), self.config.stdin, self.deadline);
         let prompt = tokio::select! {
@@ -263,6 +291,20 @@ impl Job {
 
     fn report(&mut self, report: &RunReport) -> u8 {
         let mut renderer = self.renderer.lock().unwrap_or_else(PoisonError::into_inner);
+        // Before the end line, so a failure to write it is not the last word.
+        if let Some(file) = &mut self.last_message
+            && let Err(error) = write_result(OutputFormat::Text, report, file)
+        {
+            let path = self
+                .config
+                .output_last_message
+                .as_deref()
+                .unwrap_or(Path::new(""));
+            renderer.notice(&format!(
+                "cannot write --output-last-message {}: {error}",
+                path.display()
+            ));
+        }
         deliver(
             report,
             renderer.as_mut(),

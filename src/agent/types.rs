@@ -19,7 +19,7 @@ pub fn now_ms() -> u64 {
 }
 
 /// One block of user-visible content: what users send and tools return.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Content {
     /// Plain text.
@@ -37,7 +37,7 @@ impl Content {
 }
 
 /// A tool call the model asked for, as one block of an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     /// The provider's id for this call; the tool result answers it by id.
     pub id: String,
@@ -50,7 +50,7 @@ pub struct ToolCall {
 }
 
 /// One block of an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantContent {
     /// Reply text.
@@ -71,7 +71,9 @@ pub enum AssistantContent {
 }
 
 /// Why an assistant message ended (SPEC 1.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
     /// A complete answer.
@@ -101,7 +103,9 @@ impl StopReason {
 }
 
 /// Token counts as the provider reported them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens not served from a cache.
@@ -134,7 +138,7 @@ impl Usage {
 }
 
 /// A message from the user (the prompt, steering, follow-ups).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
     /// What the user said.
@@ -144,7 +148,7 @@ pub struct UserMessage {
 }
 
 /// A message from the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks in the order the model produced them.
@@ -191,7 +195,7 @@ impl AssistantMessage {
 }
 
 /// The answer to one tool call, as the model will see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     /// Which call this answers (a batch may call one tool several times).
@@ -224,7 +228,7 @@ impl ToolResultMessage {
 }
 
 /// Any message of a run's transcript.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
     /// From the user.
@@ -279,7 +283,7 @@ impl ToolOutput {
 /// One streamed change to the assistant message being built, carried by
 /// `message_update`. Only the delta travels: the partial message is not
 /// repeated on every event.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AssistantMessageEvent {
     /// A text block opened at `content_index`.

@@ -20,7 +20,7 @@ use crate::agent::types::{
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One line of the event stream, as readers see it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -110,6 +110,7 @@ pub enum WireEvent<'a> {
     /// The last line: how the process ends.
     RunEnd {
         /// `ok`, `error`, `turn_limit`, ...
+        #[schemars(schema_with = "crate::schema::status_schema")]
         status: &'a str,
         /// The process exit code.
         exit_code: u8,

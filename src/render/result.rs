@@ -13,10 +13,11 @@ use crate::cli::OutputFormat;
 use crate::outcome::Status;
 
 /// The `--output json` object.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JsonResult<'a> {
     /// `ok`, `error`, `turn_limit`, ...
+    #[schemars(schema_with = "crate::schema::status_schema")]
     pub status: &'a str,
     /// The process exit code.
     pub exit_code: u8,

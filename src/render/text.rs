@@ -1,50 +1,216 @@
 //! `--events text`: one short line per event, for people watching a run
-//! (SPEC 2.2). Streaming deltas are not printed; the reply goes to stdout.
-//! With `--events none` only the final "why" line of a failed run is kept.
+//! (SPEC 2.2). With `--events none` only the final "why" line of a failed
+//! run is kept.
+//!
+//! On a terminal (decided once, by `config`) it may also colour the lines,
+//! show a spinner while the model is awaited, and with `--stream` print the
+//! reply's text as it arrives. None of that ever reaches a pipe, and the
+//! reply on stdout is unchanged. Everything this renderer writes to stderr
+//! passes through the indicator's `suspend`, so nothing garbles.
 
 use std::io::Write;
 
+use owo_colors::OwoColorize;
+
 use super::{EventRenderer, RunReport};
-use crate::agent::types::{AgentEvent, Message};
+use crate::agent::types::{AgentEvent, AssistantMessageEvent, Message};
+use crate::config::Terminal;
+use crate::indicator::Indicator;
 
 /// Writes the human-readable event lines.
 pub struct TextRenderer {
     out: Box<dyn Write + Send>,
     events: bool,
+    color: bool,
+    stream: bool,
+    /// Some when the indicator may be shown.
+    indicator: Option<Indicator>,
+    /// The model's name, for the indicator.
+    model: String,
+    /// Streamed text left the cursor mid-line.
+    mid_line: bool,
 }
 
 impl TextRenderer {
     /// `events: false` prints only notices and the failure line.
     pub fn new(out: Box<dyn Write + Send>, events: bool) -> Self {
-        TextRenderer { out, events }
+        TextRenderer {
+            out,
+            events,
+            color: false,
+            stream: false,
+            indicator: None,
+            model: String::new(),
+            mid_line: false,
+        }
+    }
+
+    /// Uses the terminal as `terminal` allows: colour, the indicator (named
+    /// after `model`), the live stream.
+    pub fn with_terminal(mut self, terminal: Terminal, model: &str) -> Self {
+        self.color = terminal.color;
+        self.stream = terminal.stream;
+        self.indicator = terminal.indicator.then(Indicator::new);
+        self.model = model.to_owned();
+        self
     }
 
     fn line(&mut self, text: &str) {
-        // A closed stderr must not end the run.
-        let _ = writeln!(self.out, "{text}");
+        // One write per line: runs sharing a pipe (`xargs -P`) never
+        // interleave within a line.
+        let mut line = String::with_capacity(text.len() + 2);
+        if std::mem::take(&mut self.mid_line) {
+            line.push('\n');
+        }
+        line.push_str(text);
+        line.push('\n');
+        let out = &mut self.out;
+        let mut write = || {
+            // A closed stderr must not end the run.
+            let _ = out.write_all(line.as_bytes());
+            let _ = out.flush();
+        };
+        match &self.indicator {
+            Some(indicator) => indicator.suspend(write),
+            None => write(),
+        }
+    }
+
+    /// Reply text as it streams in, without a newline of its own.
+    fn stream_text(&mut self, delta: &str) {
+        if let Some(indicator) = &mut self.indicator {
+            indicator.hide();
+        }
+        let _ = self.out.write_all(delta.as_bytes());
         let _ = self.out.flush();
+        self.mid_line = !delta.ends_with('\n');
+    }
+
+    /// Ends a streamed line, so what follows starts on its own.
+    fn end_stream(&mut self) {
+        if std::mem::take(&mut self.mid_line) {
+            let _ = self.out.write_all(b"\n");
+            let _ = self.out.flush();
+        }
+    }
+
+    /// The indicator and the stream: what an event changes on a terminal
+    /// besides its line.
+    fn live(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageStart {
+                message: Message::Assistant(_),
+            } => {
+                self.end_stream();
+                let message = format!("waiting for {}", self.model);
+                if let Some(indicator) = &mut self.indicator {
+                    indicator.show(message);
+                }
+            }
+            AgentEvent::MessageUpdate { event } => match event {
+                AssistantMessageEvent::TextDelta { delta, .. } if self.stream => {
+                    self.stream_text(delta);
+                }
+                AssistantMessageEvent::ThinkingStart { .. } => {
+                    let message = format!("{} is thinking", self.model);
+                    if let Some(indicator) = &self.indicator {
+                        indicator.set_message(message);
+                    }
+                }
+                AssistantMessageEvent::ToolCallStart { tool_name, .. } => {
+                    if let Some(indicator) = &self.indicator {
+                        indicator.set_message(format!("{} calls {tool_name}", self.model));
+                    }
+                }
+                _ => {}
+            },
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(_),
+            } => {
+                if let Some(indicator) = &mut self.indicator {
+                    indicator.hide();
+                }
+                self.end_stream();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// How a line is coloured when colour is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tone {
+    Plain,
+    Good,
+    Bad,
+    Warning,
+}
+
+/// One event's line: `[tag] text`.
+struct EventLine {
+    tag: &'static str,
+    text: String,
+    tone: Tone,
+}
+
+impl EventLine {
+    fn new(tag: &'static str, text: impl Into<String>, tone: Tone) -> Self {
+        EventLine {
+            tag,
+            text: text.into(),
+            tone,
+        }
+    }
+
+    fn render(&self, color: bool) -> String {
+        let tag = format!("[{}]", self.tag);
+        if !color {
+            return match self.text.is_empty() {
+                true => tag,
+                false => format!("{tag} {}", self.text),
+            };
+        }
+        let text = match self.tone {
+            Tone::Plain => self.text.clone(),
+            Tone::Good => self.text.green().to_string(),
+            Tone::Bad => self.text.red().to_string(),
+            Tone::Warning => self.text.yellow().to_string(),
+        };
+        match self.text.is_empty() {
+            true => tag.dimmed().to_string(),
+            false => format!("{} {text}", tag.dimmed()),
+        }
     }
 }
 
 /// The line for one event, if it has one.
 pub fn event_line(event: &AgentEvent) -> Option<String> {
+    event_parts(event).map(|line| line.render(false))
+}
+
+fn event_parts(event: &AgentEvent) -> Option<EventLine> {
     Some(match event {
-        AgentEvent::TurnStart => "[turn_start]".to_owned(),
+        AgentEvent::TurnStart => EventLine::new("turn_start", "", Tone::Plain),
         AgentEvent::MessageEnd { message } => match message {
             Message::Assistant(assistant) => match &assistant.error_message {
-                Some(error) => format!(
-                    "[message_end] assistant {}: {error}",
-                    assistant.stop_reason.as_str()
+                Some(error) => EventLine::new(
+                    "message_end",
+                    format!("assistant {}: {error}", assistant.stop_reason.as_str()),
+                    Tone::Bad,
                 ),
-                None => "[message_end] assistant".to_owned(),
+                None => EventLine::new("message_end", "assistant", Tone::Plain),
             },
-            other => format!("[message_end] {}", other.role()),
+            other => EventLine::new("message_end", other.role(), Tone::Plain),
         },
         AgentEvent::ToolExecutionStart {
             tool_call_id,
             tool_name,
             ..
-        } => format!("[tool_start] {tool_name} {tool_call_id}"),
+        } => EventLine::new(
+            "tool_start",
+            format!("{tool_name} {tool_call_id}"),
+            Tone::Plain,
+        ),
         AgentEvent::ToolExecutionEnd {
             tool_call_id,
             tool_name,
@@ -52,26 +218,33 @@ pub fn event_line(event: &AgentEvent) -> Option<String> {
             duration_ms,
             result,
         } => {
-            let mut line = format!(
-                "[tool_end] {tool_name} {tool_call_id} {}",
+            let mut text = format!(
+                "{tool_name} {tool_call_id} {}",
                 if *is_error { "error" } else { "ok" }
             );
             if let Some(ms) = duration_ms {
-                line.push_str(&format!(" {ms}ms"));
+                text.push_str(&format!(" {ms}ms"));
             }
             if *is_error {
-                let text = result.text();
-                let first = text.lines().next().unwrap_or_default();
-                line.push_str(&format!(": {first}"));
+                let result = result.text();
+                let first = result.lines().next().unwrap_or_default();
+                text.push_str(&format!(": {first}"));
             }
-            line
+            let tone = if *is_error { Tone::Bad } else { Tone::Good };
+            EventLine::new("tool_end", text, tone)
         }
-        AgentEvent::TurnEnd { tool_results, .. } => format!("[turn_end] {}", tool_results.len()),
+        AgentEvent::TurnEnd { tool_results, .. } => {
+            EventLine::new("turn_end", tool_results.len().to_string(), Tone::Plain)
+        }
         AgentEvent::Retry {
             attempt,
             delay_ms,
             reason,
-        } => format!("[retry] attempt {attempt} in {delay_ms}ms: {reason}"),
+        } => EventLine::new(
+            "retry",
+            format!("attempt {attempt} in {delay_ms}ms: {reason}"),
+            Tone::Warning,
+        ),
         AgentEvent::AgentStart
         | AgentEvent::MessageStart { .. }
         | AgentEvent::MessageUpdate { .. }
@@ -82,21 +255,38 @@ pub fn event_line(event: &AgentEvent) -> Option<String> {
 
 impl EventRenderer for TextRenderer {
     fn event(&mut self, event: &AgentEvent) {
+        self.live(event);
         if !self.events {
             return;
         }
-        if let Some(line) = event_line(event) {
+        if let Some(line) = event_parts(event) {
+            let line = line.render(self.color);
             self.line(&line);
         }
     }
 
     fn notice(&mut self, text: &str) {
-        self.line(&format!("leash: {text}"));
+        let line = format!("leash: {text}");
+        let line = match self.color {
+            true => line.yellow().to_string(),
+            false => line,
+        };
+        self.line(&line);
     }
 
     fn run_end(&mut self, report: &RunReport) {
+        // Cleared before the reply is printed.
+        if let Some(indicator) = &mut self.indicator {
+            indicator.hide();
+        }
+        self.end_stream();
         if report.exit_code != 0 {
-            self.line(&format!("leash: {}", report.message));
+            let line = format!("leash: {}", report.message);
+            let line = match self.color {
+                true => line.red().bold().to_string(),
+                false => line,
+            };
+            self.line(&line);
         }
     }
 }
@@ -104,7 +294,8 @@ impl EventRenderer for TextRenderer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::types::{Content, ToolResultMessage};
+    use crate::agent::types::{AssistantMessage, Content, ToolResultMessage};
+    use std::sync::{Arc, Mutex};
 
     #[test]
     fn tool_end_lines_show_status_duration_and_the_error() {
@@ -128,5 +319,106 @@ mod tests {
             line.as_deref(),
             Some("[tool_end] read_file call_1 error: Tool execution was blocked")
         );
+    }
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    /// A streamed reply "Hello world" followed by a failed end.
+    fn feed(renderer: &mut TextRenderer) {
+        let assistant = Message::Assistant(AssistantMessage::default());
+        renderer.event(&AgentEvent::TurnStart);
+        renderer.event(&AgentEvent::MessageStart {
+            message: assistant.clone(),
+        });
+        for delta in ["Hello", " world"] {
+            renderer.event(&AgentEvent::MessageUpdate {
+                event: AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: delta.into(),
+                },
+            });
+        }
+        renderer.event(&AgentEvent::MessageEnd { message: assistant });
+        renderer.run_end(&RunReport {
+            status: crate::outcome::Status::Error,
+            exit_code: 1,
+            message: "it broke".into(),
+            reply: String::new(),
+            output: None,
+            stop_reason: None,
+            error_message: None,
+            turns: 1,
+            usage: Default::default(),
+            duration_ms: 0,
+            provider: "faux".into(),
+            model: "faux".into(),
+        });
+    }
+
+    fn terminal(color: bool, stream: bool) -> Terminal {
+        Terminal {
+            color,
+            indicator: false,
+            stream,
+        }
+    }
+
+    #[test]
+    fn plain_lines_hold_no_escape_codes() {
+        let out = Shared::default();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), true)
+            .with_terminal(terminal(false, false), "m");
+        feed(&mut renderer);
+        assert_eq!(
+            out.text(),
+            "[turn_start]\n[message_end] assistant\nleash: it broke\n"
+        );
+    }
+
+    #[test]
+    fn colour_marks_tags_and_the_failure_line() {
+        let out = Shared::default();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), true)
+            .with_terminal(terminal(true, false), "m");
+        feed(&mut renderer);
+        let text = out.text();
+        assert!(text.contains("\u{1b}["), "{text:?}");
+        assert!(text.contains("leash: it broke"));
+    }
+
+    #[test]
+    fn streamed_text_shows_live_and_ends_its_line() {
+        let out = Shared::default();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), true)
+            .with_terminal(terminal(false, true), "m");
+        feed(&mut renderer);
+        assert_eq!(
+            out.text(),
+            "[turn_start]\nHello world\n[message_end] assistant\nleash: it broke\n"
+        );
+        // With --events none, only the stream and the why-line.
+        let out = Shared::default();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), false)
+            .with_terminal(terminal(false, true), "m");
+        feed(&mut renderer);
+        assert_eq!(out.text(), "Hello world\nleash: it broke\n");
     }
 }

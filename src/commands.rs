@@ -1,0 +1,460 @@
+//! What the binary does with its arguments: a run, or one of the commands
+//! (`config`, `completions`, `man`, `schema`, `help`), recognised only as
+//! the very first argument so that any other word is still a prompt.
+//!
+//! `main` hands over the arguments, the environment and the process's
+//! streams, and exits with the code this returns; clap's own outcomes
+//! (help, version, a bad flag) come back as a `clap::Error` for `main` to
+//! print. Commands print only to the streams they are given.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::ValueEnum;
+
+use crate::choices::{
+    SystemChoice, choose_api_key, choose_base_url, choose_model, choose_provider, choose_system,
+    decide_terminal, provider_variables,
+};
+use crate::cli::{ProviderName, command_name, command_tree, run_command};
+use crate::config::{self, Inputs};
+use crate::config_file::{ConfigFile, ConfigFileError, flag_keys};
+use crate::runner::{self, Streams};
+use crate::schema::{SchemaKind, schema};
+use crate::sources::{Environment, ParseError, ParsedRun, Source, parse_flags, parse_run};
+
+/// Runs what `args` (program name first) ask for and returns the exit code.
+pub fn main(
+    args: Vec<OsString>,
+    env: Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<u8, clap::Error> {
+    match command_name(&args) {
+        None => run(&args, &env, stderr_is_terminal, streams),
+        Some("config") => show_config(&args, &env, stderr_is_terminal, streams),
+        Some(_) => {
+            let mut stdout = streams.stdout;
+            print_command(&args, &mut stdout)?;
+            Ok(0)
+        }
+    }
+}
+
+/// `leash [OPTIONS] [PROMPT]`: one run.
+fn run(
+    args: &[OsString],
+    env: &Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<u8, clap::Error> {
+    let (file, parsed) = match layered_parse(args, env) {
+        Layered::Ok { file, parsed } => (file, parsed),
+        Layered::Clap(error) => return Err(error),
+        Layered::File { error, parsed } => {
+            return Ok(runner::report_usage_error(
+                error.to_string(),
+                parsed.cli.events_format(),
+                parsed.cli.output,
+                streams,
+            ));
+        }
+    };
+    let inputs = Inputs {
+        origins: &parsed.origins,
+        env,
+        file: file.as_ref(),
+        stderr_is_terminal,
+    };
+    let (events, output) = (parsed.cli.events_format(), parsed.cli.output);
+    let config = match config::resolve(parsed.cli, &inputs) {
+        Ok(config) => config,
+        Err(error) => {
+            return Ok(runner::report_usage_error(
+                error.to_string(),
+                events,
+                output,
+                streams,
+            ));
+        }
+    };
+    Ok(
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime.block_on(runner::run(config, streams)),
+            Err(error) => runner::report_usage_error(
+                format!("cannot start the async runtime: {error}"),
+                events,
+                output,
+                streams,
+            ),
+        },
+    )
+}
+
+/// A run's flags parsed through every layer, or why not.
+enum Layered {
+    /// Parsed, over this config file.
+    Ok {
+        file: Option<ConfigFile>,
+        parsed: ParsedRun,
+    },
+    /// The command line itself (or `--help`).
+    Clap(clap::Error),
+    /// The config file is unusable; `parsed` is without it.
+    File {
+        error: ConfigFileError,
+        parsed: ParsedRun,
+    },
+}
+
+fn layered_parse(args: &[OsString], env: &Environment) -> Layered {
+    let without_file = |error: ConfigFileError| match parse_flags(args, env) {
+        Ok(parsed) => Layered::File { error, parsed },
+        Err(error) => Layered::Clap(error),
+    };
+    let file = match ConfigFile::location(&|name| env.get(name)) {
+        Some(path) => match ConfigFile::load(&path) {
+            Ok(file) => file,
+            Err(error) => return without_file(error),
+        },
+        None => None,
+    };
+    match parse_run(args, env, file.as_ref()) {
+        Ok(parsed) => Layered::Ok { file, parsed },
+        Err(ParseError::Clap(error)) => Layered::Clap(error),
+        Err(ParseError::File(error)) => without_file(error),
+    }
+}
+
+/// `completions`, `man`, `schema`, `help`: text on stdout. A closed
+/// stdout (`leash man | head`) is not an error.
+fn print_command(args: &[OsString], stdout: &mut dyn Write) -> Result<(), clap::Error> {
+    let matches = command_tree().try_get_matches_from(args)?;
+    // Rendered whole first: the generators panic on a failed write.
+    let mut text: Vec<u8> = Vec::new();
+    match matches.subcommand() {
+        Some(("completions", sub)) => {
+            if let Some(shell) = sub.get_one::<clap_complete::Shell>("shell") {
+                clap_complete::generate(*shell, &mut command_tree(), "leash", &mut text);
+            }
+        }
+        Some(("man", _)) => {
+            let _ = crate::manpage::render(&mut text);
+        }
+        Some(("schema", sub)) => {
+            if let Some(kind) = sub.get_one::<SchemaKind>("kind") {
+                let _ = serde_json::to_writer_pretty(&mut text, &schema(*kind));
+                text.push(b'\n');
+            }
+        }
+        Some(("help", sub)) => {
+            let help = match sub.get_one::<String>("command") {
+                Some(name) => command_tree()
+                    .find_subcommand_mut(name)
+                    .map(|command| command.render_help().to_string())
+                    .unwrap_or_default(),
+                None => run_command().render_help().to_string(),
+            };
+            text.extend_from_slice(help.as_bytes());
+        }
+        _ => {}
+    }
+    let _ = stdout.write_all(&text);
+    let _ = stdout.flush();
+    Ok(())
+}
+
+/// `leash config [OPTIONS]`: the settings a run with these flags would
+/// use, each with its source, as TOML a config file could start from; then
+/// the run's checks (exit 2 and the reason if one fails).
+fn show_config(
+    args: &[OsString],
+    env: &Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<u8, clap::Error> {
+    command_tree().try_get_matches_from(args)?;
+    let run_args: Vec<OsString> = args
+        .iter()
+        .take(1)
+        .chain(args.iter().skip(2))
+        .cloned()
+        .collect();
+    let location = ConfigFile::location(&|name| env.get(name));
+    let (file, parsed, problem) = match layered_parse(&run_args, env) {
+        Layered::Ok { file, parsed } => (file, parsed, None),
+        Layered::Clap(error) => return Err(error),
+        Layered::File { error, parsed } => (None, parsed, Some(error.to_string())),
+    };
+    let inputs = Inputs {
+        origins: &parsed.origins,
+        env,
+        file: file.as_ref(),
+        stderr_is_terminal,
+    };
+    let mut text = String::from(
+        "# leash config: the settings of a run with these flags, and where each comes from\n\
+         # (first found wins: flag, env, .env, config file, default)\n",
+    );
+    text.push_str(&match (&location, &file, &problem) {
+        (_, _, Some(problem)) => format!("# config file: not used: {problem}\n"),
+        (Some(path), Some(_), None) => format!("# config file: {}\n", path.display()),
+        (Some(path), None, None) => format!("# config file: {} (not found)\n", path.display()),
+        (None, _, None) => "# config file: none (neither XDG_CONFIG_HOME nor HOME is set)\n".into(),
+    });
+    text.push_str(&render_settings(&describe(&parsed, &inputs)));
+    let (mut stdout, mut stderr) = (streams.stdout, streams.stderr);
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+    let failure = problem.or_else(|| {
+        config::resolve(parsed.cli.clone(), &inputs)
+            .err()
+            .map(|error| error.to_string())
+    });
+    Ok(match failure {
+        Some(message) => {
+            let _ = writeln!(stderr, "leash: {message}");
+            2
+        }
+        None => 0,
+    })
+}
+
+/// One line of `leash config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// The config-file key.
+    pub key: String,
+    /// The value as text; `None` when unset.
+    pub value: Option<String>,
+    /// Where it came from.
+    pub source: Source,
+    /// What else to know (overridden, off on a pipe, ...).
+    pub note: Option<String>,
+}
+
+impl Setting {
+    fn new(key: &str, value: Option<String>, source: Source) -> Self {
+        Setting {
+            key: key.to_owned(),
+            value,
+            source,
+            note: None,
+        }
+    }
+
+    fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// Every setting of a parsed run, in `--help` order, with the choices
+/// that weigh several layers made as the run makes them.
+pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
+    let cli = &parsed.cli;
+    let origins = &parsed.origins;
+    let (provider, provider_source) = choose_provider(cli, origins);
+    let events = cli.events_format();
+    let terminal = decide_terminal(cli, events, inputs);
+    let system = choose_system(cli, origins);
+    let mut settings = Vec::new();
+    for (key, _) in flag_keys() {
+        let id = key.replace('-', "_");
+        let generic = Setting::new(
+            &key,
+            origins.raw(&id).map(str::to_owned),
+            origins.source(&id),
+        );
+        let setting = match key.as_str() {
+            "provider" => {
+                Setting::new(&key, Some(provider_name(provider)), provider_source.clone())
+            }
+            "model" => {
+                let (model, is_default) = choose_model(cli, provider);
+                let source = match is_default {
+                    true => Source::Implied("the provider's default"),
+                    false => origins.source("model"),
+                };
+                Setting::new(&key, Some(model), source)
+            }
+            "base-url" if provider == ProviderName::Faux => generic.note("not used by faux"),
+            "base-url" => {
+                let (url, source) = choose_base_url(cli, inputs, provider);
+                Setting::new(&key, Some(url), source)
+            }
+            "system" if matches!(system, SystemChoice::File(_)) && generic.value.is_some() => {
+                generic.note("overridden by system-file")
+            }
+            "system-file" if matches!(system, SystemChoice::Text(_)) && generic.value.is_some() => {
+                generic.note("overridden by system")
+            }
+            "events" if cli.quiet => {
+                Setting::new(&key, Some("none".into()), origins.source("quiet")).note("-q")
+            }
+            "color" => {
+                let note = match (terminal.color, events, inputs.stderr_is_terminal) {
+                    (true, _, _) => "on",
+                    (false, crate::cli::EventsFormat::Text, false) => {
+                        "off: stderr is not a terminal"
+                    }
+                    (false, crate::cli::EventsFormat::Text, true) => "off",
+                    (false, _, _) => "off: only --events text is coloured",
+                };
+                generic.note(note)
+            }
+            "stream" if cli.stream && !terminal.stream => {
+                generic.note("off: needs a terminal stderr and text or none events")
+            }
+            _ => generic,
+        };
+        let after_base_url = key == "base-url";
+        settings.push(setting);
+        if after_base_url {
+            settings.push(api_key_setting(inputs, provider));
+        }
+    }
+    settings
+}
+
+fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
+    if provider == ProviderName::Faux {
+        return Setting::new("api-key", None, Source::Unset).note("not needed by faux");
+    }
+    match choose_api_key(inputs, provider) {
+        // The key itself never prints; `ApiKey` displays as `***`.
+        Some((key, source)) => Setting::new("api-key", Some(key.to_string()), source),
+        None => Setting::new("api-key", None, Source::Unset).note(format!(
+            "set LEASH_API_KEY or {}",
+            provider_variables(provider).key
+        )),
+    }
+}
+
+fn provider_name(provider: ProviderName) -> String {
+    provider
+        .to_possible_value()
+        .map(|value| value.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// The settings as TOML lines with the source as a comment, aligned.
+pub fn render_settings(settings: &[Setting]) -> String {
+    let lines: Vec<(String, String)> = settings
+        .iter()
+        .map(|setting| {
+            let left = match &setting.value {
+                Some(value) => format!("{} = {}", setting.key, toml_value(value)),
+                None => format!("# {}", setting.key),
+            };
+            let mut right = format!("# {}", setting.source);
+            if let Some(note) = &setting.note {
+                right.push_str(&format!(" ({note})"));
+            }
+            (left, right)
+        })
+        .collect();
+    let width = lines
+        .iter()
+        .map(|(left, _)| left.chars().count())
+        .filter(|width| *width <= 44)
+        .max()
+        .unwrap_or(0);
+    lines
+        .into_iter()
+        .map(|(left, right)| format!("{left:<width$}  {right}\n"))
+        .collect()
+}
+
+/// A value as TOML: numbers and booleans bare, anything else a string.
+fn toml_value(value: &str) -> String {
+    let bare = value == "true"
+        || value == "false"
+        || value.parse::<i64>().is_ok()
+        || (value.parse::<f64>().is_ok_and(f64::is_finite) && value.contains('.'));
+    match bare {
+        true => value.to_owned(),
+        false => serde_json::Value::String(value.to_owned()).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn describe_with(
+        args: &[&str],
+        vars: &[(&str, &str)],
+        dotenv: &[&str],
+        file: Option<&str>,
+    ) -> Vec<Setting> {
+        let env = Environment::from_pairs(vars, dotenv);
+        let file = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
+        let argv: Vec<OsString> = std::iter::once("leash")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let parsed = parse_run(&argv, &env, file.as_ref()).unwrap();
+        let inputs = Inputs {
+            origins: &parsed.origins,
+            env: &env,
+            file: file.as_ref(),
+            stderr_is_terminal: false,
+        };
+        describe(&parsed, &inputs)
+    }
+
+    fn find<'a>(settings: &'a [Setting], key: &str) -> &'a Setting {
+        settings.iter().find(|s| s.key == key).unwrap()
+    }
+
+    #[test]
+    fn every_layer_is_named_and_the_key_is_redacted() {
+        let settings = describe_with(
+            &["--max-turns", "6"],
+            &[("OPENAI_API_KEY", "sk-secret")],
+            &["OPENAI_API_KEY"],
+            Some("retries = 5\nmodel = \"gpt-x\"\n"),
+        );
+        assert_eq!(find(&settings, "max-turns").source, Source::Flag);
+        assert_eq!(find(&settings, "retries").source, Source::File);
+        assert_eq!(find(&settings, "model").value.as_deref(), Some("gpt-x"));
+        assert_eq!(find(&settings, "tools").source, Source::Default);
+        let key = find(&settings, "api-key");
+        assert_eq!(key.value.as_deref(), Some("***"));
+        assert_eq!(key.source, Source::DotEnv("OPENAI_API_KEY".into()));
+        let text = render_settings(&settings);
+        assert!(!text.contains("sk-secret"));
+        assert!(text.contains("api-key = \"***\""), "{text}");
+        // The listing is TOML.
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(table["max-turns"].as_integer(), Some(6));
+    }
+
+    #[test]
+    fn derived_choices_say_why() {
+        let settings = describe_with(&["--faux-script", "s.json", "-q"], &[], &[], None);
+        let provider = find(&settings, "provider");
+        assert_eq!(provider.value.as_deref(), Some("faux"));
+        assert_eq!(provider.source.to_string(), "default: --faux-script is set");
+        assert_eq!(
+            find(&settings, "model").source.to_string(),
+            "default: the provider's default"
+        );
+        assert_eq!(find(&settings, "events").value.as_deref(), Some("none"));
+        assert_eq!(find(&settings, "api-key").value, None);
+    }
+
+    #[test]
+    fn values_are_toml() {
+        assert_eq!(toml_value("4"), "4");
+        assert_eq!(toml_value("0.5"), "0.5");
+        assert_eq!(toml_value("30s"), "\"30s\"");
+        assert_eq!(toml_value("say \"hi\""), "\"say \\\"hi\\\"\"");
+        assert_eq!(toml_value("NaN"), "\"NaN\"");
+    }
+}

@@ -1,0 +1,320 @@
+//! The optional config file, `$XDG_CONFIG_HOME/leash/config.toml` (else
+//! `~/.config/leash/config.toml`): the layer below the environment and
+//! `.env` and above the defaults.
+//!
+//! Its keys are the long names of the flags that have a `LEASH_*`
+//! variable (`model`, `max-turns`, `stream`, ...), plus the provider
+//! variables that are not flags (`api-key`, `openai-api-key`, ...). An
+//! unknown key or a value of the wrong kind is refused, so a typo never
+//! passes silently. Nothing here decides precedence; `sources` does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+
+use crate::cli::Cli;
+
+/// The keys that stand for a variable rather than a flag, with that
+/// variable. Each is looked up after the environment.
+pub const VARIABLE_KEYS: [(&str, &str); 5] = [
+    ("api-key", "LEASH_API_KEY"),
+    ("openai-api-key", "OPENAI_API_KEY"),
+    ("anthropic-api-key", "ANTHROPIC_API_KEY"),
+    ("openai-base-url", "OPENAI_BASE_URL"),
+    ("anthropic-base-url", "ANTHROPIC_BASE_URL"),
+];
+
+/// A config file that could not be used: always a usage error (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigFileError {
+    /// It exists but cannot be read.
+    #[error("cannot read the config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// It is not TOML.
+    #[error("config file {path}: line {line}: {message}")]
+    Syntax {
+        /// The file.
+        path: String,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// A key leash does not know.
+    #[error(
+        "config file {path}: unknown key '{key}'{hint} (keys are the long flag names, \
+         e.g. max-turns, and {variables})"
+    )]
+    UnknownKey {
+        /// The file.
+        path: String,
+        /// The key.
+        key: String,
+        /// ` (did you mean 'max-turns'?)` or nothing.
+        hint: String,
+        /// The variable keys, listed.
+        variables: String,
+    },
+    /// A value of the wrong kind, or one clap refused.
+    #[error("config file {path}: {key}: {problem}")]
+    Value {
+        /// The file.
+        path: String,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// A loaded config file: every value as the text a flag would take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    values: BTreeMap<String, String>,
+}
+
+impl ConfigFile {
+    /// Where the config file is looked for: `$XDG_CONFIG_HOME/leash/config.toml`
+    /// when that variable holds an absolute path, else
+    /// `$HOME/.config/leash/config.toml`; `None` without either.
+    pub fn location(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        let xdg = env("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute());
+        let base = match xdg {
+            Some(path) => path,
+            None => PathBuf::from(env("HOME").filter(|home| !home.is_empty())?).join(".config"),
+        };
+        Some(base.join("leash").join("config.toml"))
+    }
+
+    /// Loads the file at `path`; a missing file is no file (`Ok(None)`).
+    pub fn load(path: &Path) -> Result<Option<ConfigFile>, ConfigFileError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(path, &text).map(Some),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ConfigFileError::Read {
+                path: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Parses and checks the text of a config file.
+    pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileError> {
+        let shown = path.display().to_string();
+        let table: toml::Table = toml::from_str(text).map_err(|error| ConfigFileError::Syntax {
+            path: shown.clone(),
+            line: error
+                .span()
+                .map(|span| text[..span.start.min(text.len())].lines().count().max(1))
+                .unwrap_or(1),
+            message: error.message().trim().to_owned(),
+        })?;
+        let flags = flag_keys();
+        let mut values = BTreeMap::new();
+        for (key, value) in table {
+            let value_error = |problem: &str| ConfigFileError::Value {
+                path: shown.clone(),
+                key: key.clone(),
+                problem: problem.to_owned(),
+            };
+            let text = match flags.iter().find(|(name, _)| *name == key) {
+                Some((_, true)) => match value {
+                    toml::Value::Boolean(on) => on.to_string(),
+                    _ => return Err(value_error("must be true or false")),
+                },
+                Some((_, false)) => flag_text(&value).ok_or_else(|| {
+                    value_error("must be a string, a number or (for tools) a list of strings")
+                })?,
+                None if VARIABLE_KEYS.iter().any(|(name, _)| *name == key) => match value {
+                    toml::Value::String(text) => text,
+                    _ => return Err(value_error("must be a string")),
+                },
+                None => return Err(unknown_key(&shown, &key, &flags)),
+            };
+            values.insert(key, text);
+        }
+        Ok(ConfigFile {
+            path: path.to_owned(),
+            values,
+        })
+    }
+
+    /// The value of `key`, if the file sets it.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    /// Every key the file sets, with its value as flag text.
+    pub fn values(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str()))
+    }
+}
+
+/// The keys that are flags (the long names of the flags with a `LEASH_*`
+/// variable), each with whether it is an on/off switch.
+pub fn flag_keys() -> Vec<(String, bool)> {
+    Cli::command()
+        .get_arguments()
+        .filter(|arg| arg.get_env().is_some())
+        .filter_map(|arg| {
+            let long = arg.get_long()?;
+            Some((long.to_owned(), !arg.get_action().takes_values()))
+        })
+        .collect()
+}
+
+/// A TOML value as the text its flag would take.
+fn flag_text(value: &toml::Value) -> Option<String> {
+    match value {
+        toml::Value::String(text) => Some(text.clone()),
+        toml::Value::Integer(number) => Some(number.to_string()),
+        toml::Value::Float(number) => Some(number.to_string()),
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .map(|items| items.join(",")),
+        _ => None,
+    }
+}
+
+fn unknown_key(path: &str, key: &str, flags: &[(String, bool)]) -> ConfigFileError {
+    let dashed = key.replace('_', "-").to_lowercase();
+    let known = flags
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .chain(VARIABLE_KEYS.iter().map(|(name, _)| *name))
+        .any(|name| name == dashed);
+    ConfigFileError::UnknownKey {
+        path: path.to_owned(),
+        key: key.to_owned(),
+        hint: if known && dashed != key {
+            format!(" (did you mean '{dashed}'?)")
+        } else {
+            String::new()
+        },
+        variables: VARIABLE_KEYS
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ConfigFile, ConfigFileError> {
+        ConfigFile::parse(Path::new("/c/leash/config.toml"), text)
+    }
+
+    #[test]
+    fn the_location_prefers_an_absolute_xdg_config_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }
+        };
+        assert_eq!(
+            ConfigFile::location(&env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")])),
+            Some(PathBuf::from("/x/leash/config.toml"))
+        );
+        assert_eq!(
+            ConfigFile::location(&env(&[("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.config/leash/config.toml"))
+        );
+        assert_eq!(ConfigFile::location(&env(&[])), None);
+    }
+
+    #[test]
+    fn values_become_flag_text() {
+        let file = parse(
+            "model = \"gpt-4.1\"\nmax-turns = 8\ntemperature = 0.5\nstream = true\n\
+             tools = [\"read_file\", \"list_dir\"]\napi-key = \"sk-1\"\n",
+        )
+        .unwrap();
+        let values: Vec<(&str, &str)> = file.values().collect();
+        assert_eq!(
+            values,
+            [
+                ("api-key", "sk-1"),
+                ("max-turns", "8"),
+                ("model", "gpt-4.1"),
+                ("stream", "true"),
+                ("temperature", "0.5"),
+                ("tools", "read_file,list_dir"),
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_kinds_are_refused() {
+        let error = parse("max_turns = 3").unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "config file /c/leash/config.toml: unknown key 'max_turns' (did you mean 'max-turns'?)"
+            ),
+            "{error}"
+        );
+        assert!(parse("prompt = \"hi\"").is_err());
+        assert_eq!(
+            parse("stream = \"yes\"").unwrap_err().to_string(),
+            "config file /c/leash/config.toml: stream: must be true or false"
+        );
+        assert!(parse("api-key = 5").is_err());
+        assert!(parse("[model]\nname = \"x\"").is_err());
+    }
+
+    #[test]
+    fn a_syntax_error_names_its_line() {
+        let error = parse("model = \"x\"\nmax-turns = = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("config file /c/leash/config.toml: line 2: "),
+            "{error}"
+        );
+        assert!(!error.contains('\n'), "{error}");
+    }
+
+    #[test]
+    fn every_flag_with_a_variable_is_a_key() {
+        let keys = flag_keys();
+        let expected = Cli::command()
+            .get_arguments()
+            .filter(|arg| arg.get_env().is_some())
+            .count();
+        assert_eq!(keys.len(), expected);
+        assert!(keys.contains(&("stream".to_owned(), true)));
+        assert!(keys.contains(&("max-turns".to_owned(), false)));
+    }
+
+    #[test]
+    fn a_missing_file_is_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            ConfigFile::load(&dir.path().join("none.toml")).unwrap(),
+            None
+        );
+        assert!(matches!(
+            ConfigFile::load(dir.path()),
+            Err(ConfigFileError::Read { .. })
+        ));
+    }
+}

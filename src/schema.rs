@@ -1,0 +1,157 @@
+//! `leash schema events|result`: the published JSON Schemas of the two
+//! machine-readable outputs, generated from the very types that serialize
+//! them (`render::jsonl::WireEvent`, `render::result::JsonResult`), so a
+//! schema cannot drift from what leash writes.
+//!
+//! Schemas describe what leash *writes* (serde's serialize contract):
+//! a field skipped when empty is optional, an `Option` written as `null`
+//! is required and nullable.
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::{Schema, json_schema};
+use serde_json::Value;
+
+use crate::outcome::Status;
+use crate::render::jsonl::{SCHEMA_VERSION, WireEvent};
+use crate::render::result::JsonResult;
+
+/// Which schema `leash schema` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaKind {
+    /// One line of `--events jsonl` (a `oneOf` over the event types).
+    Events,
+    /// The object `--output json` prints.
+    Result,
+}
+
+/// The JSON Schema (draft 2020-12) of `kind`.
+pub fn schema(kind: SchemaKind) -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    let (mut schema, title, description) = match kind {
+        SchemaKind::Events => (
+            generator.into_root_schema_for::<WireEvent<'static>>(),
+            "leash event".to_owned(),
+            format!(
+                "One line of `leash --events jsonl` (schemaVersion {SCHEMA_VERSION}): the first \
+                 line is `agent_start`, the last `run_end`."
+            ),
+        ),
+        SchemaKind::Result => (
+            generator.into_root_schema_for::<JsonResult<'static>>(),
+            "leash result".to_owned(),
+            "The object `leash --output json` prints on stdout, after every run.".to_owned(),
+        ),
+    };
+    schema.insert("title".to_owned(), Value::String(title));
+    schema.insert("description".to_owned(), Value::String(description));
+    schema.to_value()
+}
+
+/// Every status a run can end with, in exit-code order.
+const STATUSES: [Status; 10] = [
+    Status::Ok,
+    Status::Error,
+    Status::Usage,
+    Status::TurnLimit,
+    Status::Terminated,
+    Status::Length,
+    Status::InvalidOutput,
+    Status::Budget,
+    Status::Timeout,
+    Status::Interrupted,
+];
+
+/// The schema of a `status` field: one of the status names. (`Status` is
+/// written as a string by the renderers, so its schema is given here.)
+pub fn status_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = STATUSES.iter().map(|status| status.as_str()).collect();
+    json_schema!({
+        "type": "string",
+        "enum": names,
+        "description": "How the run ended; each status has its own exit code."
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compile-time reminder: a new `Status` must be added to `STATUSES`.
+    fn position(status: Status) -> usize {
+        match status {
+            Status::Ok => 0,
+            Status::Error => 1,
+            Status::Usage => 2,
+            Status::TurnLimit => 3,
+            Status::Terminated => 4,
+            Status::Length => 5,
+            Status::InvalidOutput => 6,
+            Status::Budget => 7,
+            Status::Timeout => 8,
+            Status::Interrupted => 9,
+        }
+    }
+
+    #[test]
+    fn every_status_is_listed_once() {
+        for (index, status) in STATUSES.iter().enumerate() {
+            assert_eq!(position(*status), index);
+        }
+    }
+
+    #[test]
+    fn the_event_schema_is_a_one_of_over_every_event_type() {
+        let schema = schema(SchemaKind::Events);
+        let variants = schema["oneOf"].as_array().unwrap();
+        let mut types: Vec<&str> = variants
+            .iter()
+            .map(|variant| variant["properties"]["type"]["const"].as_str().unwrap())
+            .collect();
+        types.sort_unstable();
+        assert_eq!(
+            types,
+            [
+                "agent_end",
+                "agent_start",
+                "message_end",
+                "message_start",
+                "message_update",
+                "notice",
+                "retry",
+                "run_end",
+                "tool_execution_end",
+                "tool_execution_start",
+                "tool_execution_update",
+                "turn_end",
+                "turn_start",
+            ]
+        );
+        assert!(jsonschema::validator_for(&schema).is_ok());
+    }
+
+    #[test]
+    fn the_result_schema_names_the_statuses_and_the_optional_fields() {
+        let schema = schema(SchemaKind::Result);
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(required.contains(&"reply") && required.contains(&"stopReason"));
+        assert!(!required.contains(&"errorMessage") && !required.contains(&"output"));
+        assert_eq!(schema["properties"]["status"]["enum"][3], "turn_limit");
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let ok = serde_json::json!({
+            "status": "ok", "exitCode": 0, "reply": "hi", "stopReason": "stop", "turns": 1,
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+            "durationMs": 3, "provider": "faux", "model": "faux"
+        });
+        assert!(validator.is_valid(&ok));
+        let mut bad = ok.clone();
+        bad["status"] = "fine".into();
+        assert!(!validator.is_valid(&bad));
+    }
+}

@@ -1,0 +1,279 @@
+//! The README's recipes, run as written on the scripted model: each block
+//! is read out of README.md (after its `<!-- recipe: NAME -->` marker) and
+//! run by bash with `leash` on the PATH and `LEASH_FAUX_SCRIPT` standing in
+//! for a provider. Where a recipe pipes into `jq` and `jq` is missing, the
+//! leash part runs alone and the test checks the same with serde_json.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
+
+#[path = "support/shell.rs"]
+mod shell;
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+use shell::{Workspace, has, stderr, stdout, tool_call};
+
+/// The code block that follows `<!-- recipe: NAME -->` in the README.
+fn recipe(name: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let marker = format!("<!-- recipe: {name} -->");
+    let after = &readme[readme
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {marker}"))..];
+    let fence = after.find("```").unwrap();
+    let body = &after[fence..];
+    let start = body.find('\n').unwrap() + 1;
+    let end = body[start..].find("```").unwrap();
+    body[start..start + end].to_owned()
+}
+
+/// The part of a recipe before it pipes into `jq`.
+fn before_jq(recipe: &str) -> String {
+    let cut = recipe.find("| jq").unwrap();
+    recipe[..cut]
+        .trim_end()
+        .trim_end_matches('\\')
+        .trim_end()
+        .to_owned()
+}
+
+/// Runs `script` in `ws` with the faux model answering from `responses`.
+fn run(ws: &Workspace, script: &str, responses: Value, env: &[(&str, &str)]) -> Output {
+    let path = ws.script(responses);
+    let mut cmd = ws.bash(script);
+    cmd.env("LEASH_FAUX_SCRIPT", path);
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    cmd.output().unwrap()
+}
+
+const REPLY: &str = "No bugs found.";
+
+fn answer() -> Value {
+    json!([{ "text": REPLY }])
+}
+
+fn failure() -> Value {
+    json!([{ "text": "Half an", "error": "upstream exploded" }])
+}
+
+/// `git ARGS` in `ws`, with an identity and no user configuration.
+fn git(ws: &Workspace, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(ws.dir.path())
+        .env("HOME", ws.path("home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+}
+
+/// A git repository in `ws`: `lib.rs` committed, then changed.
+fn git_repo(ws: &Workspace) {
+    assert!(has("git"), "these recipes need git");
+    ws.write("lib.rs", "fn first() -> u32 {\n    old_line()\n}\n");
+    git(ws, &["init", "-q"]);
+    git(ws, &["add", "lib.rs"]);
+    git(ws, &["commit", "-q", "-m", "base"]);
+    ws.write("lib.rs", "fn first() -> u32 {\n    new_line()\n}\n");
+}
+
+/// What the model was sent as the prompt, from a transcript.
+fn prompt_sent(transcript: &Path) -> String {
+    let text = std::fs::read_to_string(transcript).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    first["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_github_actions_step_passes_on_success_and_fails_the_job_otherwise() {
+    let yaml = recipe("github-actions");
+    assert!(yaml.contains("shell: bash"), "{yaml}");
+    // The `run: |` body, dedented, as the runner writes it to a script.
+    let lines: Vec<&str> = yaml.lines().collect();
+    let start = lines.iter().position(|l| l.trim() == "run: |").unwrap() + 1;
+    let indent = lines[start].len() - lines[start].trim_start().len();
+    let script: String = lines[start..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= indent)
+        .map(|l| format!("{}\n", l.get(indent..).unwrap_or("")))
+        .collect();
+
+    let ws = Workspace::new();
+    git_repo(&ws);
+    // `origin/main` is the base commit; HEAD carries the change.
+    git(&ws, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
+    git(&ws, &["commit", "-q", "-am", "change"]);
+    let summary = ws.path("summary.md");
+    let transcript = ws.path("transcript.jsonl");
+    let env = [
+        ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ("LEASH_TRANSCRIPT", transcript.to_str().unwrap()),
+    ];
+
+    let output = run(&ws, &script, answer(), &env);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path("review.md")).unwrap(),
+        format!("{REPLY}\n")
+    );
+    assert!(std::fs::read_to_string(&summary).unwrap().contains(REPLY));
+    let prompt = prompt_sent(&transcript);
+    assert!(prompt.starts_with("Any bugs in this change?"), "{prompt}");
+    assert!(
+        prompt.contains("<stdin>") && prompt.contains("+    new_line()"),
+        "{prompt}"
+    );
+    let events = std::fs::read_to_string(ws.path("leash-events.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    assert_eq!(last["status"], "ok");
+
+    // A failed run fails the step: nothing after it runs.
+    std::fs::remove_file(&summary).unwrap();
+    let output = run(&ws, &script, failure(), &env);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(!summary.exists(), "the step went on after leash failed");
+    assert_eq!(std::fs::read_to_string(ws.path("review.md")).unwrap(), "");
+    let events = std::fs::read_to_string(ws.path("leash-events.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    assert_eq!(last["status"], "error");
+    assert_eq!(last["message"], "provider error: upstream exploded");
+
+    // So does the turn limit.
+    let looping = json!({"responses": [{"toolCalls": [tool_call("list_dir", json!({}))]}], "repeatLast": true});
+    let mut env = env.to_vec();
+    env.push(("LEASH_MAX_TURNS", "1"));
+    let output = run(&ws, &script, looping, &env);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert!(!summary.exists());
+}
+
+#[test]
+fn a_diff_piped_in_reaches_the_model_after_the_prompt() {
+    let script = recipe("git-diff");
+    assert!(script.starts_with("git diff | leash -s "), "{script}");
+    let ws = Workspace::new();
+    git_repo(&ws);
+    let transcript = ws.path("transcript.jsonl");
+    let output = run(
+        &ws,
+        &script,
+        answer(),
+        &[("LEASH_TRANSCRIPT", transcript.to_str().unwrap())],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    let prompt = prompt_sent(&transcript);
+    assert!(prompt.starts_with("Any bugs?"), "{prompt}");
+    assert!(
+        prompt.contains("-    old_line()\n+    new_line()"),
+        "{prompt}"
+    );
+    assert!(prompt.trim_end().ends_with("</stdin>"), "{prompt}");
+}
+
+#[test]
+fn jq_takes_the_reply_out_of_the_json_result() {
+    let script = recipe("jq-reply");
+    let ws = Workspace::new();
+    if has("jq") {
+        let output = run(&ws, &script, answer(), &[]);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        assert_eq!(stdout(&output), format!("{REPLY}\n"));
+        // Under pipefail the pipeline fails when leash does.
+        let output = run(&ws, &script, failure(), &[]);
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+    } else {
+        let leash = before_jq(&script);
+        let output = run(&ws, &leash, answer(), &[]);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(result["reply"], REPLY);
+        let output = run(&ws, &leash, failure(), &[]);
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+    }
+}
+
+#[test]
+fn xargs_runs_leash_over_many_files_and_reports_any_failure() {
+    assert!(has("xargs") && has("find"), "this recipe needs findutils");
+    let script = recipe("xargs");
+    let ws = Workspace::new();
+    let names = ["a", "b", "c", "d", "e", "f"];
+    for name in names {
+        ws.write(&format!("src/{name}.rs"), "fn main() {}\n");
+    }
+    let every = json!({"responses": [{"text": REPLY}], "repeatLast": true});
+    let output = run(&ws, &script, every, &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    for name in names {
+        let summary = std::fs::read_to_string(ws.path(&format!("src/{name}.rs.summary"))).unwrap();
+        assert_eq!(summary, format!("{REPLY}\n"), "{name}");
+    }
+    // A failing run makes xargs exit 123; each run says why on stderr.
+    let broken = json!({"responses": [{"error": "rate limited"}], "repeatLast": true});
+    let output = run(&ws, &script, broken, &[]);
+    assert_eq!(output.status.code(), Some(123), "{output:?}");
+    let why: Vec<String> = stderr(&output)
+        .lines()
+        .filter(|line| line.starts_with("leash: "))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(why.len(), names.len(), "{why:?}");
+    assert!(
+        why.iter()
+            .all(|line| line == "leash: provider error: rate limited")
+    );
+    for name in names {
+        let summary = std::fs::read_to_string(ws.path(&format!("src/{name}.rs.summary"))).unwrap();
+        assert_eq!(summary, "", "{name}");
+    }
+}
+
+#[test]
+fn jq_reads_the_jsonl_events() {
+    let script = recipe("jq-events");
+    let ws = Workspace::new();
+    let responses = json!([
+        {"toolCalls": [
+            tool_call("list_dir", json!({})),
+            tool_call("read_file", json!({"path": "missing.rs"}))
+        ]},
+        {"text": REPLY}
+    ]);
+    let mut lines: Vec<Value> = if has("jq") {
+        let output = run(&ws, &script, responses, &[]);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        stdout(&output)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    } else {
+        let output = run(&ws, &before_jq(&script), responses, &[]);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        stdout(&output)
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|event| event["type"] == "tool_execution_end")
+            .map(|event| json!({"toolName": event["toolName"], "isError": event["isError"]}))
+            .collect()
+    };
+    // Parallel tools end in completion order.
+    lines.sort_by_key(|line| line["toolName"].as_str().unwrap().to_owned());
+    assert_eq!(
+        lines,
+        vec![
+            json!({"toolName": "list_dir", "isError": false}),
+            json!({"toolName": "read_file", "isError": true}),
+        ]
+    );
+}
