@@ -152,10 +152,13 @@ fn print_command(args: &[OsString], stdout: &mut dyn Write) -> Result<(), clap::
         }
         Some(("help", sub)) => {
             let help = match sub.get_one::<String>("command") {
-                Some(name) => command_tree()
-                    .find_subcommand_mut(name)
-                    .map(|command| command.render_help().to_string())
-                    .unwrap_or_default(),
+                Some(name) => {
+                    let mut tree = command_tree().bin_name("leash");
+                    tree.build();
+                    tree.find_subcommand_mut(name)
+                        .map(|command| command.render_help().to_string())
+                        .unwrap_or_default()
+                }
                 None => run_command().render_help().to_string(),
             };
             text.extend_from_slice(help.as_bytes());

@@ -279,7 +279,7 @@ fn help_is_short_complete_and_the_same_three_ways() {
     ] {
         assert!(long.contains(word), "{word} missing:\n{long}");
     }
-    assert!(help(&["help", "config"]).contains("Usage: config [OPTIONS]"));
+    assert!(help(&["help", "config"]).contains("Usage: leash config [OPTIONS]"));
 }
 
 // ---------------------------------------------------------- configuration
