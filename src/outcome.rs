@@ -279,7 +279,8 @@ mod tests {
         };
         let interrupt = Some(AbortCause::Signal(Signal::Interrupt));
         let terminate = Some(AbortCause::Signal(Signal::Terminate));
-        let cases: Vec<(Vec<Message>, Option<AbortCause>, GuardReport, (Status, u8))> = vec![
+        type Case = (Vec<Message>, Option<AbortCause>, GuardReport, (Status, u8));
+        let cases: Vec<Case> = vec![
             (
                 vec![user.clone(), stop.clone()],
                 None,
