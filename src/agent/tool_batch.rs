@@ -99,6 +99,7 @@ async fn execute_sequentially(calls: &[ToolCall], batch: &BatchContext<'_>) -> B
         // "Operation aborted" without running them.
         let finalized = match prepare_tool_call(
             call,
+            index,
             batch.tools,
             batch.hooks,
             batch.context,
@@ -145,7 +146,16 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
     let mut runnable = Vec::new();
     for (index, call) in calls.iter().enumerate() {
         emit_start(call, batch.emit);
-        match prepare_tool_call(call, batch.tools, batch.hooks, batch.context, batch.cancel).await {
+        let prepared = prepare_tool_call(
+            call,
+            index,
+            batch.tools,
+            batch.hooks,
+            batch.context,
+            batch.cancel,
+        )
+        .await;
+        match prepared {
             Prepared::Immediate(outcome) => {
                 messages[index] = Some(emit_end(call, &outcome, batch.emit));
                 finalized[index] = Some(outcome);

@@ -20,6 +20,18 @@ use crate::tools::{Tool, ToolUpdates};
 /// The default text of a call `before_tool_call` blocked without a reason.
 pub const BLOCKED: &str = "Tool execution was blocked";
 
+/// The most tool calls of one assistant message that run; every later call
+/// of the message is answered with an error without running. Real replies
+/// hold a handful; this bounds what one hostile reply can start at once.
+pub const MAX_TOOL_CALLS_PER_MESSAGE: usize = 64;
+
+/// The most bytes of argument JSON one call may carry. The file tools need
+/// a few hundred; a larger call is answered with an error without running.
+pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
+
+/// The most characters of a model-given tool name an error repeats.
+const SHOWN_NAME_CHARS: usize = 100;
+
 /// The text of every call of a `length`-truncated message.
 pub const TRUNCATED_CALL: &str = "not executed: the response hit the output token limit, its arguments may be truncated; re-issue the call";
 
@@ -52,8 +64,10 @@ impl Finalized {
 }
 
 /// Finds the tool, validates the arguments and asks `before_tool_call`.
+/// `position` is the call's place in its message (0 for the first).
 pub(crate) async fn prepare_tool_call(
     call: &ToolCall,
+    position: usize,
     tools: &[Arc<dyn Tool>],
     hooks: &dyn AgentHooks,
     context: &[Message],
@@ -62,9 +76,25 @@ pub(crate) async fn prepare_tool_call(
     if cancel.is_cancelled() {
         return Prepared::Immediate(Finalized::refused(ABORTED));
     }
+    if position >= MAX_TOOL_CALLS_PER_MESSAGE {
+        return Prepared::Immediate(Finalized::refused(format!(
+            "not executed: the reply holds more than {MAX_TOOL_CALLS_PER_MESSAGE} tool calls, \
+             the most one reply may run; re-issue this call in the next turn"
+        )));
+    }
     let Some(tool) = tools.iter().find(|tool| tool.spec().name == call.name) else {
-        return Prepared::Immediate(Finalized::refused(format!("Tool {} not found", call.name)));
+        return Prepared::Immediate(Finalized::refused(format!(
+            "Tool {} not found",
+            snippet(&call.name, SHOWN_NAME_CHARS)
+        )));
     };
+    if arguments_too_large(&call.arguments) {
+        return Prepared::Immediate(Finalized::refused(format!(
+            "Invalid arguments for {}: they are larger than {MAX_ARGUMENT_BYTES} bytes, \
+             the most one call may carry",
+            call.name
+        )));
+    }
     if let Err(problem) = validate_arguments(&tool.spec().parameters, &call.arguments) {
         return Prepared::Immediate(Finalized::refused(format!(
             "Invalid arguments for {}: {problem}",
@@ -82,6 +112,29 @@ pub(crate) async fn prepare_tool_call(
             Prepared::Immediate(refused)
         }
         Err(text) => Prepared::Immediate(Finalized::refused(text)),
+    }
+}
+
+/// Whether the arguments' JSON text is longer than [`MAX_ARGUMENT_BYTES`].
+/// Serialization stops at the cap, so a huge value costs no more than that.
+fn arguments_too_large(arguments: &Value) -> bool {
+    /// Counts bytes and fails once past the cap.
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            if self.0 > MAX_ARGUMENT_BYTES {
+                return Err(std::io::Error::other("past the cap"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    match arguments {
+        Value::String(raw) => raw.len() > MAX_ARGUMENT_BYTES,
+        other => serde_json::to_writer(Counter(0), other).is_err(),
     }
 }
 
@@ -256,6 +309,18 @@ mod tests {
     fn a_wrong_type_names_the_field() {
         let error = validate_arguments(&schema(), &json!({"path": 3})).unwrap_err();
         assert!(error.starts_with("/path: "), "{error}");
+    }
+
+    #[test]
+    fn the_argument_size_cap_counts_the_json_text() {
+        let fits = "x".repeat(MAX_ARGUMENT_BYTES - 20);
+        assert!(!arguments_too_large(&json!({ "path": fits })));
+        let big = "x".repeat(MAX_ARGUMENT_BYTES);
+        assert!(arguments_too_large(&json!({ "path": big })));
+        assert!(!arguments_too_large(&Value::String(big.clone())));
+        assert!(arguments_too_large(&Value::String(big + "x")));
+        let many: Vec<u32> = vec![7; MAX_ARGUMENT_BYTES / 2 + 1];
+        assert!(arguments_too_large(&json!({ "items": many })));
     }
 
     #[test]

@@ -79,48 +79,71 @@ impl Provider for AnthropicProvider {
                     Err(failure) => {
                         retry += 1;
                         let reason = http::redact(&failure.message, key.as_ref());
-                        match http::retry_delay(&failure, retry, &settings) {
-                            Some(delay) => {
+                        match http::retry_plan(&failure, retry, &settings) {
+                            http::RetryPlan::After(delay) => {
                                 let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
                                 yield StreamEvent::Retry { attempt: retry, delay_ms, reason };
                                 tokio::time::sleep(delay).await;
                             }
-                            None => {
-                                yield StreamEvent::Error(reason);
+                            plan => {
+                                yield StreamEvent::Error(http::gave_up_message(&reason, retry - 1, plan));
                                 return;
                             }
                         }
                     }
                 }
             };
-            // From here on the body is being used: no retry.
-            let mut events = sse::events(response);
-            let mut decoder = Decoder::default();
-            let mut out = Vec::new();
-            loop {
-                match events.next().await {
-                    Some(Ok(event)) => {
-                        let flow = decoder.feed(&event.event, &event.data, &mut out);
-                        for item in out.drain(..) {
-                            yield redact_event(item, key.as_ref());
-                        }
-                        if flow == Flow::Finished {
-                            return;
-                        }
-                    }
-                    Some(Err(err)) => {
-                        yield StreamEvent::Error(http::redact(&err.to_string(), key.as_ref()));
-                        return;
-                    }
-                    None => {
-                        yield decoder.end_of_stream();
-                        return;
-                    }
+            let response = match http::event_stream(response, key.as_ref()).await {
+                Ok(response) => response,
+                Err(failure) => {
+                    yield StreamEvent::Error(failure.message);
+                    return;
                 }
+            };
+            // From here on the body is being used: no retry.
+            let mut events = decode(sse::events(response));
+            while let Some(event) = events.next().await {
+                yield redact_event(event, key.as_ref());
             }
         }
         .boxed()
     }
+}
+
+/// The stream of one response body: SSE events in, [`StreamEvent`]s out,
+/// ending with exactly one `Done` or `Error` whatever the events are. No
+/// I/O of its own and no redaction (the provider redacts what leaves it);
+/// public so the fuzz targets can feed it any event sequence.
+pub fn decode<S>(events: S) -> BoxStream<'static, StreamEvent>
+where
+    S: futures::Stream<Item = Result<sse::SseEvent, sse::SseError>> + Send + 'static,
+{
+    Box::pin(async_stream::stream! {
+        let mut events = Box::pin(events);
+        let mut decoder = Decoder::default();
+        let mut out = Vec::new();
+        loop {
+            match events.next().await {
+                Some(Ok(event)) => {
+                    let flow = decoder.feed(&event.event, &event.data, &mut out);
+                    for item in out.drain(..) {
+                        yield item;
+                    }
+                    if flow == Flow::Finished {
+                        return;
+                    }
+                }
+                Some(Err(err)) => {
+                    yield StreamEvent::Error(err.to_string());
+                    return;
+                }
+                None => {
+                    yield decoder.end_of_stream();
+                    return;
+                }
+            }
+        }
+    })
 }
 
 /// `{base}/v1/messages`, with or without a trailing slash on the base.

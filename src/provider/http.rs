@@ -4,13 +4,14 @@
 //! schedule (which failures, how long to wait, when to give up).
 //!
 //! It must never let the API key into a message — every message passes
-//! through [`redact`] — and never read an error body without a bound. It
-//! never retries by itself: the provider decides, because only it knows
-//! whether the body of a response was already used.
+//! through [`redact`] —, never read an error body without a bound, and
+//! never wait without bound for response headers. It never retries by
+//! itself: the provider decides, because only it knows whether the body of
+//! a response was already used.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
@@ -18,6 +19,11 @@ use super::{ApiKey, HttpSettings};
 
 /// How long establishing a connection (TCP and TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the server may take to send the response headers once the
+/// request is sent (as long as a stream may stay silent: some servers only
+/// answer once the model produced its first token).
+pub const HEADERS_TIMEOUT: Duration = super::sse::IDLE_TIMEOUT;
 
 /// How much of an error response's body is read.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -73,10 +79,33 @@ pub async fn send(
     request: reqwest::Request,
     key: Option<&ApiKey>,
 ) -> Result<reqwest::Response, HttpFailure> {
+    send_within(client, request, key, HEADERS_TIMEOUT).await
+}
+
+/// [`send`], waiting at most `headers_timeout` for the response headers.
+/// A server that sends none in time is a retryable failure.
+pub async fn send_within(
+    client: &reqwest::Client,
+    request: reqwest::Request,
+    key: Option<&ApiKey>,
+    headers_timeout: Duration,
+) -> Result<reqwest::Response, HttpFailure> {
     let target = display_url(request.url());
-    let response = match client.execute(request).await {
-        Ok(response) => response,
-        Err(err) => return Err(connection_failure(&err, &target, key)),
+    let response = match tokio::time::timeout(headers_timeout, client.execute(request)).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(err)) => return Err(connection_failure(&err, &target, key)),
+        Err(_) => {
+            let message = format!(
+                "{target} sent no response within {}s",
+                headers_timeout.as_secs_f64()
+            );
+            return Err(HttpFailure {
+                status: None,
+                message: redact(&message, key),
+                retry_after: None,
+                retryable: true,
+            });
+        }
     };
     let status = response.status();
     if status.is_success() {
@@ -99,6 +128,67 @@ pub async fn send(
     })
 }
 
+/// Checks that a successful response is an event stream before a byte of
+/// it is used. A body the server labels HTML, JSON or XML is not (a login
+/// page of a proxy, a server that ignores `stream: true`): it becomes a
+/// failure that says what came instead, quoting the start of the body with
+/// `key` redacted. A missing or any other content type is read as a stream.
+pub async fn event_stream(
+    response: reqwest::Response,
+    key: Option<&ApiKey>,
+) -> Result<reqwest::Response, HttpFailure> {
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let Some(kind) = content_type.as_deref().and_then(not_an_event_stream) else {
+        return Ok(response);
+    };
+    let body = read_bounded(response, ERROR_BODY_LIMIT).await;
+    let detail = match kind {
+        "JSON" => provider_error_message(&body).unwrap_or_else(|| snippet(&body)),
+        _ => snippet(&body),
+    };
+    let hint = match kind {
+        "JSON" => "the server may not support streaming",
+        _ => "is the base URL the API's address?",
+    };
+    let head = format!("HTTP {status} with {kind} instead of an event stream ({hint})");
+    let message = if detail.is_empty() {
+        head
+    } else {
+        format!("{head}: {detail}")
+    };
+    Err(HttpFailure {
+        status: Some(status.as_u16()),
+        message: redact(&message, key),
+        retry_after: None,
+        retryable: false,
+    })
+}
+
+/// What a content type says the body is, when that is surely not an event
+/// stream.
+fn not_an_event_stream(content_type: &str) -> Option<&'static str> {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if media == "text/html" || media == "application/xhtml+xml" {
+        Some("HTML")
+    } else if media == "application/json" || media.ends_with("+json") {
+        Some("JSON")
+    } else if media.ends_with("/xml") || media.ends_with("+xml") {
+        Some("XML")
+    } else {
+        None
+    }
+}
+
 /// Whether a response with this status may succeed when tried again:
 /// timeouts, conflicts, rate limits and server errors (529 is Anthropic's
 /// "overloaded"). 400/401/403/404 and the other 4xx never will.
@@ -112,17 +202,57 @@ pub fn is_retryable_status(status: u16) -> bool {
 /// server's `retry-after` when it gave a reasonable one, else exponential
 /// backoff (500 ms × 2^(retry-1), at most 8 s) with ±25% jitter.
 pub fn retry_delay(failure: &HttpFailure, retry: u32, settings: &HttpSettings) -> Option<Duration> {
+    match retry_plan(failure, retry, settings) {
+        RetryPlan::After(delay) => Some(delay),
+        RetryPlan::GiveUp | RetryPlan::PastDeadline(_) => None,
+    }
+}
+
+/// What to do after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryPlan {
+    /// Try again after this wait.
+    After(Duration),
+    /// Not retryable, or the retries are used up.
+    GiveUp,
+    /// A retry would be allowed, but its wait would end past the run's
+    /// abort timer; giving up at once beats a wait the timer cuts.
+    PastDeadline(Duration),
+}
+
+/// [`retry_delay`], saying why there is no retry.
+pub fn retry_plan(failure: &HttpFailure, retry: u32, settings: &HttpSettings) -> RetryPlan {
     if !failure.retryable || retry == 0 || retry > settings.retries {
-        return None;
+        return RetryPlan::GiveUp;
     }
     let delay = match failure.retry_after {
         Some(wait) if wait <= RETRY_AFTER_CAP => wait,
         _ => jittered(backoff(retry), rand::random_range(0.75..=1.25)),
     };
+    let ends = tokio::time::Instant::now().checked_add(delay);
     match settings.deadline {
-        Some(deadline) if tokio::time::Instant::now() + delay >= deadline => None,
-        _ => Some(delay),
+        Some(deadline) if ends.is_none_or(|ends| ends >= deadline) => {
+            RetryPlan::PastDeadline(delay)
+        }
+        _ => RetryPlan::After(delay),
     }
+}
+
+/// The final error after the last attempt: the failure, how often it was
+/// retried, and why no further retry was made when the timer forbade it.
+pub fn gave_up_message(message: &str, retries: u32, plan: RetryPlan) -> String {
+    let mut out = match retries {
+        0 => message.to_string(),
+        1 => format!("{message} (after 1 retry)"),
+        n => format!("{message} (after {n} retries)"),
+    };
+    if let RetryPlan::PastDeadline(delay) = plan {
+        out.push_str(&format!(
+            "; not retried: waiting {:.1}s would pass the run's timeout",
+            delay.as_secs_f64()
+        ));
+    }
+    out
 }
 
 /// The backoff before retry number `retry`, without jitter.
@@ -639,6 +769,109 @@ mod tests {
                 retry_after: Some(Duration::from_secs(2)),
                 retryable: true,
             }
+        );
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_is_a_retryable_failure_after_the_timeout() {
+        // Accepts the connection, reads nothing, answers nothing.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/messages", listener.local_addr().unwrap());
+        let hold = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            drop(socket);
+        });
+        let client = client();
+        let request = client.post(&url).build().unwrap();
+        let started = std::time::Instant::now();
+        let failure = send_within(&client, request, None, Duration::from_millis(300))
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(3));
+        assert_eq!(
+            failure.message,
+            format!("{url} sent no response within 0.3s")
+        );
+        assert!(failure.retryable);
+        hold.abort();
+    }
+
+    async fn served(template: wiremock::ResponseTemplate) -> Result<String, HttpFailure> {
+        use wiremock::matchers::method;
+        use wiremock::{Mock, MockServer};
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(template)
+            .mount(&server)
+            .await;
+        let client = client();
+        let request = client.post(server.uri()).build().unwrap();
+        let key = ApiKey::new("sk-echoed-key");
+        let response = send(&client, request, Some(&key)).await?;
+        let response = event_stream(response, Some(&key)).await?;
+        Ok(response.text().await.unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_success_that_is_not_an_event_stream_says_what_came_instead() {
+        use wiremock::ResponseTemplate;
+        let html = ResponseTemplate::new(200).set_body_raw(
+            "<html><body>Please log in, sk-echoed-key</body></html>",
+            "text/html; charset=utf-8",
+        );
+        let failure = served(html).await.unwrap_err();
+        assert_eq!(
+            failure.message,
+            "HTTP 200 OK with HTML instead of an event stream (is the base URL the API's address?): <html><body>Please log in, ***</body></html>"
+        );
+        assert!(!failure.retryable);
+        let json = ResponseTemplate::new(200).set_body_raw(
+            r#"{"error":{"message":"streaming is not supported"}}"#,
+            "application/json",
+        );
+        assert_eq!(
+            served(json).await.unwrap_err().message,
+            "HTTP 200 OK with JSON instead of an event stream (the server may not support streaming): streaming is not supported"
+        );
+        // An event stream, or a body without a content type, is read.
+        let sse = ResponseTemplate::new(200).set_body_raw("data: x\n\n", "text/event-stream");
+        assert_eq!(served(sse).await.unwrap(), "data: x\n\n");
+        let bare = ResponseTemplate::new(200).set_body_bytes("data: y\n\n");
+        assert_eq!(served(bare).await.unwrap(), "data: y\n\n");
+    }
+
+    #[test]
+    fn content_types_that_are_surely_not_event_streams() {
+        for (content_type, kind) in [
+            ("text/html", Some("HTML")),
+            ("TEXT/HTML; charset=UTF-8", Some("HTML")),
+            ("application/json", Some("JSON")),
+            ("application/problem+json", Some("JSON")),
+            ("text/xml", Some("XML")),
+            ("text/event-stream", None),
+            ("text/event-stream; charset=utf-8", None),
+            ("text/plain", None),
+            ("application/octet-stream", None),
+            ("", None),
+        ] {
+            assert_eq!(not_an_event_stream(content_type), kind, "{content_type}");
+        }
+    }
+
+    #[test]
+    fn giving_up_says_why_when_the_timer_forbids_the_wait() {
+        assert_eq!(
+            gave_up_message(
+                "HTTP 429",
+                0,
+                RetryPlan::PastDeadline(Duration::from_secs(5))
+            ),
+            "HTTP 429; not retried: waiting 5.0s would pass the run's timeout"
+        );
+        assert_eq!(
+            gave_up_message("HTTP 500", 2, RetryPlan::GiveUp),
+            "HTTP 500 (after 2 retries)"
         );
     }
 

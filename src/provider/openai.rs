@@ -97,9 +97,12 @@ impl Provider for OpenAiProvider {
                     Err(failure) => failure,
                 };
                 retry += 1;
-                let Some(delay) = http::retry_delay(&failure, retry, &settings) else {
-                    yield StreamEvent::Error(gave_up_message(&failure.message, retry - 1));
-                    return;
+                let delay = match http::retry_plan(&failure, retry, &settings) {
+                    http::RetryPlan::After(delay) => delay,
+                    plan => {
+                        yield StreamEvent::Error(http::gave_up_message(&failure.message, retry - 1, plan));
+                        return;
+                    }
                 };
                 yield StreamEvent::Retry {
                     attempt: retry,
@@ -108,25 +111,48 @@ impl Provider for OpenAiProvider {
                 };
                 tokio::time::sleep(delay).await;
             };
-
-            let mut events = sse::events(response);
-            let mut decoder = Decoder::default();
-            let mut out = Vec::new();
-            loop {
-                let flow = match events.next().await {
-                    Some(Ok(event)) => decoder.feed(&event.event, &event.data, &mut out),
-                    Some(Err(err)) => decoder.broken(&err, &mut out),
-                    None => decoder.finish(&mut out),
-                };
-                for event in out.drain(..) {
-                    yield redact_event(event, key);
-                }
-                if flow == Flow::End {
+            let response = match http::event_stream(response, key).await {
+                Ok(response) => response,
+                Err(failure) => {
+                    yield StreamEvent::Error(failure.message);
                     return;
                 }
+            };
+
+            let mut events = decode(sse::events(response));
+            while let Some(event) = events.next().await {
+                yield redact_event(event, key);
             }
         })
     }
+}
+
+/// The stream of one response body: SSE events in, [`StreamEvent`]s out,
+/// ending with exactly one `Done` or `Error` whatever the events are. No
+/// I/O of its own and no redaction (the provider redacts what leaves it);
+/// public so the fuzz targets can feed it any event sequence.
+pub fn decode<S>(events: S) -> BoxStream<'static, StreamEvent>
+where
+    S: futures::Stream<Item = Result<sse::SseEvent, sse::SseError>> + Send + 'static,
+{
+    Box::pin(async_stream::stream! {
+        let mut events = Box::pin(events);
+        let mut decoder = Decoder::default();
+        let mut out = Vec::new();
+        loop {
+            let flow = match events.next().await {
+                Some(Ok(event)) => decoder.feed(&event.event, &event.data, &mut out),
+                Some(Err(err)) => decoder.broken(&err, &mut out),
+                None => decoder.finish(&mut out),
+            };
+            for event in out.drain(..) {
+                yield event;
+            }
+            if flow == Flow::End {
+                return;
+            }
+        }
+    })
 }
 
 /// `POST {base}/chat/completions`; a trailing slash on the base is fine.
@@ -138,15 +164,6 @@ fn endpoint(base_url: &str) -> String {
         base
     };
     format!("{}/chat/completions", base.trim_end_matches('/'))
-}
-
-/// The final error after the last attempt, saying how often it was tried.
-fn gave_up_message(message: &str, retries: u32) -> String {
-    match retries {
-        0 => message.to_string(),
-        1 => format!("{message} (after 1 retry)"),
-        n => format!("{message} (after {n} retries)"),
-    }
 }
 
 /// Error and retry texts can quote what a server sent; the key goes.
@@ -676,13 +693,26 @@ impl Decoder {
         };
         match last {
             Some(last) if !is_new => last.index,
-            _ => self
-                .calls
-                .iter()
-                .map(|call| call.index + 1)
-                .max()
-                .unwrap_or(0),
+            _ => self.unused_index(),
         }
+    }
+
+    /// The index after the highest in use, or — when a server sent the
+    /// largest index there is — the lowest free one.
+    fn unused_index(&self) -> usize {
+        let used = |index: usize| self.calls.iter().any(|call| call.index == index);
+        let after_highest = self
+            .calls
+            .iter()
+            .map(|call| call.index.saturating_add(1))
+            .max()
+            .unwrap_or(0);
+        if !used(after_highest) {
+            return after_highest;
+        }
+        (0..=self.calls.len())
+            .find(|&index| !used(index))
+            .unwrap_or(0)
     }
 
     /// Calls that never got a name are still reported, so the loop answers
@@ -1143,6 +1173,26 @@ mod tests {
     }
 
     #[test]
+    fn a_call_at_the_largest_index_and_one_without_an_index_do_not_overflow() {
+        // Found with the openai_stream fuzz target: `index + 1` overflowed.
+        let max = usize::MAX;
+        let events = decode(&[
+            json!({"choices":[{"delta":{"tool_calls":[{"index": max, "id": "a", "function": {"name": "x", "arguments": "{}"}}]}}]}).to_string(),
+            json!({"choices":[{"delta":{"tool_calls":[{"id": "b", "function": {"name": "y", "arguments": "{}"}}]}}]}).to_string(),
+            finish("tool_calls"),
+        ]);
+        let starts: Vec<_> = events
+            .iter()
+            .filter_map(|event| match event {
+                StreamEvent::ToolCallStart { key, id, .. } => Some((*key, id.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, vec![(max, "a"), (0, "b")]);
+        assert_eq!(events.last(), Some(&StreamEvent::Done(StopReason::ToolUse)));
+    }
+
+    #[test]
     fn the_usage_chunk_separates_cached_tokens() {
         let usage = json!({"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,
             "prompt_tokens_details":{"cached_tokens":60}}})
@@ -1576,7 +1626,8 @@ mod tests {
         assert_eq!(
             events,
             vec![StreamEvent::Error(
-                "HTTP 503 Service Unavailable".to_string()
+                "HTTP 503 Service Unavailable; not retried: waiting 5.0s would pass the run's timeout"
+                    .to_string()
             )]
         );
     }

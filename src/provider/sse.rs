@@ -2,22 +2,59 @@
 //! chunks) into a stream of SSE events, one `event` name and `data` payload
 //! each. A thin wrapper over `eventsource-stream`, which does the framing;
 //! this module adds what a client of an untrusted server needs on top: a
-//! cap on the size of one event, a prompt error for bytes that are not
-//! UTF-8, and typed errors.
+//! cap on the size of one event and of the whole response, an idle timeout,
+//! a prompt error for bytes that are not UTF-8, and typed errors.
 //!
-//! It must never buffer without bound, never panic on what a server sends,
-//! and never go on after an error: the first `Err` is the last item.
+//! It must never buffer without bound, never wait without bound for a
+//! server that went silent, never panic on what a server sends, and never
+//! go on after an error: the first `Err` is the last item.
 
 use std::borrow::Cow;
 use std::fmt::Display;
+use std::time::Duration;
 
 use eventsource_stream::{EventStream, EventStreamError};
 use futures::stream::{BoxStream, Stream, StreamExt};
 
 /// The default cap on the size of one event (its lines, terminators not
 /// counted). Real events are a few hundred bytes; this only stops a broken
-/// or hostile server from growing the buffer forever.
+/// or hostile server from growing the buffer forever. It is checked before
+/// a byte is buffered, so a longer line costs at most this much memory.
 pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The default cap on the bytes of one whole response body. A real reply is
+/// a few hundred kilobytes at most (output tokens are capped); this bounds
+/// the memory an endless stream can make leash hold before the abort timer
+/// fires.
+pub const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How long a response body may stay silent (no byte at all) before the
+/// reply counts as failed. Generous, because a reasoning model may think
+/// for minutes before its first token; the run's abort timer is usually
+/// shorter and fires first.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The bounds one response is read within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most bytes one event may hold.
+    pub max_event_bytes: usize,
+    /// The most bytes the whole body may hold.
+    pub max_response_bytes: u64,
+    /// The longest silence between two chunks; `None` waits forever.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl Default for Limits {
+    /// The limits every provider response is read within.
+    fn default() -> Self {
+        Limits {
+            max_event_bytes: MAX_EVENT_BYTES,
+            max_response_bytes: MAX_RESPONSE_BYTES,
+            idle_timeout: Some(IDLE_TIMEOUT),
+        }
+    }
+}
 
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,30 +75,57 @@ pub enum SseError {
     #[error("the response stream is not valid UTF-8")]
     InvalidUtf8,
     /// One event grew past the cap.
-    #[error("the response stream holds an event larger than {limit} bytes")]
+    #[error(
+        "the response stream holds an event larger than {} (the cap on one event); the server is broken or not an LLM API",
+        size(*limit as u64)
+    )]
     EventTooLarge {
         /// The cap that was passed.
         limit: usize,
+    },
+    /// The whole body grew past the cap.
+    #[error(
+        "the response is larger than {} (the cap on one reply); the server is broken or not an LLM API",
+        size(*limit)
+    )]
+    ResponseTooLarge {
+        /// The cap that was passed.
+        limit: u64,
+    },
+    /// No byte arrived for too long.
+    #[error("the server sent nothing for {}s; gave up waiting", .after.as_secs())]
+    Idle {
+        /// The silence that was waited out.
+        after: Duration,
     },
     /// The framing could not be parsed.
     #[error("the response stream is not a valid event stream: {0}")]
     Malformed(String),
 }
 
-/// The events of an HTTP response body, capped at [`MAX_EVENT_BYTES`] per
-/// event. Dropping the stream drops the response, which closes the
-/// connection.
+/// A byte count for people: `16 MiB`, or bytes when not a whole MiB.
+fn size(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// The events of an HTTP response body, read within [`Limits::default`].
+/// Dropping the stream drops the response, which closes the connection.
 pub fn events(response: reqwest::Response) -> BoxStream<'static, Result<SseEvent, SseError>> {
-    from_bytes(
+    with_limits(
         response
             .bytes_stream()
             .map(|chunk| chunk.map_err(|err| super::http::root_cause(&err))),
-        MAX_EVENT_BYTES,
+        Limits::default(),
     )
 }
 
-/// The events of any byte stream (the seam the unit tests use), with
-/// `max_event_bytes` as the cap on one event.
+/// The events of any byte stream (the seam the unit tests and benchmarks
+/// use), with `max_event_bytes` as the cap on one event and no other limit.
 pub fn from_bytes<S, B, E>(
     bytes: S,
     max_event_bytes: usize,
@@ -71,10 +135,31 @@ where
     B: AsRef<[u8]> + Send + 'static,
     E: Display + Send + 'static,
 {
-    let mut guard = Guard::new(max_event_bytes);
-    let checked = bytes.map(move |chunk| match chunk {
+    with_limits(
+        bytes,
+        Limits {
+            max_event_bytes,
+            max_response_bytes: u64::MAX,
+            idle_timeout: None,
+        },
+    )
+}
+
+/// The events of any byte stream, read within `limits`. With an idle
+/// timeout it must be polled inside a tokio runtime.
+pub fn with_limits<S, B, E>(
+    bytes: S,
+    limits: Limits,
+) -> BoxStream<'static, Result<SseEvent, SseError>>
+where
+    S: Stream<Item = Result<B, E>> + Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    E: Display + Send + 'static,
+{
+    let mut guard = Guard::new(limits.max_event_bytes, limits.max_response_bytes);
+    let checked = idle_bounded(bytes, limits.idle_timeout).map(move |chunk| match chunk {
         Ok(chunk) => guard.admit(chunk.as_ref()),
-        Err(err) => Err(SseError::Transport(err.to_string())),
+        Err(err) => Err(err),
     });
     let mut inner = Box::pin(EventStream::new(checked));
     Box::pin(async_stream::stream! {
@@ -88,6 +173,42 @@ where
             }
         }
     })
+}
+
+/// The chunks of `bytes`, with transport errors typed, ending in
+/// [`SseError::Idle`] when no chunk arrives within `idle`.
+fn idle_bounded<S, B, E>(
+    bytes: S,
+    idle: Option<Duration>,
+) -> impl Stream<Item = Result<B, SseError>>
+where
+    S: Stream<Item = Result<B, E>> + Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    E: Display + Send + 'static,
+{
+    async_stream::stream! {
+        let mut bytes = Box::pin(bytes);
+        loop {
+            let next = match idle {
+                Some(after) => match tokio::time::timeout(after, bytes.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        yield Err(SseError::Idle { after });
+                        return;
+                    }
+                },
+                None => bytes.next().await,
+            };
+            match next {
+                Some(Ok(chunk)) => yield Ok(chunk),
+                Some(Err(err)) => {
+                    yield Err(SseError::Transport(err.to_string()));
+                    return;
+                }
+                None => return,
+            }
+        }
+    }
 }
 
 /// Maps the framing library's error onto ours.
@@ -114,6 +235,10 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 #[derive(Debug)]
 struct Guard {
     limit: usize,
+    /// The cap on the whole body.
+    total_limit: u64,
+    /// Bytes of the body so far.
+    total: u64,
     /// Bytes of the event being received (line content, not terminators).
     event_len: usize,
     /// Whether the current line holds anything yet.
@@ -131,9 +256,11 @@ struct Guard {
 }
 
 impl Guard {
-    fn new(limit: usize) -> Self {
+    fn new(limit: usize, total_limit: u64) -> Self {
         Guard {
             limit,
+            total_limit,
+            total: 0,
             event_len: 0,
             line_has_content: false,
             after_cr: false,
@@ -148,6 +275,12 @@ impl Guard {
     /// a leading byte order mark). At the end of the body an unfinished
     /// line stays behind: it could not have completed an event anyway.
     fn admit(&mut self, chunk: &[u8]) -> Result<Vec<u8>, SseError> {
+        self.total = self.total.saturating_add(chunk.len() as u64);
+        if self.total > self.total_limit {
+            return Err(SseError::ResponseTooLarge {
+                limit: self.total_limit,
+            });
+        }
         let chunk = if self.past_head {
             Cow::Borrowed(chunk)
         } else {
@@ -336,6 +469,74 @@ mod tests {
         let got = collect(vec![body], 16).await;
         assert_eq!(got.len(), 100);
         assert!(got.iter().all(Result::is_ok));
+    }
+
+    #[tokio::test]
+    async fn the_whole_response_is_capped_too() {
+        let bytes = stream::iter(
+            vec![b"data: 1234\n\n".to_vec(); 10]
+                .into_iter()
+                .map(Ok::<_, String>),
+        );
+        let limits = Limits {
+            max_event_bytes: 100,
+            max_response_bytes: 36,
+            idle_timeout: None,
+        };
+        let got: Vec<_> = with_limits(bytes, limits).collect().await;
+        assert_eq!(
+            got,
+            vec![
+                Ok(event("1234")),
+                Ok(event("1234")),
+                Ok(event("1234")),
+                Err(SseError::ResponseTooLarge { limit: 36 })
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_server_ends_the_stream_after_the_idle_timeout() {
+        let bytes =
+            stream::iter(vec![Ok::<_, String>(b"data: a\n\n".to_vec())]).chain(stream::pending());
+        let limits = Limits {
+            idle_timeout: Some(Duration::from_secs(5)),
+            ..Limits::default()
+        };
+        let started = tokio::time::Instant::now();
+        let got: Vec<_> = with_limits(bytes, limits).collect().await;
+        assert_eq!(
+            got,
+            vec![
+                Ok(event("a")),
+                Err(SseError::Idle {
+                    after: Duration::from_secs(5)
+                })
+            ]
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn limit_errors_say_what_was_passed_in_words() {
+        assert_eq!(
+            SseError::EventTooLarge {
+                limit: MAX_EVENT_BYTES
+            }
+            .to_string(),
+            "the response stream holds an event larger than 16 MiB (the cap on one event); the server is broken or not an LLM API"
+        );
+        assert_eq!(
+            SseError::ResponseTooLarge { limit: 1000 }.to_string(),
+            "the response is larger than 1000 bytes (the cap on one reply); the server is broken or not an LLM API"
+        );
+        assert_eq!(
+            SseError::Idle {
+                after: IDLE_TIMEOUT
+            }
+            .to_string(),
+            "the server sent nothing for 300s; gave up waiting"
+        );
     }
 
     #[tokio::test]

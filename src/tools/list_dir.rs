@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
-use super::{Tool, ToolError, ToolUpdates};
+use super::{Blocking, Tool, ToolError, ToolUpdates, run_blocking};
 use crate::agent::types::{Content, ToolOutput};
 use crate::provider::ToolSpec;
 
@@ -132,15 +132,17 @@ impl ListDir {
         }
         let sandbox = Arc::clone(&self.sandbox);
         let token = cancel.clone();
-        let work = tokio::task::spawn_blocking(move || {
-            list_blocking(&sandbox, &path, MAX_ENTRIES, &token)
-        });
-        // On cancel the blocking listing notices the same token at its next
-        // entry and ends by itself; the call answers at once.
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(ListDirError::Cancelled),
-            joined = work => joined.map_err(|e| ListDirError::Internal(e.to_string()))?,
+        // On cancel the blocking work is left to notice the same token at
+        // its next step and end by itself; the call answers at once.
+        match run_blocking(
+            move || list_blocking(&sandbox, &path, MAX_ENTRIES, &token),
+            &cancel,
+        )
+        .await
+        {
+            Blocking::Done(result) => result,
+            Blocking::Cancelled => Err(ListDirError::Cancelled),
+            Blocking::Failed(error) => Err(ListDirError::Internal(error)),
         }
     }
 }

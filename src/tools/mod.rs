@@ -17,6 +17,50 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::types::ToolOutput;
 use crate::provider::ToolSpec;
 
+/// How blocking work started by [`run_blocking`] ended.
+#[derive(Debug)]
+pub(crate) enum Blocking<T> {
+    /// The work returned.
+    Done(T),
+    /// The cancellation token fired first; the work is left to notice it.
+    Cancelled,
+    /// The thread could not start or died without an answer.
+    Failed(String),
+}
+
+/// Runs blocking file-system work on a thread of its own and waits for its
+/// answer or for `cancel`, whichever comes first.
+///
+/// Not tokio's blocking pool: a runtime waits for every thread of that pool
+/// when it shuts down, so a single system call that never returns (opening
+/// a FIFO that was swapped in between the sandbox's check and its open, a
+/// hung network file system) would keep the process alive after the run
+/// has ended and reported. A plain thread ends with the process; normally it
+/// ends long before, as the work checks the same token as it goes.
+pub(crate) async fn run_blocking<T, F>(work: F, cancel: &CancellationToken) -> Blocking<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("leash-tool".to_owned())
+        .spawn(move || {
+            let _ = answer.send(work());
+        });
+    if let Err(error) = spawned {
+        return Blocking::Failed(format!("cannot start a thread: {error}"));
+    }
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Blocking::Cancelled,
+        answer = answered => match answer {
+            Ok(value) => Blocking::Done(value),
+            Err(_) => Blocking::Failed("the tool's thread stopped without an answer".to_owned()),
+        },
+    }
+}
+
 /// A tool's failure; its `Display` text is what the model reads.
 pub type ToolError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -59,4 +103,42 @@ pub trait Tool: Send + Sync {
         cancel: CancellationToken,
         updates: ToolUpdates,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn work_stuck_in_a_system_call_never_holds_up_the_end_of_the_process() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|error| panic!("runtime: {error}"));
+        let cancel = CancellationToken::new();
+        let started = Instant::now();
+        let outcome = runtime.block_on(async {
+            let trigger = cancel.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                trigger.cancel();
+            });
+            // Stands for an open() that never returns.
+            run_blocking(|| std::thread::sleep(Duration::from_secs(30)), &cancel).await
+        });
+        assert!(matches!(outcome, Blocking::Cancelled), "{outcome:?}");
+        // The runtime shuts down at once: nothing of it waits for the thread.
+        drop(runtime);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn the_answer_of_the_work_comes_back() {
+        let cancel = CancellationToken::new();
+        assert!(matches!(
+            run_blocking(|| 6 * 7, &cancel).await,
+            Blocking::Done(42)
+        ));
+    }
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
-use super::{Tool, ToolError, ToolUpdates};
+use super::{Blocking, Tool, ToolError, ToolUpdates, run_blocking};
 use crate::agent::types::{Content, ToolOutput};
 use crate::provider::ToolSpec;
 
@@ -182,13 +182,12 @@ impl ReadFile {
         }
         let sandbox = Arc::clone(&self.sandbox);
         let token = cancel.clone();
-        let work = tokio::task::spawn_blocking(move || read_blocking(&sandbox, &args, &token));
-        // On cancel the blocking read is left to notice the same token at
-        // its next buffer and end by itself; the call answers at once.
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(ReadFileError::Cancelled),
-            joined = work => joined.map_err(|e| ReadFileError::Internal(e.to_string()))?,
+        // On cancel the blocking work is left to notice the same token at
+        // its next step and end by itself; the call answers at once.
+        match run_blocking(move || read_blocking(&sandbox, &args, &token), &cancel).await {
+            Blocking::Done(result) => result,
+            Blocking::Cancelled => Err(ReadFileError::Cancelled),
+            Blocking::Failed(error) => Err(ReadFileError::Internal(error)),
         }
     }
 }

@@ -1,0 +1,233 @@
+//! No escape from `--root` through the real binary (issue 5): `..` in any
+//! position, absolute paths, symlinks to files and directories leading
+//! out, symlink loops, NUL bytes, very long paths, `/proc/self/...`, a root
+//! that is itself a symlink, and a file swapped for a symlink while it is
+//! read. Every refusal is an `isError` result, and the bytes leash sends to
+//! the server — every request body — never hold outside content.
+//!
+//! The resolver's own unit tests (`src/tools/sandbox.rs`) cover each rule
+//! one by one, including the check-then-open race at the system-call level.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/hostile.rs"]
+mod hostile;
+#[path = "support/openai.rs"]
+mod openai_support;
+
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hostile::*;
+use openai_support::{body, call_args, call_start, finish, role, text_reply};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-sandbox-environ-Zx81Kq";
+const SECRET: &str = "OUTSIDE-SECRET-CONTENT-3e9a";
+/// A name only a listing of the outside directory would show.
+const OUTSIDE_NAME: &str = "only-outside-listing.txt";
+
+/// A workspace whose `root/` is full of ways out.
+fn escape_workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("outside/secret.txt", SECRET);
+    ws.write(&format!("outside/{OUTSIDE_NAME}"), SECRET);
+    ws.write("root/sub/inner.txt", "inner\n");
+    let root = ws.path("root");
+    let outside = ws.path("outside");
+    symlink(outside.join("secret.txt"), root.join("abs_file")).unwrap();
+    symlink("../outside/secret.txt", root.join("rel_file")).unwrap();
+    symlink(&outside, root.join("abs_dir")).unwrap();
+    symlink("../../outside", root.join("sub/rel_dir")).unwrap();
+    symlink("loop_b", root.join("loop_a")).unwrap();
+    symlink("loop_a", root.join("loop_b")).unwrap();
+    symlink("self", root.join("self")).unwrap();
+    symlink("/proc/self/environ", root.join("environ")).unwrap();
+    symlink("/proc/self/cwd", root.join("cwd")).unwrap();
+    symlink("/", root.join("slash")).unwrap();
+    ws
+}
+
+/// The calls of one hostile reply: every way out, as `(tool, path)`.
+fn escape_calls(ws: &Workspace) -> Vec<(&'static str, String)> {
+    let outside = ws.path("outside");
+    let mut calls: Vec<(&str, String)> = [
+        "../outside/secret.txt",
+        "sub/../../outside/secret.txt",
+        "./sub/../../outside/secret.txt",
+        "sub/inner.txt/../../../outside/secret.txt",
+        "/etc/passwd",
+        "/proc/self/environ",
+        "/proc/self/cwd/outside/secret.txt",
+        "/proc/self/root/etc/passwd",
+        "abs_file",
+        "rel_file",
+        "abs_dir/secret.txt",
+        "sub/rel_dir/secret.txt",
+        "loop_a",
+        "loop_b/x",
+        "self",
+        "environ",
+        "cwd/outside/secret.txt",
+        "slash/etc/passwd",
+        "sample.ts\u{0}../../outside/secret.txt",
+    ]
+    .iter()
+    .map(|path| ("read_file", path.to_string()))
+    .collect();
+    calls.push((
+        "read_file",
+        outside.join("secret.txt").display().to_string(),
+    ));
+    calls.push(("read_file", "a/".repeat(3000) + "sample.ts"));
+    calls.push(("read_file", format!("{}/x", "n".repeat(300))));
+    for path in [
+        "..",
+        "abs_dir",
+        "sub/rel_dir",
+        "cwd",
+        "cwd/outside",
+        "/proc/self/cwd/outside",
+    ] {
+        calls.push(("list_dir", path.to_string()));
+    }
+    calls.push(("list_dir", outside.display().to_string()));
+    calls
+}
+
+#[test]
+fn every_way_out_is_an_error_result_and_no_outside_byte_reaches_a_request() {
+    let ws = escape_workspace();
+    let calls = escape_calls(&ws);
+    let mut chunks = vec![role()];
+    for (i, (tool, path)) in calls.iter().enumerate() {
+        chunks.push(call_start(i, &format!("call_{i}"), tool));
+        chunks.push(call_args(i, &json!({ "path": path }).to_string()));
+    }
+    chunks.push(finish("tool_calls"));
+    let first = body(&chunks, true);
+    let second = text_reply(&["nothing readable out there"]);
+    let server = HostileServer::start(vec![
+        responder(move |_, conn| {
+            conn.respond(200, "text/event-stream", first.as_bytes());
+        }),
+        responder(move |_, conn| {
+            conn.respond(200, "text/event-stream", second.as_bytes());
+        }),
+    ]);
+    let (output, _) = run(ws
+        .http("openai", &format!("{}/v1", server.url()), KEY)
+        .args(["--events", "jsonl", "--transcript", "t.jsonl", "go"]));
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+
+    let ends: Vec<Value> = assert_jsonl(&stderr(&output), "events")
+        .into_iter()
+        .filter(|event| event["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), calls.len());
+    for end in &ends {
+        assert_eq!(end["isError"], true, "an escape was not refused: {end}");
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        for leaked in [SECRET, OUTSIDE_NAME, KEY, "root:x:0:0"] {
+            assert!(
+                !contains(&request.body, leaked),
+                "a request body holds {leaked:?}"
+            );
+        }
+    }
+    let transcript = std::fs::read(ws.path("t.jsonl")).unwrap();
+    for output in [&output.stdout, &output.stderr, &transcript] {
+        assert!(!contains(output, SECRET) && !contains(output, OUTSIDE_NAME));
+        assert!(!contains(output, KEY));
+    }
+    // Refusals say why, in words the model can act on.
+    let sent: Value = serde_json::from_slice(&requests[1].body).unwrap();
+    let said: Vec<String> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(said.iter().any(|t| t.contains("'..' is not allowed")));
+    assert!(
+        said.iter()
+            .any(|t| t.contains("a symlink on it leads out of the root"))
+    );
+    assert!(said.iter().any(|t| t.contains("a symlink loop")));
+    assert!(said.iter().any(|t| t.contains("contains a NUL byte")));
+    assert!(said.iter().any(|t| t.contains("is too long")));
+}
+
+#[test]
+fn a_root_that_is_a_symlink_reads_inside_and_refuses_outside() {
+    let ws = escape_workspace();
+    symlink(ws.path("root"), ws.path("root_link")).unwrap();
+    let script = json!([
+        {"toolCalls": [
+            {"id": "in", "name": "read_file", "arguments": {"path": "sample.ts"}},
+            {"id": "via_link", "name": "read_file", "arguments": {"path": ws.path("root_link/sample.ts")}},
+            {"id": "out", "name": "read_file", "arguments": {"path": "../outside/secret.txt"}},
+            {"id": "out_abs", "name": "read_file", "arguments": {"path": "abs_file"}}
+        ]},
+        {"text": "done"}
+    ]);
+    let (output, _) = run(ws
+        .faux(script)
+        .args(["--root", "root_link", "--events", "jsonl", "go"]));
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+    let ends: Vec<Value> = assert_jsonl(&stderr(&output), "events")
+        .into_iter()
+        .filter(|event| event["type"] == "tool_execution_end")
+        .collect();
+    let is_error =
+        |id: &str| ends.iter().find(|e| e["toolCallId"] == id).unwrap()["isError"].clone();
+    assert_eq!(is_error("in"), false);
+    assert_eq!(is_error("via_link"), false);
+    assert_eq!(is_error("out"), true);
+    assert_eq!(is_error("out_abs"), true);
+    assert!(!contains(&output.stderr, SECRET));
+}
+
+#[test]
+fn a_file_swapped_for_an_outside_symlink_while_it_is_read_never_leaks() {
+    let ws = escape_workspace();
+    ws.write("root/f_real", "inside\n");
+    let root = ws.path("root");
+    let outside = ws.path("outside/secret.txt");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::fs::rename(root.join("f_real"), root.join("f"));
+                let _ = std::fs::rename(root.join("f"), root.join("f_real"));
+                let _ = symlink(&outside, root.join("f"));
+                let _ = std::fs::remove_file(root.join("f"));
+            }
+        })
+    };
+    let calls: Vec<Value> = (0..60)
+        .map(|i| json!({"id": format!("r{i}"), "name": "read_file", "arguments": {"path": "f", "limit": i + 1}}))
+        .collect();
+    let (output, _) = run(ws
+        .faux(json!([{"toolCalls": calls}, {"text": "done"}]))
+        .args(["--transcript", "t.jsonl", "go"]));
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+    let transcript = std::fs::read_to_string(ws.path("t.jsonl")).unwrap();
+    assert!(!transcript.contains(SECRET), "outside content was read");
+    let results = assert_jsonl(&transcript, "transcript")
+        .into_iter()
+        .filter(|m| m["role"] == "toolResult")
+        .count();
+    assert_eq!(results, 60);
+}
