@@ -55,7 +55,11 @@ impl Streams {
 /// Runs the job described by `config` and returns the process exit code.
 pub async fn run(config: Config, streams: Streams) -> u8 {
     let started = StdInstant::now();
-    let deadline = config.timeout.map(|timeout| Instant::now() + timeout);
+    // A timeout too long for the clock (`--timeout 18446744073709551615`)
+    // is no timer at all rather than an overflow panic.
+    let deadline = config
+        .timeout
+        .and_then(|timeout| Instant::now().checked_add(timeout));
     let (abort_sender, abort) = watch::channel(None);
     let watcher = tokio::spawn(watch_for_aborts(deadline, abort_sender));
     let mut job = Job {
