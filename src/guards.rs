@@ -201,7 +201,10 @@ impl AgentHooks for RunGuards {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.turns += 1;
             state.report.batch_terminated = turn.batch_terminated;
-            state.report.tokens_used += turn.message.usage.total_tokens;
+            state.report.tokens_used = state
+                .report
+                .tokens_used
+                .saturating_add(turn.message.usage.total_tokens);
             let mut wants_more = (turn.message.has_tool_calls() && !turn.batch_terminated)
                 || self.queues.get().is_some_and(QueueHandle::has_follow_ups);
             if self.needs_correction(&mut state, turn.message) {

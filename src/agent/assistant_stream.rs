@@ -319,7 +319,7 @@ fn merge_usage(into: &mut Usage, from: &Usage) {
     take(&mut into.output, from.output);
     take(&mut into.cache_read, from.cache_read);
     take(&mut into.cache_write, from.cache_write);
-    into.total_tokens = into.input + into.output + into.cache_read + into.cache_write;
+    *into = into.with_total();
 }
 
 #[cfg(test)]

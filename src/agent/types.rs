@@ -123,16 +123,21 @@ pub struct Usage {
 impl Usage {
     /// Adds another message's usage to this one (for run totals).
     pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.total_tokens += other.total_tokens;
+        // Saturating: the counts come from a server, which may send any number.
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
     }
 
     /// Recomputes `total_tokens` from the parts.
     pub fn with_total(mut self) -> Self {
-        self.total_tokens = self.input + self.output + self.cache_read + self.cache_write;
+        self.total_tokens = self
+            .input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write);
         self
     }
 }
