@@ -26,3 +26,13 @@ demo:
 
 clean:
 	$(CARGO) clean
+
+# `make fuzz`: every fuzz target (fuzz/, a crate of its own outside the
+# default build) for FUZZ_SECONDS each, printing the executions and any
+# crash. Not part of `make test` or CI. Installs cargo-fuzz when missing.
+FUZZ_SECONDS ?= 60
+
+.PHONY: fuzz
+fuzz:
+	$(CARGO) fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	fuzz/fuzz.sh $(FUZZ_SECONDS)
