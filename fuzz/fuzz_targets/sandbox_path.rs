@@ -47,7 +47,11 @@ fuzz_target!(|data: &[u8]| {
             EntryKind::Dir => {
                 if let Ok(entries) = opened.read_dir() {
                     for entry in entries.flatten() {
-                        assert_ne!(entry.file_name(), "outside-only.txt", "{path:?} listed outside");
+                        assert_ne!(
+                            entry.file_name(),
+                            "outside-only.txt",
+                            "{path:?} listed outside"
+                        );
                     }
                 }
             }

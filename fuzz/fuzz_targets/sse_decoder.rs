@@ -37,7 +37,10 @@ fuzz_target!(|data: &[u8]| {
     let (cut_events, cut_error) = decode(cut);
     let (whole_events, whole_error) = decode(whole);
     if cut_error.is_none() && whole_error.is_none() {
-        assert_eq!(cut_events, whole_events, "the events depend on the chunking");
+        assert_eq!(
+            cut_events, whole_events,
+            "the events depend on the chunking"
+        );
     } else {
         // An error ends the stream where it is seen, which depends on the
         // chunking; the events before it agree.

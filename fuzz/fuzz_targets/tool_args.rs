@@ -117,7 +117,10 @@ fuzz_target!(|data: &[u8]| {
     for (call, result) in asked.iter().zip(&results) {
         assert_eq!(call.id, result.tool_call_id, "results in the model's order");
         if !call.arguments.is_object() {
-            assert!(result.is_error, "{call:?} ran with arguments that are no object");
+            assert!(
+                result.is_error,
+                "{call:?} ran with arguments that are no object"
+            );
         }
         // A result may repeat what the model wrote itself (an invalid
         // argument is quoted); anything else holding the secret was read.

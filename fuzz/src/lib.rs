@@ -61,10 +61,14 @@ impl Provider for Replay {
 /// `Done` or `Error` and holds nothing after it.
 pub fn collect_checked(stream: BoxStream<'static, StreamEvent>) -> Vec<StreamEvent> {
     let events: Vec<StreamEvent> = futures::executor::block_on(stream.collect());
-    let terminal = |event: &StreamEvent| matches!(event, StreamEvent::Done(_) | StreamEvent::Error(_));
+    let terminal =
+        |event: &StreamEvent| matches!(event, StreamEvent::Done(_) | StreamEvent::Error(_));
     let terminals = events.iter().filter(|event| terminal(event)).count();
     assert_eq!(terminals, 1, "one Done or Error per stream: {events:?}");
-    assert!(events.last().is_some_and(terminal), "the terminal event comes last");
+    assert!(
+        events.last().is_some_and(terminal),
+        "the terminal event comes last"
+    );
     events
 }
 
@@ -196,7 +200,10 @@ fn make_tree() -> Tree {
         Ok(())
     })();
     if let Err(error) = made {
-        panic!("cannot make the fuzz tree under {}: {error}", base.display());
+        panic!(
+            "cannot make the fuzz tree under {}: {error}",
+            base.display()
+        );
     }
     let root = fs::canonicalize(&root).unwrap_or(root);
     Tree {
