@@ -24,6 +24,18 @@ demo:
 	$(CARGO) run --quiet -- --provider faux --faux-script fixtures/demo.json \
 		--root fixtures --system "$(DEMO_SYSTEM)" "$(DEMO_PROMPT)"
 
+# What leash costs next to the model, as one table (start-up, the seed task,
+# replies of 1k-1M deltas, abort, tool batches, SSE decoding); loopback
+# only, not part of `make test`. It times the `cargo build --release`
+# binary, copied aside first: a bench build re-links target/release/leash
+# with the dev-dependencies' features, so the last step puts it back.
+bench:
+	$(CARGO) build --release
+	mkdir -p target/bench
+	cp target/release/leash target/bench/leash
+	LEASH_BIN="$(CURDIR)/target/bench/leash" $(CARGO) bench --bench costs
+	$(CARGO) build --release
+
 clean:
 	$(CARGO) clean
 
