@@ -6,7 +6,9 @@
 //!
 //! Under `cargo test` (no `--bench` argument) it only says how to run it:
 //! it is not part of the test suite. `cargo bench --bench costs -- --quick`
-//! takes fewer samples.
+//! takes fewer samples; `-- startup deltas abort batch sse` (any of them)
+//! runs only those sections; `--serve seed|N` (on the built executable)
+//! only serves the mock, for profiling leash by hand.
 
 #![allow(clippy::expect_used, clippy::print_stdout)]
 
@@ -30,6 +32,9 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 
 /// One streamed text delta in the scaling runs.
 const DELTA: &str = "tok ";
+
+/// The sections, in the order they run; naming some runs only those.
+const SECTIONS: [&str; 5] = ["startup", "deltas", "abort", "batch", "sse"];
 
 /// How many samples each measurement takes.
 struct Runs {
@@ -87,16 +92,34 @@ fn main() {
     let runner = Runner::new(leash.clone()).expect("a working directory");
     let mock = Mock::start().expect("a loopback listener");
 
+    // Section names after `--bench` run only those sections.
+    let named: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|arg| SECTIONS.contains(arg))
+        .collect();
+    let wanted = |section: &str| named.is_empty() || named.contains(&section);
     let mut rows = Vec::new();
-    eprintln!("costs: start-up and the seed task…");
-    start_up_and_seed(&runner, &mock, &fixtures, &runs, &mut rows);
-    eprintln!("costs: replies of 1k to 1M deltas…");
-    reply_scaling(&runner, &mock, &fixtures, &runs, &mut rows);
-    eprintln!("costs: abort latency…");
-    abort_latency(&runner, &mock, &fixtures, &runs, &mut rows);
-    eprintln!("costs: tool batches and SSE decoding (in-process)…");
-    tool_batches(&runs, &mut rows);
-    sse_decoding(&runs, &mut rows);
+    if wanted("startup") {
+        eprintln!("costs: start-up and the seed task…");
+        start_up_and_seed(&runner, &mock, &fixtures, &runs, &mut rows);
+    }
+    if wanted("deltas") {
+        eprintln!("costs: replies of 1k to 1M deltas…");
+        reply_scaling(&runner, &mock, &fixtures, &runs, &mut rows);
+    }
+    if wanted("abort") {
+        eprintln!("costs: abort latency…");
+        abort_latency(&runner, &mock, &fixtures, &runs, &mut rows);
+    }
+    if wanted("batch") {
+        eprintln!("costs: tool batches (in-process)…");
+        tool_batches(&runs, &mut rows);
+    }
+    if wanted("sse") {
+        eprintln!("costs: SSE decoding (in-process)…");
+        sse_decoding(&runs, &mut rows);
+    }
     let size = std::fs::metadata(&leash).map_or(f64::NAN, |m| m.len() as f64 / MIB);
     rows.push(Row::new("release binary size", "MiB", vec![size]).target(Target::AtMost(12.0)));
 
