@@ -18,6 +18,7 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::request_stream::{SseStream, stream_response};
 use super::{HttpSettings, Provider, Request, StreamEvent, ToolSpec, http, sse};
 use crate::agent::types::{AssistantContent, Content, Message, StopReason, Usage};
 
@@ -42,6 +43,26 @@ impl AnthropicProvider {
             client: http::client(),
         }
     }
+
+    /// The HTTP request for `request`, built once and cloned per attempt.
+    fn http_request(&self, request: &Request<'_>) -> Result<reqwest::Request, String> {
+        let body = serde_json::to_vec(&request_body(request, &self.settings))
+            .map_err(|err| format!("could not encode the request: {err}"))?;
+        let url = messages_url(&self.settings.base_url);
+        let mut builder = self
+            .client
+            .post(&url)
+            .header("anthropic-version", API_VERSION)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(body);
+        if let Some(key) = &self.settings.api_key {
+            builder = builder.header("x-api-key", key.expose());
+        }
+        builder
+            .build()
+            .map_err(|err| format!("could not build the request to {url}: {err}"))
+    }
 }
 
 impl Provider for AnthropicProvider {
@@ -50,63 +71,12 @@ impl Provider for AnthropicProvider {
     }
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
-        let body = serde_json::to_vec(&request_body(&request, &self.settings));
-        let url = messages_url(&self.settings.base_url);
-        let settings = self.settings.clone();
-        let client = self.client.clone();
-        let key = settings.api_key.clone();
-        async_stream::stream! {
-            let body = match body {
-                Ok(body) => body,
-                Err(err) => {
-                    yield StreamEvent::Error(format!("could not encode the request: {err}"));
-                    return;
-                }
-            };
-            let mut retry = 0;
-            let response = loop {
-                let request = build_http_request(&client, &url, &settings, body.clone());
-                let request = match request {
-                    Ok(request) => request,
-                    Err(err) => {
-                        let message = format!("could not build the request to {url}: {err}");
-                        yield StreamEvent::Error(http::redact(&message, key.as_ref()));
-                        return;
-                    }
-                };
-                match http::send(&client, request, key.as_ref()).await {
-                    Ok(response) => break response,
-                    Err(failure) => {
-                        retry += 1;
-                        let reason = http::redact(&failure.message, key.as_ref());
-                        match http::retry_plan(&failure, retry, &settings) {
-                            http::RetryPlan::After(delay) => {
-                                let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-                                yield StreamEvent::Retry { attempt: retry, delay_ms, reason };
-                                tokio::time::sleep(delay).await;
-                            }
-                            plan => {
-                                yield StreamEvent::Error(http::gave_up_message(&reason, retry - 1, plan));
-                                return;
-                            }
-                        }
-                    }
-                }
-            };
-            let response = match http::event_stream(response, key.as_ref()).await {
-                Ok(response) => response,
-                Err(failure) => {
-                    yield StreamEvent::Error(failure.message);
-                    return;
-                }
-            };
-            // From here on the body is being used: no retry.
-            let mut events = decode(sse::events(response));
-            while let Some(event) = events.next().await {
-                yield redact_event(event, key.as_ref());
-            }
-        }
-        .boxed()
+        stream_response(
+            self.client.clone(),
+            self.http_request(&request),
+            self.settings.clone(),
+            decode::<SseStream>,
+        )
     }
 }
 
@@ -149,33 +119,6 @@ where
 /// `{base}/v1/messages`, with or without a trailing slash on the base.
 fn messages_url(base: &str) -> String {
     format!("{}/v1/messages", base.trim_end_matches('/'))
-}
-
-/// One attempt's HTTP request: the body is rebuilt from bytes for each retry.
-fn build_http_request(
-    client: &reqwest::Client,
-    url: &str,
-    settings: &HttpSettings,
-    body: Vec<u8>,
-) -> reqwest::Result<reqwest::Request> {
-    let mut builder = client
-        .post(url)
-        .header("anthropic-version", API_VERSION)
-        .header("content-type", "application/json")
-        .header("accept", "text/event-stream");
-    if let Some(key) = &settings.api_key {
-        builder = builder.header("x-api-key", key.expose());
-    }
-    builder.body(body).build()
-}
-
-/// Errors and retry reasons can quote what a server sent back; the key is
-/// taken out of them as the last step before they leave the provider.
-fn redact_event(event: StreamEvent, key: Option<&super::ApiKey>) -> StreamEvent {
-    match event {
-        StreamEvent::Error(message) => StreamEvent::Error(http::redact(&message, key)),
-        other => other,
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ pub mod anthropic;
 pub mod faux;
 pub mod http;
 pub mod openai;
+pub mod request_stream;
 pub mod sse;
 
 use futures::stream::BoxStream;

@@ -2,8 +2,8 @@
 //! compatible server (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter…).
 //! Three separate pieces: `request_body` maps a request onto the wire,
 //! `Decoder` turns one SSE `data` payload at a time into
-//! [`StreamEvent`]s, and [`OpenAiProvider::stream`] drives them (send with
-//! retries, decode, yield as it arrives).
+//! [`StreamEvent`]s, and [`OpenAiProvider::stream`] hands both to the shared
+//! driver in `request_stream` (send with retries, decode, yield as it arrives).
 //!
 //! It must never retry once a response body started to be used, never end
 //! a stream without exactly one `Done` or `Error`, never panic on what a
@@ -18,6 +18,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::request_stream::{SseStream, stream_response};
 use super::{HttpSettings, Provider, Request, StreamEvent, ToolSpec, http, sse};
 use crate::agent::types::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, Usage,
@@ -72,58 +73,12 @@ impl Provider for OpenAiProvider {
     }
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
-        let prepared = self.http_request(&request);
-        let client = self.client.clone();
-        let settings = self.settings.clone();
-        Box::pin(async_stream::stream! {
-            let key = settings.api_key.as_ref();
-            let request = match prepared {
-                Ok(request) => request,
-                Err(message) => {
-                    yield StreamEvent::Error(http::redact(&message, key));
-                    return;
-                }
-            };
-
-            // Retries happen only here, before any byte of a body was used.
-            let mut retry = 0;
-            let response = loop {
-                let Some(attempt) = request.try_clone() else {
-                    yield StreamEvent::Error("could not repeat the request".to_string());
-                    return;
-                };
-                let failure = match http::send(&client, attempt, key).await {
-                    Ok(response) => break response,
-                    Err(failure) => failure,
-                };
-                retry += 1;
-                let delay = match http::retry_plan(&failure, retry, &settings) {
-                    http::RetryPlan::After(delay) => delay,
-                    plan => {
-                        yield StreamEvent::Error(http::gave_up_message(&failure.message, retry - 1, plan));
-                        return;
-                    }
-                };
-                yield StreamEvent::Retry {
-                    attempt: retry,
-                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    reason: failure.message,
-                };
-                tokio::time::sleep(delay).await;
-            };
-            let response = match http::event_stream(response, key).await {
-                Ok(response) => response,
-                Err(failure) => {
-                    yield StreamEvent::Error(failure.message);
-                    return;
-                }
-            };
-
-            let mut events = decode(sse::events(response));
-            while let Some(event) = events.next().await {
-                yield redact_event(event, key);
-            }
-        })
+        stream_response(
+            self.client.clone(),
+            self.http_request(&request),
+            self.settings.clone(),
+            decode::<SseStream>,
+        )
     }
 }
 
@@ -164,23 +119,6 @@ fn endpoint(base_url: &str) -> String {
         base
     };
     format!("{}/chat/completions", base.trim_end_matches('/'))
-}
-
-/// Error and retry texts can quote what a server sent; the key goes.
-fn redact_event(event: StreamEvent, key: Option<&super::ApiKey>) -> StreamEvent {
-    match event {
-        StreamEvent::Error(message) => StreamEvent::Error(http::redact(&message, key)),
-        StreamEvent::Retry {
-            attempt,
-            delay_ms,
-            reason,
-        } => StreamEvent::Retry {
-            attempt,
-            delay_ms,
-            reason: http::redact(&reason, key),
-        },
-        other => other,
-    }
 }
 
 // ---------------------------------------------------------------------------
