@@ -83,7 +83,12 @@ fn run(
             .enable_all()
             .build()
         {
-            Ok(runtime) => runtime.block_on(runner::run(config, streams)),
+            Ok(runtime) => {
+                let code = runtime.block_on(runner::run(config, streams));
+                // A blocking task stuck in a system call must not hold the exit.
+                runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+                code
+            }
             Err(error) => runner::report_usage_error(
                 format!("cannot start the async runtime: {error}"),
                 events,
