@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Display;
+use std::sync::Arc;
 use std::time::Duration;
 
 use eventsource_stream::{EventStream, EventStreamError};
@@ -157,10 +158,12 @@ where
     E: Display + Send + 'static,
 {
     let mut guard = Guard::new(limits.max_event_bytes, limits.max_response_bytes);
-    let checked = idle_bounded(bytes, limits.idle_timeout).map(move |chunk| match chunk {
-        Ok(chunk) => guard.admit(chunk.as_ref()),
-        Err(err) => Err(err),
-    });
+    let checked = idle_bounded(bytes, limits.idle_timeout)
+        .map(move |chunk| match chunk {
+            Ok(chunk) => guard.admit(chunk.as_ref()),
+            Err(err) => Err(err),
+        })
+        .flat_map(|admitted| futures::stream::iter(one_line_each(admitted)));
     let mut inner = Box::pin(EventStream::new(checked));
     Box::pin(async_stream::stream! {
         while let Some(item) = inner.next().await {
@@ -173,6 +176,51 @@ where
             }
         }
     })
+}
+
+/// The framing library copies the rest of its buffer after every line it
+/// takes (`String::split_off`), which is quadratic in the size of one item
+/// (a 400 KB loopback read of small events went at ~90 MB/s); so it gets
+/// one line per item, each a view into the shared chunk.
+fn one_line_each(admitted: Result<Vec<u8>, SseError>) -> Vec<Result<Line, SseError>> {
+    let bytes = match admitted {
+        Ok(bytes) => Arc::new(bytes),
+        Err(err) => return vec![Err(err)],
+    };
+    let mut items = Vec::new();
+    let mut start = 0;
+    for (at, &byte) in bytes.iter().enumerate() {
+        // A CR directly followed by LF ends one line, not two.
+        if byte == b'\n' || (byte == b'\r' && bytes.get(at + 1) != Some(&b'\n')) {
+            items.push(Ok(Line {
+                bytes: Arc::clone(&bytes),
+                start,
+                end: at + 1,
+            }));
+            start = at + 1;
+        }
+    }
+    if start < bytes.len() {
+        items.push(Ok(Line {
+            end: bytes.len(),
+            bytes,
+            start,
+        }));
+    }
+    items
+}
+
+/// One line of an admitted chunk, shared rather than copied.
+struct Line {
+    bytes: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for Line {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes[self.start..self.end]
+    }
 }
 
 /// The chunks of `bytes`, with transport errors typed, ending in
@@ -420,6 +468,20 @@ mod tests {
             vec![Ok(event("one\ntwo")), Ok(event("three")), Ok(event("four"))],
         )
         .await;
+    }
+
+    #[tokio::test]
+    async fn one_large_read_of_many_events_decodes_every_event_in_order() {
+        // Loopback reads hold hundreds of events; each line is handed to
+        // the framing library on its own (see `one_line_each`).
+        let body: String = (0..10_000).map(|i| format!("data: {i}\r\n\r\n")).collect();
+        let got = collect(vec![body.into_bytes()], MAX_EVENT_BYTES).await;
+        assert_eq!(got.len(), 10_000);
+        assert!(
+            got.iter()
+                .enumerate()
+                .all(|(i, e)| *e == Ok(event(&i.to_string())))
+        );
     }
 
     #[tokio::test]
