@@ -13,12 +13,11 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::request_stream::{SseStream, stream_response};
+use super::request_stream::{SseStream, WireDecoder, decode_with, stream_response};
 use super::{HttpSettings, Provider, Request, StreamEvent, ToolSpec, http, sse};
 use crate::agent::types::{AssistantContent, Content, Message, StopReason, Usage};
 
@@ -80,40 +79,25 @@ impl Provider for AnthropicProvider {
     }
 }
 
-/// The stream of one response body: SSE events in, [`StreamEvent`]s out,
-/// ending with exactly one `Done` or `Error` whatever the events are. No
-/// I/O of its own and no redaction (the provider redacts what leaves it);
+/// The stream of one response body, decoded by this format's [`Decoder`];
 /// public so the fuzz targets can feed it any event sequence.
 pub fn decode<S>(events: S) -> BoxStream<'static, StreamEvent>
 where
     S: futures::Stream<Item = Result<sse::SseEvent, sse::SseError>> + Send + 'static,
 {
-    Box::pin(async_stream::stream! {
-        let mut events = Box::pin(events);
-        let mut decoder = Decoder::default();
-        let mut out = Vec::new();
-        loop {
-            match events.next().await {
-                Some(Ok(event)) => {
-                    let flow = decoder.feed(&event.event, &event.data, &mut out);
-                    for item in out.drain(..) {
-                        yield item;
-                    }
-                    if flow == Flow::Finished {
-                        return;
-                    }
-                }
-                Some(Err(err)) => {
-                    yield StreamEvent::Error(err.to_string());
-                    return;
-                }
-                None => {
-                    yield decoder.end_of_stream();
-                    return;
-                }
-            }
-        }
-    })
+    decode_with::<Decoder, S>(events)
+}
+
+impl WireDecoder for Decoder {
+    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {
+        self.feed(event, data, out) == Flow::Finished
+    }
+    fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
+        out.push(StreamEvent::Error(error.to_string()));
+    }
+    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
+        out.push(self.end_of_stream());
+    }
 }
 
 /// `{base}/v1/messages`, with or without a trailing slash on the base.
@@ -674,6 +658,7 @@ fn stream_error_message(error: &WireError) -> String {
 mod tests {
     use super::*;
     use crate::agent::types::{AssistantMessage, ToolCall, ToolResultMessage, UserMessage};
+    use futures::StreamExt;
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use std::time::Duration;

@@ -11,14 +11,13 @@
 
 use std::borrow::Cow;
 
-use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::request_stream::{SseStream, stream_response};
+use super::request_stream::{SseStream, WireDecoder, decode_with, stream_response};
 use super::{HttpSettings, Provider, Request, StreamEvent, ToolSpec, http, sse};
 use crate::agent::types::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, Usage,
@@ -82,32 +81,25 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// The stream of one response body: SSE events in, [`StreamEvent`]s out,
-/// ending with exactly one `Done` or `Error` whatever the events are. No
-/// I/O of its own and no redaction (the provider redacts what leaves it);
+/// The stream of one response body, decoded by this format's [`Decoder`];
 /// public so the fuzz targets can feed it any event sequence.
 pub fn decode<S>(events: S) -> BoxStream<'static, StreamEvent>
 where
     S: futures::Stream<Item = Result<sse::SseEvent, sse::SseError>> + Send + 'static,
 {
-    Box::pin(async_stream::stream! {
-        let mut events = Box::pin(events);
-        let mut decoder = Decoder::default();
-        let mut out = Vec::new();
-        loop {
-            let flow = match events.next().await {
-                Some(Ok(event)) => decoder.feed(&event.event, &event.data, &mut out),
-                Some(Err(err)) => decoder.broken(&err, &mut out),
-                None => decoder.finish(&mut out),
-            };
-            for event in out.drain(..) {
-                yield event;
-            }
-            if flow == Flow::End {
-                return;
-            }
-        }
-    })
+    decode_with::<Decoder, S>(events)
+}
+
+impl WireDecoder for Decoder {
+    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {
+        self.feed(event, data, out) == Flow::End
+    }
+    fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
+        self.broken(error, out);
+    }
+    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
+        self.finish(out);
+    }
 }
 
 /// `POST {base}/chat/completions`; a trailing slash on the base is fine.
@@ -723,6 +715,7 @@ mod tests {
     use super::*;
     use crate::agent::types::{ToolCall, ToolResultMessage, UserMessage};
     use crate::provider::ApiKey;
+    use futures::StreamExt;
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use std::time::Duration;

@@ -16,6 +16,54 @@ use super::{ApiKey, HttpSettings, StreamEvent, http};
 /// The SSE events of one response body.
 pub type SseStream = BoxStream<'static, Result<SseEvent, SseError>>;
 
+/// A wire format's decoder state machine: pure, no I/O, fed one SSE event
+/// at a time.
+pub trait WireDecoder: Default + Send + 'static {
+    /// Decodes one event (`event` its name, `data` its payload) into `out`;
+    /// `true` once the reply is complete and the stream must end.
+    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool;
+    /// The body could not be read further: the last events, ending with
+    /// `Done` or `Error`.
+    fn body_failed(&mut self, error: &SseError, out: &mut Vec<StreamEvent>);
+    /// The body ended: the last events, ending with `Done` or `Error`.
+    fn body_ended(&mut self, out: &mut Vec<StreamEvent>);
+}
+
+/// The stream of one response body: SSE events in, [`StreamEvent`]s out,
+/// ending with exactly one `Done` or `Error` whatever the events are (as
+/// long as the decoder keeps its contract). No redaction here: the driver
+/// redacts what leaves it.
+pub fn decode_with<D, S>(events: S) -> BoxStream<'static, StreamEvent>
+where
+    D: WireDecoder,
+    S: futures::Stream<Item = Result<SseEvent, SseError>> + Send + 'static,
+{
+    Box::pin(async_stream::stream! {
+        let mut events = Box::pin(events);
+        let mut decoder = D::default();
+        let mut out = Vec::new();
+        loop {
+            let complete = match events.next().await {
+                Some(Ok(event)) => decoder.decode_event(&event.event, &event.data, &mut out),
+                Some(Err(error)) => {
+                    decoder.body_failed(&error, &mut out);
+                    true
+                }
+                None => {
+                    decoder.body_ended(&mut out);
+                    true
+                }
+            };
+            for event in out.drain(..) {
+                yield event;
+            }
+            if complete {
+                return;
+            }
+        }
+    })
+}
+
 /// Sends `prepared` (built once, cloned per attempt) and streams what
 /// `decode` makes of the body. The stream ends with exactly one `Done` or
 /// `Error` as long as `decode` does.
