@@ -40,7 +40,10 @@ impl Workspace {
     /// `leash` in this directory, with no provider variables inherited.
     fn leash(&self) -> Command {
         let mut cmd = Command::cargo_bin("leash").unwrap();
-        cmd.current_dir(self.dir.path());
+        // No developer's own config file may change a result.
+        cmd.current_dir(self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path())
+            .env("HOME", self.dir.path());
         for (name, _) in std::env::vars() {
             if name.starts_with("LEASH_")
                 || name.starts_with("OPENAI_")
@@ -576,6 +579,7 @@ fn an_open_silent_pipe_does_not_hang_the_run() {
     // A child whose stdin is a pipe we keep open and never write to.
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"))
         .current_dir(ws.dir.path())
+        .env("XDG_CONFIG_HOME", ws.dir.path())
         .args(["--provider", "faux", "--faux-script"])
         .arg(script)
         .arg("question")
@@ -650,6 +654,7 @@ fn signal_run(signal: &str) -> (std::process::Output, Duration, String) {
     let transcript = ws.path("t.jsonl");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"))
         .current_dir(ws.dir.path())
+        .env("XDG_CONFIG_HOME", ws.dir.path())
         .args(["--provider", "faux", "--no-stdin", "--faux-script"])
         .arg(script)
         .arg("--transcript")

@@ -30,6 +30,7 @@ impl Workspace {
         let script = self.write("script.json", &script);
         let mut cmd = Command::cargo_bin("leash").unwrap();
         cmd.current_dir(self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path())
             .env_remove("LEASH_OUTPUT_SCHEMA")
             .env_remove("LEASH_MAX_TOKENS_TOTAL")
             .args(["--provider", "faux", "--no-stdin", "--faux-script"])
