@@ -81,7 +81,7 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// The stream of one response body, decoded by this format's [`Decoder`];
+/// The stream of one response body, decoded by this format's `Decoder`;
 /// public so the fuzz targets can feed it any event sequence.
 pub fn decode<S>(events: S) -> BoxStream<'static, StreamEvent>
 where
