@@ -25,6 +25,7 @@ pub mod config_file;
 pub mod guards;
 pub mod indicator;
 pub mod input;
+pub mod json_schema;
 pub mod manpage;
 pub mod outcome;
 pub mod output_schema;

@@ -10,6 +10,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::json_schema::violations;
+
 /// How many validation errors are reported to the model and the user.
 pub const MAX_REPORTED_ERRORS: usize = 5;
 
@@ -106,19 +108,7 @@ impl OutputSchema {
         let value: Value = serde_json::from_str(text).map_err(|error| NonCompliance {
             problems: vec![format!("the reply is not a single JSON value: {error}")],
         })?;
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(&value)
-            .take(MAX_REPORTED_ERRORS)
-            .map(|error| {
-                let at = error.instance_path().to_string();
-                if at.is_empty() {
-                    error.to_string()
-                } else {
-                    format!("at {at}: {error}")
-                }
-            })
-            .collect();
+        let problems = violations(&self.validator, &value, MAX_REPORTED_ERRORS, "at ");
         if problems.is_empty() {
             Ok(value)
         } else {

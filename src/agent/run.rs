@@ -15,6 +15,7 @@ use super::hooks::{FinishedTurn, RequestChanges, SharedHooks};
 use super::tool_batch::{
     BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
 };
+use super::tool_call::ToolSet;
 use super::types::{
     AgentEvent, AssistantMessage, EmitFn, Message, StopReason, ToolCall, ToolResultMessage,
     TurnDecision,
@@ -136,6 +137,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
         .iter()
         .map(|tool| tool.spec().clone())
         .collect();
+    let tool_set = ToolSet::new(&config.tools);
     let mut pending = queues.steering();
     let mut first_turn = true;
     // Set by a `Continue` decision, cleared by the next request.
@@ -204,7 +206,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             let mut tool_results = Vec::new();
             let mut batch_terminated = false;
             if has_more_tool_calls {
-                let batch = run_tool_batch(&message, &calls, state, inputs).await;
+                let batch = run_tool_batch(&message, &calls, &tool_set, state, inputs).await;
                 batch_terminated = batch.terminate;
                 has_more_tool_calls = !batch.terminate;
                 for result in &batch.results {
@@ -265,6 +267,7 @@ fn is_hard_exit(message: &AssistantMessage) -> bool {
 async fn run_tool_batch(
     message: &AssistantMessage,
     calls: &[ToolCall],
+    tools: &ToolSet<'_>,
     state: &RunState,
     inputs: &RunInputs<'_>,
 ) -> BatchOutcome {
@@ -272,7 +275,7 @@ async fn run_tool_batch(
         return fail_truncated_calls(calls, inputs.emit);
     }
     let batch = BatchContext {
-        tools: &inputs.config.tools,
+        tools,
         hooks: inputs.config.hooks.as_ref(),
         context: &state.context,
         cancel: inputs.cancel,

@@ -4,8 +4,6 @@
 //! A batch never loses a call: each call gets `tool_execution_start`, one
 //! `tool_execution_end` and one tool-result message, whether it ran or not.
 
-use std::sync::Arc;
-
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
@@ -14,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::hooks::AgentHooks;
 use super::tool_call::{
-    Finalized, Prepared, TRUNCATED_CALL, execute_prepared_tool_call, finalize_executed_tool_call,
-    prepare_tool_call, tool_result_message,
+    Finalized, Prepared, TRUNCATED_CALL, ToolSet, execute_prepared_tool_call,
+    finalize_executed_tool_call, prepare_tool_call, tool_result_message,
 };
 use super::types::{AgentEvent, EmitFn, Message, ToolCall, ToolResultMessage};
-use crate::tools::{Tool, ToolUpdates};
+use crate::tools::ToolUpdates;
 
 /// How the calls of a batch run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,7 +39,7 @@ pub struct BatchOutcome {
 
 /// What a batch needs from the loop.
 pub(crate) struct BatchContext<'a> {
-    pub(crate) tools: &'a [Arc<dyn Tool>],
+    pub(crate) tools: &'a ToolSet<'a>,
     pub(crate) hooks: &'a dyn AgentHooks,
     pub(crate) context: &'a [Message],
     pub(crate) cancel: &'a CancellationToken,
@@ -61,12 +59,9 @@ pub(crate) async fn execute_tool_calls(
     mode: ToolExecution,
     batch: &BatchContext<'_>,
 ) -> BatchOutcome {
-    let any_sequential = calls.iter().any(|call| {
-        batch
-            .tools
-            .iter()
-            .any(|tool| tool.spec().name == call.name && tool.sequential())
-    });
+    let any_sequential = calls
+        .iter()
+        .any(|call| batch.tools.is_sequential(&call.name));
     if mode == ToolExecution::Sequential || any_sequential {
         execute_sequentially(calls, batch).await
     } else {

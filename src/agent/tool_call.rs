@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::assistant_stream::ABORTED;
 use super::hooks::AgentHooks;
 use super::types::{Message, ToolCall, ToolOutput, ToolResultMessage, now_ms};
+use crate::json_schema::violations;
 use crate::tools::{Tool, ToolUpdates};
 
 /// The default text of a call `before_tool_call` blocked without a reason.
@@ -63,12 +64,53 @@ impl Finalized {
     }
 }
 
+/// A tool's argument schema, compiled; the error says why it does not compile.
+pub(crate) type ArgumentSchema = Result<jsonschema::Validator, String>;
+
+/// The tools of a run, each with its argument schema compiled once per run
+/// rather than once per call.
+pub(crate) struct ToolSet<'a> {
+    tools: &'a [Arc<dyn Tool>],
+    schemas: Vec<ArgumentSchema>,
+}
+
+impl<'a> ToolSet<'a> {
+    /// Compiles every tool's schema.
+    pub(crate) fn new(tools: &'a [Arc<dyn Tool>]) -> Self {
+        let schemas = tools
+            .iter()
+            .map(|tool| compile_argument_schema(&tool.spec().parameters))
+            .collect();
+        ToolSet { tools, schemas }
+    }
+
+    /// The tool called `name`, with its compiled schema.
+    fn find(&self, name: &str) -> Option<(&'a Arc<dyn Tool>, &ArgumentSchema)> {
+        let index = self
+            .tools
+            .iter()
+            .position(|tool| tool.spec().name == name)?;
+        Some((&self.tools[index], &self.schemas[index]))
+    }
+
+    /// Whether the tool called `name` is declared sequential.
+    pub(crate) fn is_sequential(&self, name: &str) -> bool {
+        self.find(name).is_some_and(|(tool, _)| tool.sequential())
+    }
+}
+
+/// Compiles a tool's argument schema.
+pub(crate) fn compile_argument_schema(schema: &Value) -> ArgumentSchema {
+    jsonschema::validator_for(schema)
+        .map_err(|error| format!("the tool's own schema is invalid: {error}"))
+}
+
 /// Finds the tool, validates the arguments and asks `before_tool_call`.
 /// `position` is the call's place in its message (0 for the first).
 pub(crate) async fn prepare_tool_call(
     call: &ToolCall,
     position: usize,
-    tools: &[Arc<dyn Tool>],
+    tools: &ToolSet<'_>,
     hooks: &dyn AgentHooks,
     context: &[Message],
     cancel: &CancellationToken,
@@ -82,7 +124,7 @@ pub(crate) async fn prepare_tool_call(
              the most one reply may run; re-issue this call in the next turn"
         )));
     }
-    let Some(tool) = tools.iter().find(|tool| tool.spec().name == call.name) else {
+    let Some((tool, schema)) = tools.find(&call.name) else {
         return Prepared::Immediate(Finalized::refused(format!(
             "Tool {} not found",
             snippet(&call.name, SHOWN_NAME_CHARS)
@@ -95,7 +137,7 @@ pub(crate) async fn prepare_tool_call(
             call.name
         )));
     }
-    if let Err(problem) = validate_arguments(&tool.spec().parameters, &call.arguments) {
+    if let Err(problem) = validate_arguments(schema, &call.arguments) {
         return Prepared::Immediate(Finalized::refused(format!(
             "Invalid arguments for {}: {problem}",
             call.name
@@ -140,7 +182,7 @@ fn arguments_too_large(arguments: &Value) -> bool {
 
 /// Checks arguments against the tool's JSON Schema. The error says what is
 /// wrong in words the model can act on.
-pub(crate) fn validate_arguments(schema: &Value, args: &Value) -> Result<(), String> {
+pub(crate) fn validate_arguments(schema: &ArgumentSchema, args: &Value) -> Result<(), String> {
     if let Value::String(raw) = args {
         return Err(format!(
             "the arguments are not valid JSON: {}",
@@ -153,20 +195,8 @@ pub(crate) fn validate_arguments(schema: &Value, args: &Value) -> Result<(), Str
             json_kind(args)
         ));
     }
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|error| format!("the tool's own schema is invalid: {error}"))?;
-    let problems: Vec<String> = validator
-        .iter_errors(args)
-        .take(5)
-        .map(|error| {
-            let at = error.instance_path().to_string();
-            if at.is_empty() {
-                error.to_string()
-            } else {
-                format!("{at}: {error}")
-            }
-        })
-        .collect();
+    let validator = schema.as_ref().map_err(Clone::clone)?;
+    let problems = violations(validator, args, 5, "");
     if problems.is_empty() {
         Ok(())
     } else {
@@ -294,20 +324,25 @@ mod tests {
     #[test]
     fn valid_arguments_pass() {
         assert_eq!(
-            validate_arguments(&schema(), &json!({"path": "a", "limit": 3})),
+            validate_arguments(
+                &compile_argument_schema(&schema()),
+                &json!({"path": "a", "limit": 3})
+            ),
             Ok(())
         );
     }
 
     #[test]
     fn a_missing_property_is_named() {
-        let error = validate_arguments(&schema(), &json!({})).unwrap_err();
+        let error =
+            validate_arguments(&compile_argument_schema(&schema()), &json!({})).unwrap_err();
         assert!(error.contains("\"path\" is a required property"), "{error}");
     }
 
     #[test]
     fn a_wrong_type_names_the_field() {
-        let error = validate_arguments(&schema(), &json!({"path": 3})).unwrap_err();
+        let error = validate_arguments(&compile_argument_schema(&schema()), &json!({"path": 3}))
+            .unwrap_err();
         assert!(error.starts_with("/path: "), "{error}");
     }
 
@@ -325,9 +360,14 @@ mod tests {
 
     #[test]
     fn arguments_that_are_not_an_object_are_refused() {
-        let error = validate_arguments(&schema(), &json!([1])).unwrap_err();
+        let error =
+            validate_arguments(&compile_argument_schema(&schema()), &json!([1])).unwrap_err();
         assert_eq!(error, "the arguments must be a JSON object, got an array");
-        let error = validate_arguments(&schema(), &Value::String("{\"pa".into())).unwrap_err();
+        let error = validate_arguments(
+            &compile_argument_schema(&schema()),
+            &Value::String("{\"pa".into()),
+        )
+        .unwrap_err();
         assert_eq!(error, "the arguments are not valid JSON: {\"pa");
     }
 }
