@@ -30,8 +30,8 @@ use crate::sources::{Environment, Origins};
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1-mini";
 /// The default Anthropic model.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-/// The default OpenAI base URL.
-pub const DEFAULT_OPENAI_BASE: &str = "https://api.openai.com/v1";
+/// The default OpenAI base URL (the provider's own, in one place).
+pub const DEFAULT_OPENAI_BASE: &str = crate::provider::openai::DEFAULT_BASE_URL;
 /// The default Anthropic base URL.
 pub const DEFAULT_ANTHROPIC_BASE: &str = "https://api.anthropic.com";
 
