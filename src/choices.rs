@@ -88,46 +88,103 @@ pub fn choose_model(cli: &Cli, provider: ProviderName) -> (String, bool) {
     }
 }
 
-/// The base URL, layer by layer: `--base-url` or `LEASH_BASE_URL`, the
-/// provider's variable (`OPENAI_BASE_URL`), the config file's `base-url`,
-/// then its `openai-base-url`, then the provider's default.
+/// The base URL, layer by layer and then name by name within a layer:
+/// `--base-url`; then in the environment `LEASH_BASE_URL`, then the
+/// provider's variable (`OPENAI_BASE_URL`); the same two in `.env`; the
+/// config file's `base-url`, then its `openai-base-url`; the provider's
+/// default. So `.env`'s `LEASH_BASE_URL` never beats an exported
+/// `OPENAI_BASE_URL`.
 pub fn choose_base_url(cli: &Cli, inputs: &Inputs<'_>, provider: ProviderName) -> (String, Source) {
     let variables = provider_variables(provider);
-    let flag_source = inputs.origins.source("base_url");
-    if let Some(url) = &cli.base_url
-        && flag_source.is_above_file()
-    {
-        return (url.clone(), flag_source);
-    }
-    if let Some(found) = inputs.env.non_empty(variables.base) {
-        return found;
-    }
-    if let Some(url) = &cli.base_url {
-        return (url.clone(), flag_source);
-    }
-    if let Some(url) = inputs.file.and_then(|file| file.get(variables.base_file)) {
-        return (url.to_owned(), Source::File);
-    }
-    (variables.default_base.to_owned(), Source::Default)
+    let candidates = [
+        cli.base_url
+            .clone()
+            .map(|url| (url, inputs.origins.source("base_url"))),
+        inputs.env.non_empty(variables.base),
+        inputs
+            .file
+            .and_then(|file| file.get(variables.base_file))
+            .map(|url| (url.to_owned(), Source::File)),
+    ];
+    highest_layer(candidates)
+        .unwrap_or_else(|| (variables.default_base.to_owned(), Source::Default))
 }
 
-/// The API key, layer by layer: `LEASH_API_KEY`, the provider's variable
-/// (`OPENAI_API_KEY`), then the config file's `api-key`, then its
-/// `openai-api-key`.
+/// The API key, layer by layer and then name by name within a layer: in
+/// the environment `LEASH_API_KEY`, then the provider's variable
+/// (`OPENAI_API_KEY`); the same two in `.env`; the config file's
+/// `api-key`, then its `openai-api-key`.
 pub fn choose_api_key(inputs: &Inputs<'_>, provider: ProviderName) -> Option<(ApiKey, Source)> {
     let variables = provider_variables(provider);
-    let from_env = inputs
-        .env
-        .non_empty("LEASH_API_KEY")
-        .or_else(|| inputs.env.non_empty(variables.key));
-    let found = from_env.or_else(|| {
-        let file = inputs.file?;
-        ["api-key", variables.key_file]
-            .into_iter()
-            .find_map(|key| file.get(key).filter(|value| !value.trim().is_empty()))
+    let from_file = |key: &str| {
+        inputs
+            .file
+            .and_then(|file| file.get(key))
+            .filter(|value| !value.trim().is_empty())
             .map(|value| (value.to_owned(), Source::File))
+    };
+    let candidates = [
+        inputs.env.non_empty("LEASH_API_KEY"),
+        inputs.env.non_empty(variables.key),
+        from_file("api-key"),
+        from_file(variables.key_file),
+    ];
+    highest_layer(candidates).map(|(key, source)| (ApiKey::new(key.trim()), source))
+}
+
+/// The candidate of the highest layer; within a layer, the first listed.
+fn highest_layer<const N: usize>(
+    candidates: [Option<(String, Source)>; N],
+) -> Option<(String, Source)> {
+    candidates
+        .into_iter()
+        .flatten()
+        .min_by_key(|(_, source)| source.layer())
+}
+
+/// Why the key may not go to the base URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refusing to send the key from {key} to the base URL {url} from {url_source}: \
+     a lower layer than the key's may not redirect it; pass --base-url on the command line, \
+     or --trust-base-url to allow it"
+)]
+pub struct KeyRedirect {
+    /// Where the key came from.
+    pub key: Source,
+    /// The base URL.
+    pub url: String,
+    /// Where the base URL came from.
+    pub url_source: Source,
+}
+
+/// The rule that a key never goes to a base URL the user did not choose:
+/// the base URL must come from the key's layer or a higher one (the
+/// provider's default is always fine), and a `.env` never redirects a key
+/// it did not supply. `--trust-base-url` lifts the rule for base URLs of
+/// its own layer or below; `.env` cannot give it.
+pub fn check_key_destination(
+    key: &Source,
+    url: &str,
+    url_source: &Source,
+    trust: Option<&Source>,
+) -> Result<(), KeyRedirect> {
+    let allowed = match url_source {
+        Source::Default | Source::Implied(_) => true,
+        Source::DotEnv(_) => matches!(key, Source::DotEnv(_)),
+        _ => url_source.layer() <= key.layer(),
+    };
+    let trusted = trust.is_some_and(|trust| {
+        !matches!(trust, Source::DotEnv(_)) && trust.layer() <= url_source.layer()
     });
-    found.map(|(key, source)| (ApiKey::new(key.trim()), source))
+    match allowed || trusted {
+        true => Ok(()),
+        false => Err(KeyRedirect {
+            key: key.clone(),
+            url: url.to_owned(),
+            url_source: url_source.clone(),
+        }),
+    }
 }
 
 /// Where the system message comes from.
@@ -144,16 +201,9 @@ pub enum SystemChoice<'a> {
 /// `--system` or `--system-file`, whichever came from the higher layer
 /// (`--system` when both come from the same one).
 pub fn choose_system<'a>(cli: &'a Cli, origins: &Origins) -> SystemChoice<'a> {
-    let rank = |source: Source| match source {
-        Source::Flag => 0,
-        Source::Env(_) => 1,
-        Source::DotEnv(_) => 2,
-        Source::File => 3,
-        _ => 4,
-    };
     match (&cli.system, &cli.system_file) {
         (Some(text), Some(path)) => {
-            if rank(origins.source("system_file")) < rank(origins.source("system")) {
+            if origins.source("system_file").layer() < origins.source("system").layer() {
                 SystemChoice::File(path)
             } else {
                 SystemChoice::Text(text)

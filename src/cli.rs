@@ -12,6 +12,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::builder::BoolishValueParser;
 use clap::{Arg, Command, CommandFactory, Parser, ValueEnum};
 
 /// The footer of `--help`: exit codes (SPEC 2.1) and where settings come from.
@@ -28,11 +29,13 @@ Exit codes:
     124  timeout         the --timeout abort timer fired
     130  interrupted     SIGINT (143 for SIGTERM)
 
-Settings, first found wins: the flag; the environment (LEASH_<FLAG>, e.g. LEASH_MAX_TURNS,
-for every flag but -q, --follow-up, --stdin and --no-stdin; keys in LEASH_API_KEY,
-OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL, ANTHROPIC_BASE_URL); a .env file in the
-working directory; $XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml),
-with the same names in lower case (max-turns = 8, api-key = \"...\"); the default.
+Settings, layer by layer, the first layer that sets one wins: the flag; the environment
+(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --stdin and
+--no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
+ANTHROPIC_BASE_URL); a .env file in the working directory or a parent (--env-file PATH,
+--no-env-file); $XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with
+the same names in lower case (max-turns = 8, api-key = \"...\"); the default. The key is
+never sent to a base URL from a lower layer than the key's unless --trust-base-url.
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
 
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
@@ -42,7 +45,9 @@ with the same names in lower case (max-turns = 8, api-key = \"...\"); the defaul
     version,
     about = "One bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
     override_usage = "leash [OPTIONS] [PROMPT]\n       leash <COMMAND> [ARGS]",
-    after_help = EXIT_CODES_HELP
+    after_help = EXIT_CODES_HELP,
+    // A repeated flag: the last one wins, so a wrapper can override.
+    args_override_self = true
 )]
 pub struct Cli {
     /// The user message; none or `-`: stdin (piped stdin is appended).
@@ -50,13 +55,10 @@ pub struct Cli {
     pub prompt: Option<String>,
 
     /// The system message.
-    #[arg(
-        short = 's',
-        long,
-        env = "LEASH_SYSTEM",
-        value_name = "TEXT",
-        conflicts_with = "system_file"
-    )]
+    // Not a clap conflict: `LEASH_SYSTEM` in the environment with
+    // `--system-file` on the command line is layering (the flag wins);
+    // both on the command line is refused in `config`.
+    #[arg(short = 's', long, env = "LEASH_SYSTEM", value_name = "TEXT")]
     pub system: Option<String>,
 
     /// Read the system message from a file.
@@ -80,6 +82,18 @@ pub struct Cli {
     /// The API base (also OPENAI_BASE_URL, ANTHROPIC_BASE_URL).
     #[arg(long, env = "LEASH_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
+
+    /// Send the key to a base URL set in a lower layer than the key.
+    #[arg(long, env = "LEASH_TRUST_BASE_URL", value_parser = BoolishValueParser::new())]
+    pub trust_base_url: bool,
+
+    /// Load this file instead of searching for .env.
+    #[arg(long, env = "LEASH_ENV_FILE", value_name = "PATH")]
+    pub env_file: Option<PathBuf>,
+
+    /// Load no .env file.
+    #[arg(long, env = "LEASH_NO_ENV_FILE", value_parser = BoolishValueParser::new())]
+    pub no_env_file: bool,
 
     /// Run on the scripted model with this script (see README).
     #[arg(long, env = "LEASH_FAUX_SCRIPT", value_name = "FILE")]
@@ -146,7 +160,7 @@ pub struct Cli {
     pub color: ColorChoice,
 
     /// Show the reply on stderr as it streams (TTY only).
-    #[arg(long, env = "LEASH_STREAM")]
+    #[arg(long, env = "LEASH_STREAM", value_parser = BoolishValueParser::new())]
     pub stream: bool,
 
     /// Stdout: the reply (text) or one object (json).

@@ -16,7 +16,9 @@ use crate::choices::{
     SystemChoice, choose_api_key, choose_base_url, choose_model, choose_provider, choose_system,
     decide_terminal, provider_variables,
 };
-use crate::cli::{ProviderName, command_name, command_tree, run_command};
+use crate::cli::{
+    EventsFormat, OutputFormat, ProviderName, command_name, command_tree, run_command,
+};
 use crate::config::{self, Inputs};
 use crate::config_file::{ConfigFile, ConfigFileError, flag_keys};
 use crate::runner::{self, Streams};
@@ -33,12 +35,106 @@ pub fn main(
     match command_name(&args) {
         None => run(&args, &env, stderr_is_terminal, streams),
         Some("config") => show_config(&args, &env, stderr_is_terminal, streams),
-        Some(_) => {
-            let mut stdout = streams.stdout;
-            print_command(&args, &mut stdout)?;
-            Ok(0)
+        Some(_) => match command_tree().try_get_matches_from(&args) {
+            Ok(matches) => {
+                let mut stdout = streams.stdout;
+                print_command(&matches, &mut stdout);
+                Ok(0)
+            }
+            Err(error) => refuse_args(error, &args, &env, streams),
+        },
+    }
+}
+
+/// A command line clap refused: `--help` and `--version` go back to `main`
+/// (clap prints them, exit 0); anything else is a usage error that keeps
+/// the failure contract: exit 2, the reason as the last stderr line, a
+/// `run_end` line under `--events jsonl`, the result under `--output
+/// json` (those two read from `args` best-effort, since they did not parse).
+fn refuse_args(
+    error: clap::Error,
+    args: &[OsString],
+    env: &Environment,
+    streams: Streams,
+) -> Result<u8, clap::Error> {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        return Err(error);
+    }
+    let (events, output) = formats_of(args, env);
+    Ok(runner::report_usage_error(
+        clap_reason(&error),
+        events,
+        output,
+        streams,
+    ))
+}
+
+/// clap's error in one line: the reason, then its tips.
+fn clap_reason(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut reason = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    for tip in lines.filter_map(|line| line.strip_prefix("tip: ")) {
+        reason.push_str("; ");
+        reason.push_str(tip);
+    }
+    reason.push_str(" (leash --help lists the flags)");
+    reason
+}
+
+/// `--events`/`-q` and `--output` as `args` and the environment give them,
+/// read without clap (which refused `args`): the last occurrence wins, the
+/// values of other flags are skipped, nothing after `--` counts.
+pub fn formats_of(args: &[OsString], env: &Environment) -> (EventsFormat, OutputFormat) {
+    let command = run_command();
+    let takes_value = |flag: &str| {
+        command.get_arguments().any(|arg| {
+            arg.get_action().takes_values()
+                && (flag.strip_prefix("--") == arg.get_long()
+                    || (flag.len() == 2
+                        && flag.strip_prefix('-').and_then(|f| f.chars().next())
+                            == arg.get_short()))
+        })
+    };
+    let mut events = env.get("LEASH_EVENTS");
+    let mut output = env.get("LEASH_OUTPUT");
+    let mut quiet = false;
+    let mut words = args.iter().skip(1).filter_map(|arg| arg.to_str());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+            _ => (word, None),
+        };
+        let mut value = || inline.clone().or_else(|| words.next().map(str::to_owned));
+        match flag {
+            "--events" => events = value(),
+            "--output" => output = value(),
+            "-q" | "--quiet" => quiet = true,
+            _ if inline.is_none() && takes_value(flag) => {
+                let _ = words.next();
+            }
+            _ => {}
         }
     }
+    let events = match (quiet, events.as_deref().map(str::trim)) {
+        (true, _) => EventsFormat::None,
+        (false, Some(value)) => EventsFormat::from_str(value, true).unwrap_or(EventsFormat::Text),
+        (false, None) => EventsFormat::Text,
+    };
+    let output = output
+        .and_then(|value| OutputFormat::from_str(value.trim(), true).ok())
+        .unwrap_or(OutputFormat::Text);
+    (events, output)
 }
 
 /// `leash [OPTIONS] [PROMPT]`: one run.
@@ -50,7 +146,7 @@ fn run(
 ) -> Result<u8, clap::Error> {
     let (file, parsed) = match layered_parse(args, env) {
         Layered::Ok { file, parsed } => (file, parsed),
-        Layered::Clap(error) => return Err(error),
+        Layered::Clap(error) => return refuse_args(error, args, env, streams),
         Layered::File { error, parsed } => {
             return Ok(runner::report_usage_error(
                 error.to_string(),
@@ -136,8 +232,7 @@ fn layered_parse(args: &[OsString], env: &Environment) -> Layered {
 
 /// `completions`, `man`, `schema`, `help`: text on stdout. A closed
 /// stdout (`leash man | head`) is not an error.
-fn print_command(args: &[OsString], stdout: &mut dyn Write) -> Result<(), clap::Error> {
-    let matches = command_tree().try_get_matches_from(args)?;
+fn print_command(matches: &clap::ArgMatches, stdout: &mut dyn Write) {
     // Rendered whole first: the generators panic on a failed write.
     let mut text: Vec<u8> = Vec::new();
     match matches.subcommand() {
@@ -172,7 +267,6 @@ fn print_command(args: &[OsString], stdout: &mut dyn Write) -> Result<(), clap::
     }
     let _ = stdout.write_all(&text);
     let _ = stdout.flush();
-    Ok(())
 }
 
 /// `leash config [OPTIONS]`: the settings a run with these flags would
@@ -184,7 +278,9 @@ fn show_config(
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Result<u8, clap::Error> {
-    command_tree().try_get_matches_from(args)?;
+    if let Err(error) = command_tree().try_get_matches_from(args) {
+        return refuse_args(error, args, env, streams);
+    }
     let run_args: Vec<OsString> = args
         .iter()
         .take(1)
@@ -194,7 +290,7 @@ fn show_config(
     let location = ConfigFile::location(&|name| env.get(name));
     let (file, parsed, problem) = match layered_parse(&run_args, env) {
         Layered::Ok { file, parsed } => (file, parsed, None),
-        Layered::Clap(error) => return Err(error),
+        Layered::Clap(error) => return refuse_args(error, args, env, streams),
         Layered::File { error, parsed } => (None, parsed, Some(error.to_string())),
     };
     let inputs = Inputs {
@@ -205,7 +301,7 @@ fn show_config(
     };
     let mut text = String::from(
         "# leash config: the settings of a run with these flags, and where each comes from\n\
-         # (first found wins: flag, env, .env, config file, default)\n",
+         # (layer by layer, the first that sets one wins: flag, env, .env, config file, default)\n",
     );
     text.push_str(&match (&location, &file, &problem) {
         (_, _, Some(problem)) => format!("# config file: not used: {problem}\n"),
@@ -213,6 +309,7 @@ fn show_config(
         (Some(path), None, None) => format!("# config file: {} (not found)\n", path.display()),
         (None, _, None) => "# config file: none (neither XDG_CONFIG_HOME nor HOME is set)\n".into(),
     });
+    text.push_str(&format!("# .env: {}\n", env.dotenv()));
     text.push_str(&render_settings(&describe(&parsed, &inputs)));
     let (mut stdout, mut stderr) = (streams.stdout, streams.stderr);
     let _ = stdout.write_all(text.as_bytes());
@@ -242,6 +339,8 @@ pub struct Setting {
     pub source: Source,
     /// What else to know (overridden, off on a pipe, ...).
     pub note: Option<String>,
+    /// The value is a stand-in (`***`): the line is printed as a comment.
+    pub secret: bool,
 }
 
 impl Setting {
@@ -251,6 +350,7 @@ impl Setting {
             value,
             source,
             note: None,
+            secret: false,
         }
     }
 
@@ -333,8 +433,13 @@ fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
         return Setting::new("api-key", None, Source::Unset).note("not needed by faux");
     }
     match choose_api_key(inputs, provider) {
-        // The key itself never prints; `ApiKey` displays as `***`.
-        Some((key, source)) => Setting::new("api-key", Some(key.to_string()), source),
+        // The key itself never prints; `ApiKey` displays as `***`, and the
+        // line is a comment, so the listing used as a config file never
+        // sets the key to `***`.
+        Some((key, source)) => Setting {
+            secret: true,
+            ..Setting::new("api-key", Some(key.to_string()), source)
+        },
         None => Setting::new("api-key", None, Source::Unset).note(format!(
             "set LEASH_API_KEY or {}",
             provider_variables(provider).key
@@ -355,6 +460,9 @@ pub fn render_settings(settings: &[Setting]) -> String {
         .iter()
         .map(|setting| {
             let left = match &setting.value {
+                Some(value) if setting.secret => {
+                    format!("# {} = {}", setting.key, toml_value(value))
+                }
                 Some(value) => format!("{} = {}", setting.key, toml_value(value)),
                 None => format!("# {}", setting.key),
             };
@@ -437,10 +545,11 @@ mod tests {
         assert_eq!(key.source, Source::DotEnv("OPENAI_API_KEY".into()));
         let text = render_settings(&settings);
         assert!(!text.contains("sk-secret"));
-        assert!(text.contains("api-key = \"***\""), "{text}");
-        // The listing is TOML.
+        assert!(text.contains("# api-key = \"***\""), "{text}");
+        // The listing is TOML, and used as a config file it sets no key.
         let table: toml::Table = toml::from_str(&text).unwrap();
         assert_eq!(table["max-turns"].as_integer(), Some(6));
+        assert!(!table.contains_key("api-key"), "{text}");
     }
 
     #[test]

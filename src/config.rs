@@ -9,22 +9,23 @@
 //! and never formatted.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::ToolExecution;
 use crate::choices::{
-    SystemChoice, choose_api_key, choose_base_url, choose_model, choose_provider, choose_system,
-    decide_terminal, provider_variables,
+    KeyRedirect, SystemChoice, check_key_destination, choose_api_key, choose_base_url,
+    choose_model, choose_provider, choose_system, decide_terminal, provider_variables,
 };
 use crate::cli::{Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
 use crate::config_file::ConfigFile;
-use crate::input::StdinMode;
+use crate::input::{FILE_LIMIT, FileReadError, StdinMode, read_text_file};
 use crate::output_schema::{OutputSchema, SchemaError};
 use crate::provider::HttpSettings;
 use crate::provider::faux::{Script, ScriptError};
-use crate::sources::{Environment, Origins};
+use crate::sources::{DotEnvStatus, Environment, Origins, Source};
+use crate::tools::sandbox::Sandbox;
 
 /// The default OpenAI model.
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1-mini";
@@ -146,6 +147,20 @@ pub enum ConfigError {
         /// The provider.
         provider: &'static str,
     },
+    /// The key holds a character no HTTP header may carry.
+    #[error(
+        "the key from {origin} holds a control character ({character}); \
+         check for a stray newline or escape in it"
+    )]
+    KeyControl {
+        /// Where the key came from.
+        origin: Source,
+        /// The character, as `U+000A` (never the key itself).
+        character: String,
+    },
+    /// The key would go to a base URL the user did not choose.
+    #[error(transparent)]
+    KeyRedirect(#[from] KeyRedirect),
     /// `--provider faux` without a script.
     #[error("--provider faux needs --faux-script FILE")]
     MissingScript,
@@ -153,7 +168,9 @@ pub enum ConfigError {
     #[error(transparent)]
     Script(#[from] ScriptError),
     /// `--timeout` did not parse.
-    #[error("invalid --timeout '{value}': {reason} (examples: 30s, 2m, 500ms, 0 for none)")]
+    #[error(
+        "invalid --timeout '{value}': {reason} (examples: 30s, 2m, 500ms, 0.5 for half a second, 0 for none)"
+    )]
     Timeout {
         /// What was given.
         value: String,
@@ -163,14 +180,19 @@ pub enum ConfigError {
     /// `--tools` named an unknown tool.
     #[error("unknown tool '{0}' in --tools (known: read_file, list_dir, or none)")]
     UnknownTool(String),
-    /// `--system-file` could not be read.
-    #[error("cannot read --system-file {path}: {source}")]
-    SystemFile {
+    /// A file input could not be read (or is too large).
+    #[error("cannot read {flag} {path}: {source}")]
+    ReadFile {
+        /// The flag that named it (`--system-file`).
+        flag: &'static str,
         /// The path.
         path: String,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: FileReadError,
     },
+    /// `--system` and `--system-file` both on the command line.
+    #[error("--system and --system-file cannot be used together; pass one")]
+    SystemTwice,
     /// The base URL is not a URL.
     #[error("invalid base URL '{0}': it must be an http:// or https:// URL")]
     BaseUrl(String),
@@ -180,20 +202,83 @@ pub enum ConfigError {
     /// A flag with no prompt to go with it.
     #[error("--no-stdin needs a PROMPT argument")]
     NoPrompt,
+    /// `--root` is not a readable directory.
+    #[error("invalid --root {path}: {problem}")]
+    Root {
+        /// The path.
+        path: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// An output file cannot be written.
+    #[error("cannot write {flag} {path}: {problem}")]
+    OutputPath {
+        /// `--transcript` or `--output-last-message`.
+        flag: &'static str,
+        /// The path.
+        path: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The `.env` file could not be loaded.
+    #[error("{0}")]
+    DotEnv(String),
+    /// A value from the config file: the file and the key are named.
+    #[error("config file {path}: {key}: {problem}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A value from a variable: the variable is named.
+    #[error("{origin}: {problem}")]
+    InVariable {
+        /// `env NAME` or `.env NAME`.
+        origin: Source,
+        /// What is wrong.
+        problem: String,
+    },
 }
 
 /// Resolves the layered flags into a config.
 pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
+    if let DotEnvStatus::Failed(problem) = inputs.env.dotenv() {
+        return Err(ConfigError::DotEnv(problem.clone()));
+    }
+    let named = |id: &'static str| named_by_source(inputs, id);
     let (provider_name, _) = choose_provider(&cli, inputs.origins);
     let (model, _) = choose_model(&cli, provider_name);
-    let timeout = parse_timeout(&cli.timeout)?;
+    let timeout = parse_timeout(&cli.timeout).map_err(named("timeout"))?;
+    let trust = cli
+        .trust_base_url
+        .then(|| inputs.origins.source("trust_base_url"));
     let http = |provider: ProviderName| {
-        let (base_url, _) = choose_base_url(&cli, inputs, provider);
+        let (base_url, url_source) = choose_base_url(&cli, inputs, provider);
+        let base_id = match url_source == inputs.origins.source("base_url") {
+            true => "base_url",
+            false => provider_variables(provider).base_file,
+        };
         let parsed = reqwest::Url::parse(&base_url)
             .ok()
             .filter(|url| matches!(url.scheme(), "http" | "https"))
-            .ok_or_else(|| ConfigError::BaseUrl(base_url.clone()))?;
-        let api_key = choose_api_key(inputs, provider).map(|(key, _)| key);
+            .ok_or_else(|| ConfigError::BaseUrl(base_url.clone()))
+            .map_err(in_source(inputs, &url_source, base_id))?;
+        let api_key = match choose_api_key(inputs, provider) {
+            Some((key, key_source)) => {
+                if let Some(character) = key.expose().chars().find(|c| c.is_control()) {
+                    return Err(ConfigError::KeyControl {
+                        origin: key_source,
+                        character: format!("U+{:04X}", u32::from(character)),
+                    });
+                }
+                check_key_destination(&key_source, &base_url, &url_source, trust.as_ref())?;
+                Some(key)
+            }
+            None => None,
+        };
         if api_key.is_none() && !is_loopback(&parsed) {
             let variables = provider_variables(provider);
             return Err(ConfigError::MissingKey {
@@ -214,18 +299,23 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
     let provider = match provider_name {
         ProviderName::Faux => {
             let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
-            ProviderConfig::Faux(Script::load(path)?)
+            let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
+            let script = Script::parse(&text, &path.display().to_string())
+                .map_err(|error| named("faux_script")(error.into()))?;
+            ProviderConfig::Faux(script)
         }
         ProviderName::Openai => ProviderConfig::OpenAi(http(provider_name)?),
         ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
     };
+    if inputs.origins.source("system") == Source::Flag
+        && inputs.origins.source("system_file") == Source::Flag
+    {
+        return Err(ConfigError::SystemTwice);
+    }
     let system = match choose_system(&cli, inputs.origins) {
         SystemChoice::Text(text) => text.to_owned(),
         SystemChoice::File(path) => {
-            std::fs::read_to_string(path).map_err(|source| ConfigError::SystemFile {
-                path: path.display().to_string(),
-                source,
-            })?
+            read_input("--system-file", path).map_err(named("system_file"))?
         }
         SystemChoice::None => String::new(),
     };
@@ -240,9 +330,25 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
         return Err(ConfigError::NoPrompt);
     }
     let output_schema = match &cli.output_schema {
-        Some(path) => Some(Arc::new(OutputSchema::load(path)?)),
+        Some(path) => Some(Arc::new(load_schema(path).map_err(named("output_schema"))?)),
         None => None,
     };
+    let tools = parse_tools(&cli.tools).map_err(named("tools"))?;
+    if !tools.is_empty() {
+        check_root(&cli.root).map_err(named("root"))?;
+    }
+    for (id, flag, path) in [
+        ("transcript", "--transcript", &cli.transcript),
+        (
+            "output_last_message",
+            "--output-last-message",
+            &cli.output_last_message,
+        ),
+    ] {
+        if let Some(path) = path {
+            check_output_path(flag, path).map_err(named(id))?;
+        }
+    }
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);
     Ok(Config {
@@ -254,7 +360,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
         timeout,
         max_turns: cli.max_turns,
         max_same_call: cli.max_same_call,
-        tools: parse_tools(&cli.tools)?,
+        tools,
         root: cli.root,
         tool_execution: match cli.tool_execution {
             ToolExecutionArg::Parallel => ToolExecution::Parallel,
@@ -271,15 +377,124 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
     })
 }
 
-/// `30s`, `2m`, `500ms`, a bare number of seconds, or `0` for no timer.
+/// Names where a bad value of the argument `id` came from: the config
+/// file and its key, or the variable; a flag names itself already.
+fn named_by_source<'a>(
+    inputs: &'a Inputs<'_>,
+    id: &'static str,
+) -> impl Fn(ConfigError) -> ConfigError + 'a {
+    move |error| in_source(inputs, &inputs.origins.source(id), id)(error)
+}
+
+/// Names `source` in an error about the setting `id` (a clap id, or a
+/// config-file key).
+fn in_source<'a>(
+    inputs: &'a Inputs<'_>,
+    source: &'a Source,
+    id: &'a str,
+) -> impl Fn(ConfigError) -> ConfigError + 'a {
+    move |error| match source {
+        Source::File => ConfigError::InFile {
+            path: inputs
+                .file
+                .map(|file| file.path.display().to_string())
+                .unwrap_or_default(),
+            key: id.replace('_', "-"),
+            problem: error.to_string(),
+        },
+        Source::Env(_) | Source::DotEnv(_) => ConfigError::InVariable {
+            origin: source.clone(),
+            problem: error.to_string(),
+        },
+        _ => error,
+    }
+}
+
+/// Reads a file input, bounded by [`FILE_LIMIT`].
+fn read_input(flag: &'static str, path: &Path) -> Result<String, ConfigError> {
+    read_text_file(path, FILE_LIMIT).map_err(|source| ConfigError::ReadFile {
+        flag,
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Reads and compiles `--output-schema`, bounded like every file input.
+fn load_schema(path: &Path) -> Result<OutputSchema, ConfigError> {
+    let text = read_input("--output-schema", path)?;
+    let shown = path.display().to_string();
+    let schema: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| SchemaError::NotJson {
+            path: shown.clone(),
+            message: error.to_string(),
+        })?;
+    Ok(OutputSchema::new(schema, &shown)?)
+}
+
+/// `--root` must be a directory the tools can open (checked again when
+/// the run builds its sandbox).
+fn check_root(root: &Path) -> Result<(), ConfigError> {
+    Sandbox::new(root)
+        .map(|_| ())
+        .map_err(|error| ConfigError::Root {
+            path: root.display().to_string(),
+            problem: error.to_string(),
+        })
+}
+
+/// An output file (`--transcript`, `--output-last-message`) must be
+/// creatable: not a directory, in a directory that exists. Nothing is
+/// created here (`leash config` runs this too); an existing regular file
+/// is opened for writing without truncating it.
+fn check_output_path(flag: &'static str, path: &Path) -> Result<(), ConfigError> {
+    let problem = |problem: String| ConfigError::OutputPath {
+        flag,
+        path: path.display().to_string(),
+        problem,
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(problem("it is a directory".into())),
+        Ok(meta) if meta.is_file() => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(|_| ())
+            .map_err(|error| problem(error.to_string())),
+        // A device or a pipe (`/dev/null`, `>(cat)`): opened by the run.
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent,
+                _ => Path::new("."),
+            };
+            match std::fs::metadata(parent) {
+                Ok(meta) if meta.is_dir() => Ok(()),
+                Ok(_) => Err(problem(format!("{} is not a directory", parent.display()))),
+                Err(error) => Err(problem(format!(
+                    "its directory {}: {error}",
+                    parent.display()
+                ))),
+            }
+        }
+        Err(error) => Err(problem(error.to_string())),
+    }
+}
+
+/// `30s`, `2m`, `500ms`, a bare number of seconds (`7`, `0.5`), or `0`
+/// for no timer.
 pub fn parse_timeout(value: &str) -> Result<Option<Duration>, ConfigError> {
     let trimmed = value.trim();
-    let duration = match trimmed.parse::<u64>() {
-        Ok(seconds) => Duration::from_secs(seconds),
-        Err(_) => humantime::parse_duration(trimmed).map_err(|error| ConfigError::Timeout {
-            value: value.to_owned(),
-            reason: error.to_string(),
-        })?,
+    let invalid = |reason: String| ConfigError::Timeout {
+        value: value.to_owned(),
+        reason,
+    };
+    let duration = if let Ok(seconds) = trimmed.parse::<u64>() {
+        Duration::from_secs(seconds)
+    } else if trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && let Ok(seconds) = trimmed.parse::<f64>()
+    {
+        Duration::try_from_secs_f64(seconds).map_err(|error| invalid(error.to_string()))?
+    } else {
+        humantime::parse_duration(trimmed).map_err(|error| invalid(error.to_string()))?
     };
     Ok((!duration.is_zero()).then_some(duration))
 }
@@ -332,6 +547,17 @@ mod tests {
         resolve_layered(args, vars, None, false)
     }
 
+    /// Resolves `args` over `vars`, of which `dotenv` came from `.env`.
+    fn resolve_dotenv(
+        args: &[&str],
+        vars: &[(&str, &str)],
+        dotenv: &[&str],
+        file: Option<&str>,
+    ) -> Result<Config, ConfigError> {
+        let env = Environment::from_pairs(vars, dotenv);
+        resolve_in(args, &env, file, false)
+    }
+
     /// Resolves `args` over the variables `vars` and a config file `file`.
     fn resolve_layered(
         args: &[&str],
@@ -339,18 +565,31 @@ mod tests {
         file: Option<&str>,
         stderr_is_terminal: bool,
     ) -> Result<Config, ConfigError> {
-        let env = Environment::from_pairs(vars, &[]);
+        resolve_in(
+            args,
+            &Environment::from_pairs(vars, &[]),
+            file,
+            stderr_is_terminal,
+        )
+    }
+
+    fn resolve_in(
+        args: &[&str],
+        env: &Environment,
+        file: Option<&str>,
+        stderr_is_terminal: bool,
+    ) -> Result<Config, ConfigError> {
         let file = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
         let argv: Vec<OsString> = std::iter::once("leash")
             .chain(args.iter().copied())
             .map(OsString::from)
             .collect();
-        let run = parse_run(&argv, &env, file.as_ref()).unwrap();
+        let run = parse_run(&argv, env, file.as_ref()).unwrap();
         resolve(
             run.cli,
             &Inputs {
                 origins: &run.origins,
-                env: &env,
+                env,
                 file: file.as_ref(),
                 stderr_is_terminal,
             },
@@ -389,7 +628,8 @@ mod tests {
 
     #[test]
     fn base_urls_go_flag_then_variable_then_file_then_default() {
-        let file = "base-url = \"http://file.example\"\nopenai-base-url = \"http://file-openai.example\"\n";
+        // The file's base URL gets the environment's key only with its consent.
+        let file = "base-url = \"http://file.example\"\nopenai-base-url = \"http://file-openai.example\"\ntrust-base-url = true\n";
         let vars = [("OPENAI_API_KEY", "k")];
         let url = |args: &[&str], vars: &[(&str, &str)], file: Option<&str>| {
             settings(&resolve_layered(args, vars, file, false).unwrap())
@@ -411,7 +651,7 @@ mod tests {
             url(
                 &["hi"],
                 &vars,
-                Some("openai-base-url = \"http://file-openai.example\"")
+                Some("openai-base-url = \"http://file-openai.example\"\ntrust-base-url = true")
             ),
             "http://file-openai.example"
         );
@@ -579,5 +819,220 @@ mod tests {
     fn quiet_means_no_events() {
         let config = resolve_with(&["-q", "--base-url", "http://localhost:1", "hi"], &[]).unwrap();
         assert_eq!(config.events, EventsFormat::None);
+    }
+
+    fn key_of(config: &Config) -> Option<String> {
+        settings(config)
+            .api_key
+            .as_ref()
+            .map(|k| k.expose().to_owned())
+    }
+
+    #[test]
+    fn a_dotenv_key_never_beats_an_exported_key_of_another_name() {
+        let vars = [("LEASH_API_KEY", "sk-dotenv"), ("OPENAI_API_KEY", "sk-env")];
+        let config = resolve_dotenv(&["hi"], &vars, &["LEASH_API_KEY"], None).unwrap();
+        assert_eq!(key_of(&config).as_deref(), Some("sk-env"));
+        // Within one layer, LEASH_API_KEY still comes first.
+        let config = resolve_dotenv(&["hi"], &vars, &[], None).unwrap();
+        assert_eq!(key_of(&config).as_deref(), Some("sk-dotenv"));
+    }
+
+    #[test]
+    fn a_dotenv_base_url_never_beats_an_exported_one_of_another_name() {
+        let vars = [
+            ("OPENAI_API_KEY", "sk-env"),
+            ("OPENAI_BASE_URL", "http://env.example/v1"),
+        ];
+        // The environment's URL is above a config-file URL, even one set
+        // by the flag's own name there.
+        let config = resolve_dotenv(
+            &["hi"],
+            &vars,
+            &[],
+            Some("base-url = \"http://file.example\""),
+        )
+        .unwrap();
+        assert_eq!(settings(&config).base_url, "http://env.example/v1");
+    }
+
+    #[test]
+    fn a_key_never_goes_to_a_base_url_from_a_lower_layer() {
+        let evil = [
+            ("OPENAI_API_KEY", "sk-env"),
+            ("OPENAI_BASE_URL", "http://evil.example"),
+        ];
+        // `.env` supplies the URL, the environment the key: refused.
+        let error = resolve_dotenv(&["hi"], &evil, &["OPENAI_BASE_URL"], None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "refusing to send the key from env OPENAI_API_KEY to the base URL http://evil.example \
+             from .env OPENAI_BASE_URL: a lower layer than the key's may not redirect it; pass \
+             --base-url on the command line, or --trust-base-url to allow it"
+        );
+        assert!(!error.to_string().contains("sk-env"));
+        // The user says so on the command line.
+        let config = resolve_dotenv(
+            &["--trust-base-url", "hi"],
+            &evil,
+            &["OPENAI_BASE_URL"],
+            None,
+        )
+        .unwrap();
+        assert_eq!(settings(&config).base_url, "http://evil.example");
+        // A .env that supplies both sends its own key where it likes.
+        let both = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
+        assert!(resolve_dotenv(&["hi"], &evil, &both, None).is_ok());
+        // A .env never redirects the config file's key either, even
+        // though .env is the higher layer.
+        let file_key = [("OPENAI_BASE_URL", "http://evil.example")];
+        let error = resolve_dotenv(
+            &["hi"],
+            &file_key,
+            &["OPENAI_BASE_URL"],
+            Some("api-key = \"sk-file\""),
+        )
+        .unwrap_err();
+        assert!(matches!(error, ConfigError::KeyRedirect(_)), "{error}");
+        // The config file's consent covers the config file's URL only.
+        let trusting = "trust-base-url = true\napi-key = \"sk-file\"";
+        assert!(resolve_dotenv(&["hi"], &file_key, &["OPENAI_BASE_URL"], Some(trusting)).is_err());
+        let file_url = "base-url = \"http://mine.example\"\ntrust-base-url = true";
+        assert!(resolve_dotenv(&["hi"], &[("OPENAI_API_KEY", "k")], &[], Some(file_url)).is_ok());
+        // The provider's default is never a redirect.
+        assert!(resolve_dotenv(&["hi"], &[("OPENAI_API_KEY", "k")], &[], None).is_ok());
+    }
+
+    #[test]
+    fn a_control_character_in_the_key_is_named_as_such() {
+        let error = resolve_with(&["hi"], &[("OPENAI_API_KEY", "sk-a\u{1b}b")]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the key from env OPENAI_API_KEY holds a control character (U+001B); \
+             check for a stray newline or escape in it"
+        );
+    }
+
+    #[test]
+    fn a_bare_number_timeout_is_seconds_even_with_a_fraction() {
+        assert_eq!(
+            parse_timeout("0.5").unwrap(),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_timeout("1.25").unwrap(),
+            Some(Duration::from_millis(1250))
+        );
+        assert!(parse_timeout("-1").is_err());
+        assert!(parse_timeout("NaN").is_err());
+        assert!(parse_timeout("1e400").is_err());
+    }
+
+    #[test]
+    fn a_bad_config_file_value_names_the_file_and_the_key() {
+        let local = ["--base-url", "http://localhost:1", "hi"];
+        let error = resolve_layered(&local, &[], Some("timeout = \"forever\""), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("config file /c/config.toml: timeout: invalid --timeout 'forever'"),
+            "{error}"
+        );
+        let error = resolve_layered(&local, &[], Some("tools = [\"bash\"]"), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("config file /c/config.toml: tools: unknown tool 'bash'"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn every_file_input_is_bounded() {
+        let local = ["--base-url", "http://localhost:1"];
+        for flag in ["--system-file", "--output-schema"] {
+            let args = [local[0], local[1], flag, "/dev/zero", "hi"];
+            let error = resolve_with(&args, &[]).unwrap_err().to_string();
+            assert_eq!(
+                error,
+                format!("cannot read {flag} /dev/zero: it is larger than {FILE_LIMIT} bytes")
+            );
+        }
+        let error = resolve_with(&["--faux-script", "/dev/zero", "hi"], &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            format!("cannot read --faux-script /dev/zero: it is larger than {FILE_LIMIT} bytes")
+        );
+    }
+
+    #[test]
+    fn the_root_and_output_paths_are_checked_before_the_run() {
+        let local = ["--base-url", "http://localhost:1"];
+        let error = resolve_with(&[local[0], local[1], "--root", "/nonexistent", "hi"], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("invalid --root /nonexistent: "),
+            "{error}"
+        );
+        // Without tools the root is not used.
+        let args = [
+            local[0],
+            local[1],
+            "--tools",
+            "none",
+            "--root",
+            "/nonexistent",
+            "hi",
+        ];
+        assert!(resolve_with(&args, &[]).is_ok());
+        for flag in ["--transcript", "--output-last-message"] {
+            let args = [local[0], local[1], flag, "/nonexistent/t.jsonl", "hi"];
+            let error = resolve_with(&args, &[]).unwrap_err().to_string();
+            assert!(
+                error.starts_with(&format!(
+                    "cannot write {flag} /nonexistent/t.jsonl: its directory /nonexistent: "
+                )),
+                "{error}"
+            );
+            let args = [local[0], local[1], flag, "/tmp", "hi"];
+            let error = resolve_with(&args, &[]).unwrap_err().to_string();
+            assert_eq!(
+                error,
+                format!("cannot write {flag} /tmp: it is a directory")
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join("kept.txt");
+        std::fs::write(&kept, "old").unwrap();
+        let args = [
+            local[0],
+            local[1],
+            "--transcript",
+            kept.to_str().unwrap(),
+            "hi",
+        ];
+        assert!(resolve_with(&args, &[]).is_ok());
+        // Checking created and truncated nothing.
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "old");
+        let args = [local[0], local[1], "--transcript", "/dev/null", "hi"];
+        assert!(resolve_with(&args, &[]).is_ok());
+    }
+
+    #[test]
+    fn system_and_system_file_on_one_command_line_are_refused() {
+        let args = [
+            "--base-url",
+            "http://localhost:1",
+            "-s",
+            "x",
+            "--system-file",
+            "y",
+            "hi",
+        ];
+        let error = resolve_with(&args, &[]).unwrap_err();
+        assert!(matches!(error, ConfigError::SystemTwice));
     }
 }

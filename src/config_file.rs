@@ -14,6 +14,11 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 
 use crate::cli::Cli;
+use crate::input::{FILE_LIMIT, FileReadError, read_text_file};
+
+/// Flags that choose the `.env` file, decided before the config file is
+/// read; they are not config keys.
+const NOT_KEYS: [&str; 2] = ["env-file", "no-env-file"];
 
 /// The keys that stand for a variable rather than a flag, with that
 /// variable. Each is looked up after the environment.
@@ -33,8 +38,8 @@ pub enum ConfigFileError {
     Read {
         /// The file.
         path: String,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        source: FileReadError,
     },
     /// It is not TOML.
     #[error("config file {path}: line {line}: {message}")]
@@ -96,11 +101,14 @@ impl ConfigFile {
         Some(base.join("leash").join("config.toml"))
     }
 
-    /// Loads the file at `path`; a missing file is no file (`Ok(None)`).
+    /// Loads the file at `path` (at most [`FILE_LIMIT`] bytes); a missing
+    /// file is no file (`Ok(None)`).
     pub fn load(path: &Path) -> Result<Option<ConfigFile>, ConfigFileError> {
-        match std::fs::read_to_string(path) {
+        match read_text_file(path, FILE_LIMIT) {
             Ok(text) => Self::parse(path, &text).map(Some),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(FileReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+                Ok(None)
+            }
             Err(source) => Err(ConfigFileError::Read {
                 path: path.display().to_string(),
                 source,
@@ -111,15 +119,28 @@ impl ConfigFile {
     /// Parses and checks the text of a config file.
     pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileError> {
         let shown = path.display().to_string();
-        let table: toml::Table = toml::from_str(text).map_err(|error| ConfigFileError::Syntax {
-            path: shown.clone(),
-            line: error
-                .span()
-                .map(|span| text[..span.start.min(text.len())].lines().count().max(1))
-                .unwrap_or(1),
-            message: error.message().trim().to_owned(),
+        let table: toml::Table = toml::from_str(text).map_err(|error| {
+            let span = error.span().unwrap_or(0..0);
+            let start = span.start.min(text.len());
+            let mut message = error.message().trim().to_owned();
+            // The key itself, for a duplicate (the span is its name).
+            if let Some(key) = text.get(span.clone()).map(str::trim)
+                && message == "duplicate key"
+                && !key.is_empty()
+                && !key.contains('\n')
+            {
+                message = format!("duplicate key '{key}' (set once per file)");
+            }
+            ConfigFileError::Syntax {
+                path: shown.clone(),
+                line: text
+                    .get(..start)
+                    .map_or(1, |before| before.matches('\n').count() + 1),
+                message,
+            }
         })?;
         let flags = flag_keys();
+        let command = Cli::command();
         let mut values = BTreeMap::new();
         for (key, value) in table {
             let value_error = |problem: &str| ConfigFileError::Value {
@@ -127,14 +148,16 @@ impl ConfigFile {
                 key: key.clone(),
                 problem: problem.to_owned(),
             };
-            let text = match flags.iter().find(|(name, _)| *name == key) {
-                Some((_, true)) => match value {
-                    toml::Value::Boolean(on) => on.to_string(),
-                    _ => return Err(value_error("must be true or false")),
-                },
-                Some((_, false)) => flag_text(&value).ok_or_else(|| {
-                    value_error("must be a string, a number or (for tools) a list of strings")
-                })?,
+            let text = match command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(key.as_str()))
+                .filter(|_| flags.iter().any(|(name, _)| *name == key))
+            {
+                Some(arg) => {
+                    let kind = ValueKind::of(arg);
+                    kind.text(&value)
+                        .ok_or_else(|| value_error(kind.expected()))?
+                }
                 None if VARIABLE_KEYS.iter().any(|(name, _)| *name == key) => match value {
                     toml::Value::String(text) => text,
                     _ => return Err(value_error("must be a string")),
@@ -169,24 +192,79 @@ pub fn flag_keys() -> Vec<(String, bool)> {
         .get_arguments()
         .filter(|arg| arg.get_env().is_some())
         .filter_map(|arg| {
-            let long = arg.get_long()?;
+            let long = arg.get_long().filter(|long| !NOT_KEYS.contains(long))?;
             Some((long.to_owned(), !arg.get_action().takes_values()))
         })
         .collect()
 }
 
-/// A TOML value as the text its flag would take.
-fn flag_text(value: &toml::Value) -> Option<String> {
-    match value {
-        toml::Value::String(text) => Some(text.clone()),
-        toml::Value::Integer(number) => Some(number.to_string()),
-        toml::Value::Float(number) => Some(number.to_string()),
-        toml::Value::Array(items) => items
-            .iter()
-            .map(|item| item.as_str().map(str::to_owned))
-            .collect::<Option<Vec<_>>>()
-            .map(|items| items.join(",")),
-        _ => None,
+/// The kind of value a key takes, from its flag's parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValueKind {
+    /// `true` or `false`.
+    Switch,
+    /// A whole number (`max-turns = 8`).
+    Integer,
+    /// A number (`temperature = 0.2`).
+    Number,
+    /// A duration as a string, or a number of seconds (`timeout`).
+    Duration,
+    /// A string or a list of strings (`tools`).
+    List,
+    /// A string.
+    Text,
+}
+
+impl ValueKind {
+    fn of(arg: &clap::Arg) -> ValueKind {
+        use std::any::TypeId;
+        let parser = arg.get_value_parser().type_id();
+        if !arg.get_action().takes_values() {
+            ValueKind::Switch
+        } else if parser == TypeId::of::<u32>() || parser == TypeId::of::<u64>() {
+            ValueKind::Integer
+        } else if parser == TypeId::of::<f32>() || parser == TypeId::of::<f64>() {
+            ValueKind::Number
+        } else if arg.get_id() == "timeout" {
+            ValueKind::Duration
+        } else if arg.get_id() == "tools" {
+            ValueKind::List
+        } else {
+            ValueKind::Text
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            ValueKind::Switch => "must be true or false",
+            ValueKind::Integer => "must be a whole number, without quotes",
+            ValueKind::Number => "must be a number, without quotes",
+            ValueKind::Duration => "must be a string such as \"90s\", or a number of seconds",
+            ValueKind::List => "must be a list of strings or a string",
+            ValueKind::Text => "must be a string",
+        }
+    }
+
+    /// The value as the text its flag would take, if it has this kind.
+    fn text(self, value: &toml::Value) -> Option<String> {
+        use toml::Value as V;
+        match (self, value) {
+            (ValueKind::Switch, V::Boolean(on)) => Some(on.to_string()),
+            (ValueKind::Integer, V::Integer(number)) => Some(number.to_string()),
+            (ValueKind::Number | ValueKind::Duration, V::Integer(number)) => {
+                Some(number.to_string())
+            }
+            (ValueKind::Number | ValueKind::Duration, V::Float(number)) => Some(number.to_string()),
+            (ValueKind::Duration | ValueKind::List | ValueKind::Text, V::String(text)) => {
+                Some(text.clone())
+            }
+            (ValueKind::List, V::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map(|items| items.join(",")),
+            _ => None,
+        }
     }
 }
 
@@ -299,10 +377,52 @@ mod tests {
         let expected = Cli::command()
             .get_arguments()
             .filter(|arg| arg.get_env().is_some())
-            .count();
+            .count()
+            - NOT_KEYS.len();
         assert_eq!(keys.len(), expected);
         assert!(keys.contains(&("stream".to_owned(), true)));
         assert!(keys.contains(&("max-turns".to_owned(), false)));
+        assert!(!keys.iter().any(|(key, _)| key == "env-file"));
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_refused_with_file_and_key() {
+        assert_eq!(
+            parse("max-turns = \"8\"").unwrap_err().to_string(),
+            "config file /c/leash/config.toml: max-turns: must be a whole number, without quotes"
+        );
+        assert!(parse("temperature = \"0.2\"").is_err());
+        assert!(parse("model = 5").is_err());
+        assert!(parse("retries = 1.5").is_err());
+        let file = parse("temperature = 1\ntimeout = 90\nmax-tokens-total = 5000\n").unwrap();
+        assert_eq!(file.get("temperature"), Some("1"));
+        assert_eq!(file.get("timeout"), Some("90"));
+    }
+
+    #[test]
+    fn a_duplicate_key_is_reported_at_its_own_line() {
+        let error = parse("model = \"a\"\nretries = 1\n\nmodel = \"b\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("config file /c/leash/config.toml: line 4: "),
+            "{error}"
+        );
+        assert!(
+            error.ends_with("duplicate key 'model' (set once per file)"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_endless_config_file_is_refused_not_read_to_the_end() {
+        let error = ConfigFile::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            format!("cannot read the config file /dev/zero: it is larger than {FILE_LIMIT} bytes")
+        );
     }
 
     #[test]

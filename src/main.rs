@@ -1,22 +1,21 @@
 //! The `leash` binary: parse, run, exit. Everything else is the library.
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use leash::runner::Streams;
-use leash::sources::{Environment, load_dotenv};
+use leash::sources::{Environment, env_file_choice, load_dotenv};
 
 fn main() -> ExitCode {
-    // `.env` first, under the environment; remember what it supplied.
-    let env = Environment::process(load_dotenv());
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // `.env` first (before any thread), under the environment; remember
+    // what it supplied. A `.env` that cannot be loaded fails the run.
+    let env = Environment::process(load_dotenv(&env_file_choice(&args)));
     let stderr_is_terminal = std::io::stderr().is_terminal();
-    match leash::commands::main(
-        std::env::args_os().collect(),
-        env,
-        stderr_is_terminal,
-        Streams::process(),
-    ) {
+    match leash::commands::main(args, env, stderr_is_terminal, Streams::process()) {
         Ok(code) => ExitCode::from(code),
+        // `--help` and `--version`: clap prints them and exits 0.
         Err(error) => error.exit(),
     }
 }
