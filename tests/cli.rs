@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+#[path = "support/shell.rs"]
+mod shell;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -40,19 +43,23 @@ impl Workspace {
     /// `leash` in this directory, with no provider variables inherited.
     fn leash(&self) -> Command {
         let mut cmd = Command::cargo_bin("leash").unwrap();
-        // No developer's own config file may change a result.
-        cmd.current_dir(self.dir.path())
-            .env("XDG_CONFIG_HOME", self.dir.path())
-            .env("HOME", self.dir.path());
-        for (name, _) in std::env::vars() {
-            if name.starts_with("LEASH_")
-                || name.starts_with("OPENAI_")
-                || name.starts_with("ANTHROPIC_")
-            {
-                cmd.env_remove(name);
-            }
-        }
+        cmd.current_dir(self.dir.path());
+        shell::isolate(&mut cmd, &self.home());
         cmd
+    }
+
+    /// `leash` as a plain child process (for signals and open pipes),
+    /// isolated like [`Workspace::leash`].
+    fn child(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"));
+        cmd.current_dir(self.dir.path());
+        shell::isolate(&mut cmd, &self.home());
+        cmd
+    }
+
+    /// The test's own `HOME` (no developer's config file may change a result).
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
     }
 
     /// `leash` on the faux provider with `script`.
@@ -577,9 +584,8 @@ fn an_open_silent_pipe_does_not_hang_the_run() {
     let ws = Workspace::new();
     let script = ws.script(json!([{"text": "answered"}]));
     // A child whose stdin is a pipe we keep open and never write to.
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"))
-        .current_dir(ws.dir.path())
-        .env("XDG_CONFIG_HOME", ws.dir.path())
+    let mut child = ws
+        .child()
         .args(["--provider", "faux", "--faux-script"])
         .arg(script)
         .arg("question")
@@ -652,9 +658,8 @@ fn signal_run(signal: &str) -> (std::process::Output, Duration, String) {
     let ws = Workspace::new();
     let script = ws.script(json!([{"text": "never", "delayMs": 20000}]));
     let transcript = ws.path("t.jsonl");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"))
-        .current_dir(ws.dir.path())
-        .env("XDG_CONFIG_HOME", ws.dir.path())
+    let child = ws
+        .child()
         .args(["--provider", "faux", "--no-stdin", "--faux-script"])
         .arg(script)
         .arg("--transcript")

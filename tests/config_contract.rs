@@ -52,9 +52,7 @@ fn last_line(output: &std::process::Output) -> String {
 fn listed(output: &std::process::Output, key: &str) -> String {
     stdout(output)
         .lines()
-        .find(|line| {
-            line.starts_with(&format!("{key} ")) || line.starts_with(&format!("# {key} "))
-        })
+        .find(|line| line.starts_with(&format!("{key} ")) || line.starts_with(&format!("# {key} ")))
         .unwrap_or_else(|| panic!("{key} not listed:\n{}", stdout(output)))
         .to_owned()
 }
@@ -159,7 +157,11 @@ fn env_file_flags_choose_or_skip_the_dotenv() {
     let output = config(&[], &[("LEASH_NO_ENV_FILE", "1")]);
     assert!(stdout(&output).contains("# .env: not loaded (LEASH_NO_ENV_FILE)"));
     let output = config(&["--env-file", other.to_str().unwrap()], &[]);
-    assert!(listed(&output, "max-turns").contains("= 9"), "{}", stdout(&output));
+    assert!(
+        listed(&output, "max-turns").contains("= 9"),
+        "{}",
+        stdout(&output)
+    );
     assert!(listed(&output, "max-turns").contains("# .env LEASH_MAX_TURNS"));
     // The flag beats the variable.
     let output = config(
@@ -198,7 +200,14 @@ fn a_bad_flag_keeps_the_failure_contract() {
     // (after the bad flag, and with `=`).
     let output = ws
         .leash()
-        .args(["--max-turns", "x", "--events=jsonl", "--output", "json", "hi"])
+        .args([
+            "--max-turns",
+            "x",
+            "--events=jsonl",
+            "--output",
+            "json",
+            "hi",
+        ])
         .output()
         .unwrap();
     assert_eq!(code(&output), 2);
@@ -387,7 +396,13 @@ fn bad_paths_are_reported_before_stdin_is_read() {
     // `leash config` runs the same checks.
     let output = ws
         .leash()
-        .args(["config", "--base-url", "http://localhost:1", "--root", "/nonexistent"])
+        .args([
+            "config",
+            "--base-url",
+            "http://localhost:1",
+            "--root",
+            "/nonexistent",
+        ])
         .output()
         .unwrap();
     assert_eq!(code(&output), 2);

@@ -334,11 +334,17 @@ fn config_listing(output: &std::process::Output) -> Vec<(String, String, String)
             !line.starts_with("# leash")
                 && !line.starts_with("# (")
                 && !line.starts_with("# config file")
+                && !line.starts_with("# .env")
         })
         .map(|line| {
             let (left, source) = line.split_once("  # ").unwrap();
             let left = left.trim_end();
             let (key, value) = match left.strip_prefix("# ") {
+                // The key, listed as a comment.
+                Some(key) if key.contains(" = ") => {
+                    let (key, value) = key.split_once(" = ").unwrap();
+                    (key.to_owned(), value.to_owned())
+                }
                 Some(key) => (key.to_owned(), String::new()),
                 None => {
                     let (key, value) = left.split_once(" = ").unwrap();
@@ -455,7 +461,7 @@ fn a_broken_config_file_is_a_usage_error_in_the_chosen_format() {
         result["errorMessage"]
             .as_str()
             .unwrap()
-            .contains("max-turns: invalid value 'many'"),
+            .contains("max-turns: must be a whole number"),
         "{result}"
     );
 }

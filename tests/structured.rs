@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+#[path = "support/shell.rs"]
+mod shell;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -29,11 +32,9 @@ impl Workspace {
     fn faux(&self, script: Value) -> Command {
         let script = self.write("script.json", &script);
         let mut cmd = Command::cargo_bin("leash").unwrap();
-        cmd.current_dir(self.dir.path())
-            .env("XDG_CONFIG_HOME", self.dir.path())
-            .env_remove("LEASH_OUTPUT_SCHEMA")
-            .env_remove("LEASH_MAX_TOKENS_TOTAL")
-            .args(["--provider", "faux", "--no-stdin", "--faux-script"])
+        cmd.current_dir(self.dir.path());
+        shell::isolate(&mut cmd, &self.dir.path().join("home"));
+        cmd.args(["--provider", "faux", "--no-stdin", "--faux-script"])
             .arg(script);
         cmd
     }

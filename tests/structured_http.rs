@@ -8,6 +8,8 @@
 mod anthropic_support;
 #[path = "support/openai.rs"]
 mod openai_support;
+#[path = "support/shell.rs"]
+mod shell;
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -44,10 +46,13 @@ async fn run(provider: &str, server: &MockServer, args: Vec<String>) -> Output {
     };
     let provider = provider.to_owned();
     tokio::task::spawn_blocking(move || {
-        Command::cargo_bin("leash")
-            .unwrap()
-            .env_remove("LEASH_API_KEY")
-            .env(key_var, KEY)
+        // Its own directory and HOME: no `.env`, config file or variable
+        // of the developer's may change a result.
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::cargo_bin("leash").unwrap();
+        cmd.current_dir(dir.path());
+        shell::isolate(&mut cmd, dir.path());
+        cmd.env(key_var, KEY)
             .args([
                 "--provider",
                 &provider,

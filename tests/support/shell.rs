@@ -1,7 +1,8 @@
 //! A temp directory per test, and `leash` (or a bash script calling it)
-//! run there, isolated from the developer's own setup: no `LEASH_*`,
-//! `OPENAI_*`, `ANTHROPIC_*` or `NO_COLOR` inherited, and `HOME` and
-//! `XDG_CONFIG_HOME` inside the directory, so no real config file is read.
+//! run there, isolated from the developer's own setup ([`isolate`]): no
+//! `LEASH_*`, `OPENAI_*`, `ANTHROPIC_*` or `NO_COLOR` inherited, and `HOME`
+//! and `XDG_CONFIG_HOME` inside the directory, so no real config file is
+//! read.
 
 #![allow(dead_code)] // each test file uses part of this
 
@@ -51,11 +52,7 @@ impl Workspace {
     pub fn leash(&self) -> Command {
         let mut cmd = Command::cargo_bin("leash").unwrap();
         cmd.current_dir(self.dir.path());
-        for name in inherited() {
-            cmd.env_remove(name);
-        }
-        cmd.env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("home/.config"));
+        isolate(&mut cmd, &self.path("home"));
         cmd
     }
 
@@ -74,17 +71,13 @@ impl Workspace {
         let mut cmd = std::process::Command::new("bash");
         cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
             .current_dir(self.dir.path());
-        for name in inherited() {
-            cmd.env_remove(name);
-        }
+        isolate(&mut cmd, &self.path("home"));
         let bin = leash_bin();
         let dir = bin.parent().unwrap();
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![dir.to_path_buf()];
         paths.extend(std::env::split_paths(&path));
-        cmd.env("PATH", std::env::join_paths(paths).unwrap())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("home/.config"));
+        cmd.env("PATH", std::env::join_paths(paths).unwrap());
         cmd
     }
 }
@@ -92,6 +85,43 @@ impl Workspace {
 /// The binary under test.
 pub fn leash_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_leash"))
+}
+
+/// A command whose environment can be edited: std's and assert_cmd's.
+pub trait EnvCommand {
+    fn remove_var(&mut self, name: &str);
+    fn set_var(&mut self, name: &str, value: &Path);
+}
+
+impl EnvCommand for std::process::Command {
+    fn remove_var(&mut self, name: &str) {
+        self.env_remove(name);
+    }
+    fn set_var(&mut self, name: &str, value: &Path) {
+        self.env(name, value);
+    }
+}
+
+impl EnvCommand for Command {
+    fn remove_var(&mut self, name: &str) {
+        self.env_remove(name);
+    }
+    fn set_var(&mut self, name: &str, value: &Path) {
+        self.env(name, value);
+    }
+}
+
+/// Isolates `cmd` from the developer's setup: none of the variables
+/// that change a run (`LEASH_*`, the provider variables, `NO_COLOR`, the
+/// TLS roots, ...), and `HOME` and `XDG_CONFIG_HOME` under `home`, so no
+/// real config file is read. Every integration test's command goes
+/// through this (or [`Workspace::leash`]).
+pub fn isolate<C: EnvCommand>(cmd: &mut C, home: &Path) {
+    for name in inherited() {
+        cmd.remove_var(&name);
+    }
+    cmd.set_var("HOME", home);
+    cmd.set_var("XDG_CONFIG_HOME", &home.join(".config"));
 }
 
 /// Variables of the developer's environment that would change a run.
@@ -103,7 +133,10 @@ fn inherited() -> Vec<String> {
                 || name.starts_with("OPENAI_")
                 || name.starts_with("ANTHROPIC_")
                 || name.starts_with("GITHUB_")
+                || name.starts_with("SSL_CERT_")
+                || name.starts_with("XDG_")
                 || name == "NO_COLOR"
+                || name == "RUST_BACKTRACE"
         })
         .collect()
 }
