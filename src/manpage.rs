@@ -62,7 +62,11 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     item(
         out,
         ".env",
-        "Loaded from the working directory; variables already set win.",
+        "Loaded from the working directory or the nearest parent holding one (or the \
+         file of --env-file; none with --no-env-file or LEASH_NO_ENV_FILE=1), under the \
+         environment: a variable of the environment wins over any variable of .env for the \
+         same setting (OPENAI_BASE_URL over LEASH_BASE_URL). A key is never sent to a base \
+         URL from a lower layer than the key's unless --trust-base-url.",
     )?;
     man.render_version_section(out)
 }
