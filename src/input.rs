@@ -206,8 +206,9 @@ async fn read_stdin(
 }
 
 /// The most leash reads of a file it is given (`--system-file`,
-/// `--output-schema`, `--faux-script`, `--env-file`, the config file).
-pub const FILE_LIMIT: u64 = 4 * 1024 * 1024;
+/// `--output-schema`, `--faux-script`, `--env-file`, the config file): the
+/// stdin cap, so a prompt or script that fits one way fits the other.
+pub const FILE_LIMIT: u64 = STDIN_LIMIT as u64;
 
 /// Why a file input could not be read.
 #[derive(Debug, thiserror::Error)]

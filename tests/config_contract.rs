@@ -327,7 +327,7 @@ fn endless_file_inputs_are_refused_naming_the_file() {
         assert_eq!(code(&output), 2, "{flag}");
         assert_eq!(
             last_line(&output),
-            format!("leash: cannot read {flag} /dev/zero: it is larger than 4194304 bytes")
+            format!("leash: cannot read {flag} /dev/zero: it is larger than 16777216 bytes")
         );
     }
     let output = ws
@@ -351,7 +351,7 @@ fn endless_file_inputs_are_refused_naming_the_file() {
     assert_eq!(code(&output), 2);
     assert!(
         last_line(&output).starts_with("leash: cannot read the config file ")
-            && last_line(&output).ends_with("config.toml: it is larger than 4194304 bytes"),
+            && last_line(&output).ends_with("config.toml: it is larger than 16777216 bytes"),
         "{}",
         last_line(&output)
     );
