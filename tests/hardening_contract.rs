@@ -27,7 +27,11 @@ const OTHER_KEY: &str = "sk-ant-dotenv-Zx81Pq";
 fn tool_calls(paths: &[&str]) -> String {
     let mut chunks = vec![oai::role()];
     for (index, path) in paths.iter().enumerate() {
-        let tool = if *path == "." { "list_dir" } else { "read_file" };
+        let tool = if *path == "." {
+            "list_dir"
+        } else {
+            "read_file"
+        };
         chunks.push(oai::call_start(index, &format!("call_{index}"), tool));
         chunks.push(oai::call_args(index, &json!({"path": path}).to_string()));
     }
@@ -55,10 +59,21 @@ fn a_key_in_a_file_under_the_root_never_leaves_through_a_tool() {
         format!("openai: {RUN_KEY}\nanthropic: {OTHER_KEY}\nend\n"),
     );
     ws.write("root/.env", format!("OPENAI_API_KEY={RUN_KEY}\n"));
-    ws.write("root/.env.local", format!("ANTHROPIC_API_KEY={OTHER_KEY}\n"));
+    ws.write(
+        "root/.env.local",
+        format!("ANTHROPIC_API_KEY={OTHER_KEY}\n"),
+    );
     let output = ws
         .http("openai", &format!("{}/v1", server.url()), RUN_KEY)
-        .args(["--events", "jsonl", "--output", "json", "--transcript", "t.jsonl", "go"])
+        .args([
+            "--events",
+            "jsonl",
+            "--output",
+            "json",
+            "--transcript",
+            "t.jsonl",
+            "go",
+        ])
         .output()
         .unwrap();
     assert_calm(&output);
@@ -78,7 +93,10 @@ fn a_key_in_a_file_under_the_root_never_leaves_through_a_tool() {
         }
     }
     // The file was read, with the keys blanked out.
-    assert!(sent.contains("openai: ***") && sent.contains("anthropic: ***"), "{sent}");
+    assert!(
+        sent.contains("openai: ***") && sent.contains("anthropic: ***"),
+        "{sent}"
+    );
     // Dotenv files are refused with an error that says why; the listing still names them.
     let results: Vec<Value> = assert_jsonl(&String::from_utf8_lossy(&transcript), "transcript")
         .into_iter()
@@ -91,7 +109,10 @@ fn a_key_in_a_file_under_the_root_never_leaves_through_a_tool() {
         assert!(text.contains("is a dotenv file"), "{text}");
     }
     let listing = results[3]["content"][0]["text"].as_str().unwrap();
-    assert!(listing.contains(".env\n") && listing.contains("notes.txt"), "{listing}");
+    assert!(
+        listing.contains(".env\n") && listing.contains("notes.txt"),
+        "{listing}"
+    );
 }
 
 // ------------------------------------------------------------ item 3
@@ -112,12 +133,21 @@ fn text_from_a_server_or_a_model_cannot_forge_a_stderr_line() {
     assert_calm(&output);
     assert_eq!(output.status.code(), Some(1));
     let err = stderr(&output);
-    assert!(!err.contains('\r') && !err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
-    let why: Vec<&str> = err.lines().filter(|line| line.starts_with("leash:")).collect();
+    assert!(
+        !err.contains('\r') && !err.contains('\u{1b}') && !err.contains('\u{7}'),
+        "{err:?}"
+    );
+    let why: Vec<&str> = err
+        .lines()
+        .filter(|line| line.starts_with("leash:"))
+        .collect();
     assert_eq!(why.len(), 1, "{err}");
     let last = last_line(&output);
     assert!(last.starts_with("leash: provider error: "), "{last}");
-    assert!(last.contains("upstream failed: Traceback (most recent call last)"), "{last}");
+    assert!(
+        last.contains("upstream failed: Traceback (most recent call last)"),
+        "{last}"
+    );
 
     // A tool name and a call id from the model, on the events lines.
     let ws = Workspace::new();
@@ -132,14 +162,23 @@ fn text_from_a_server_or_a_model_cannot_forge_a_stderr_line() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);
     assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
-    assert!(!err.lines().any(|line| line.starts_with("leash: forged")), "{err}");
-    assert!(err.contains("[tool_start] x leash: forged c1 \u{fffd}[1A"), "{err}");
+    assert!(
+        !err.lines().any(|line| line.starts_with("leash: forged")),
+        "{err}"
+    );
+    assert!(
+        err.contains("[tool_start] x leash: forged c1 \u{fffd}[1A"),
+        "{err}"
+    );
 }
 
 // ------------------------------------------------------------ item 4
 
 fn dev_full() -> std::fs::File {
-    std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap()
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
 }
 
 #[test]
@@ -147,11 +186,17 @@ fn a_result_that_cannot_be_written_fails_the_run_and_says_so() {
     let ws = Workspace::new();
     let reply = json!([{"text": "the answer"}]);
     // stdout
-    let output = ws.faux(reply.clone()).arg("go").stdout(dev_full()).output().unwrap();
+    let output = ws
+        .faux(reply.clone())
+        .arg("go")
+        .stdout(dev_full())
+        .output()
+        .unwrap();
     assert_calm(&output);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
-        last_line(&output).starts_with("leash: cannot write the result to stdout: No space left on device"),
+        last_line(&output)
+            .starts_with("leash: cannot write the result to stdout: No space left on device"),
         "{}",
         stderr(&output)
     );
@@ -170,7 +215,9 @@ fn a_result_that_cannot_be_written_fails_the_run_and_says_so() {
         assert_eq!(end["exitCode"], 1);
         let message = end["message"].as_str().unwrap();
         assert!(
-            message.starts_with(&format!("cannot write {flag} /dev/full: No space left on device")),
+            message.starts_with(&format!(
+                "cannot write {flag} /dev/full: No space left on device"
+            )),
             "{message}"
         );
         // A failed run's stdout holds no answer.
@@ -219,7 +266,12 @@ fn wait_at_most(child: &mut Child, limit: Duration) -> Option<i32> {
 
 #[test]
 fn a_stderr_pipe_nobody_reads_never_holds_the_timer_or_a_signal() {
-    for (signal, code) in [(Some("-TERM"), 143), (Some("-INT"), 130), (Some("-HUP"), 129), (None, 124)] {
+    for (signal, code) in [
+        (Some("-TERM"), 143),
+        (Some("-INT"), 130),
+        (Some("-HUP"), 129),
+        (None, 124),
+    ] {
         let ws = Workspace::new();
         let mut cmd = endless_stream(&ws);
         if signal.is_none() {
@@ -238,11 +290,19 @@ fn a_stderr_pipe_nobody_reads_never_holds_the_timer_or_a_signal() {
         }
         let got = wait_at_most(&mut child, Duration::from_secs(6));
         assert_eq!(got, Some(code), "{signal:?}");
-        assert!(sent.elapsed() < Duration::from_secs(3), "{signal:?}: {:?}", sent.elapsed());
+        assert!(
+            sent.elapsed() < Duration::from_secs(3),
+            "{signal:?}: {:?}",
+            sent.elapsed()
+        );
         // The transcript does not share the stuck pipe: it is whole.
         let transcript = std::fs::read_to_string(ws.path("t.jsonl")).unwrap();
         let messages = assert_jsonl(&transcript, "transcript");
-        assert_eq!(messages.last().unwrap()["stopReason"], "aborted", "{signal:?}");
+        assert_eq!(
+            messages.last().unwrap()["stopReason"],
+            "aborted",
+            "{signal:?}"
+        );
     }
 }
 
@@ -284,7 +344,13 @@ fn the_first_event_line_is_agent_start_even_after_a_notice_or_without_a_run() {
     // A run that never starts (a last-message path that cannot be created).
     let output = ws
         .faux(json!([{"text": "ok"}]))
-        .args(["--events", "jsonl", "--output-last-message", "no/such/dir/x", "go"])
+        .args([
+            "--events",
+            "jsonl",
+            "--output-last-message",
+            "no/such/dir/x",
+            "go",
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
@@ -294,7 +360,7 @@ fn the_first_event_line_is_agent_start_even_after_a_notice_or_without_a_run() {
 }
 
 #[test]
-fn the_last_line_counts_one_turn_and_claims_no_correction_that_never_ran() {
+fn the_last_line_counts_one_turn() {
     let ws = Workspace::new();
     let output = ws
         .faux(json!([{"toolCalls": [{"name": "list_dir", "arguments": {}}]}]))
@@ -306,7 +372,11 @@ fn the_last_line_counts_one_turn_and_claims_no_correction_that_never_ran() {
         last_line(&output),
         "leash: turn limit reached after 1 turn; task not confirmed complete"
     );
+}
 
+#[test]
+fn an_invalid_output_claims_no_correction_that_never_ran() {
+    let ws = Workspace::new();
     let schema = ws.write("schema.json", r#"{"type": "object"}"#);
     let output = ws
         .faux(json!([{"text": "not json"}, {"text": "still not json"}]))
@@ -328,5 +398,9 @@ fn the_last_line_counts_one_turn_and_claims_no_correction_that_never_ran() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(6), "{}", stderr(&output));
-    assert!(last_line(&output).contains("after one corrective turn"), "{}", stderr(&output));
+    assert!(
+        last_line(&output).contains("after one corrective turn"),
+        "{}",
+        stderr(&output)
+    );
 }
