@@ -105,17 +105,19 @@ struct Job {
 }
 
 /// The `--transcript` file: one message per line, each flushed so the file
-/// stays whole if the process is killed afterwards. The first failed write
-/// is kept (and nothing more is written) for the final report.
+/// stays whole if the process is killed afterwards. After a failed write
+/// nothing more is written; the failure is kept for the final report,
+/// unless the reader of a pipe went away.
 struct Transcript {
     writer: BufWriter<File>,
     path: PathBuf,
+    stopped: bool,
     failure: Option<String>,
 }
 
 impl Transcript {
     fn write(&mut self, message: &Message) {
-        if self.failure.is_some() {
+        if self.stopped {
             return;
         }
         let written = serde_json::to_writer(&mut self.writer, message)
@@ -123,10 +125,13 @@ impl Transcript {
             .and_then(|()| self.writer.write_all(b"\n"))
             .and_then(|()| self.writer.flush());
         if let Err(error) = written {
-            self.failure = Some(format!(
-                "cannot write --transcript {}: {error}",
-                self.path.display()
-            ));
+            self.stopped = true;
+            if !reader_left(&error) {
+                self.failure = Some(format!(
+                    "cannot write --transcript {}: {error}",
+                    self.path.display()
+                ));
+            }
         }
     }
 }
@@ -495,6 +500,7 @@ impl Job {
             Transcript {
                 writer,
                 path: path.clone(),
+                stopped: false,
                 failure: None,
             },
         )))
