@@ -22,8 +22,8 @@ use crate::cli::{Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg
 use crate::config_file::ConfigFile;
 use crate::input::{FILE_LIMIT, FileReadError, StdinMode, read_text_file};
 use crate::output_schema::{OutputSchema, SchemaError};
-use crate::provider::HttpSettings;
 use crate::provider::faux::{Script, ScriptError};
+use crate::provider::{ApiKey, HttpSettings};
 use crate::sources::{DotEnvStatus, Environment, Origins, Source};
 use crate::tools::sandbox::Sandbox;
 
@@ -108,6 +108,10 @@ pub struct Config {
     pub output_last_message: Option<PathBuf>,
     /// How stderr is used, decided once.
     pub terminal: Terminal,
+    /// Every API key leash knows of (the run's, and the values of
+    /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
+    /// file's keys): tool results never show them.
+    pub known_keys: Vec<ApiKey>,
 }
 
 /// What stderr may show beyond plain lines, decided once from the flags,
@@ -374,6 +378,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
         max_tokens_total: cli.max_tokens_total,
         output_last_message: cli.output_last_message,
         terminal,
+        known_keys: known_keys(inputs),
     })
 }
 
@@ -477,6 +482,28 @@ fn check_output_path(flag: &'static str, path: &Path) -> Result<(), ConfigError>
         }
         Err(error) => Err(problem(error.to_string())),
     }
+}
+
+/// Every key value the layers hold, whichever provider runs (see
+/// [`Config::known_keys`]).
+fn known_keys(inputs: &Inputs<'_>) -> Vec<ApiKey> {
+    let from_env = ["LEASH_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+        .into_iter()
+        .filter_map(|name| inputs.env.get(name));
+    let from_file = ["api-key", "openai-api-key", "anthropic-api-key"]
+        .into_iter()
+        .filter_map(|key| {
+            inputs
+                .file
+                .and_then(|file| file.get(key))
+                .map(str::to_owned)
+        });
+    from_env
+        .chain(from_file)
+        .map(|value| value.trim().to_owned())
+        .filter(|value| !value.is_empty())
+        .map(ApiKey::new)
+        .collect()
 }
 
 /// `30s`, `2m`, `500ms`, a bare number of seconds (`7`, `0.5`), or `0`

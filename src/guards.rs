@@ -200,6 +200,9 @@ impl AgentHooks for RunGuards {
         } else {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.turns += 1;
+            // A turn after the corrective message: the correction ran (it
+            // may still be ended early by the budget or the turn limit).
+            state.report.corrected = state.corrections > 0;
             state.report.batch_terminated = turn.batch_terminated;
             state.report.tokens_used = state
                 .report

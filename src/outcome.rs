@@ -40,6 +40,8 @@ pub enum Signal {
     Interrupt,
     /// `kill`.
     Terminate,
+    /// The terminal went away (`kill -HUP`).
+    Hangup,
 }
 
 /// Why a run was aborted from outside the loop.
@@ -69,7 +71,8 @@ impl Status {
     }
 }
 
-/// The process exit code of a status (SIGTERM differs from SIGINT).
+/// The process exit code of a status: 128 + the signal's number for a
+/// signal (SIGHUP 129, SIGINT 130, SIGTERM 143).
 pub fn exit_code(status: Status, cause: Option<AbortCause>) -> u8 {
     match status {
         Status::Ok => 0,
@@ -83,8 +86,28 @@ pub fn exit_code(status: Status, cause: Option<AbortCause>) -> u8 {
         Status::Timeout => 124,
         Status::Interrupted => match cause {
             Some(AbortCause::Signal(Signal::Terminate)) => 143,
+            Some(AbortCause::Signal(Signal::Hangup)) => 129,
             _ => 130,
         },
+    }
+}
+
+/// The status of a run whose result could not be written (stdout, the
+/// `--output-last-message` file, the transcript): a run that had succeeded
+/// fails with `error` (exit 1); a failed run keeps its own status, since
+/// its code already says it failed and the more precise reason.
+pub fn after_write_failure(status: Status) -> Status {
+    match status {
+        Status::Ok => Status::Error,
+        other => other,
+    }
+}
+
+/// `1 turn`, `4 turns`.
+pub fn turns(count: u32) -> String {
+    match count {
+        1 => "1 turn".to_owned(),
+        n => format!("{n} turns"),
     }
 }
 
@@ -99,6 +122,8 @@ pub struct GuardReport {
     pub budget_exhausted: bool,
     /// Tokens the run used, as the budget counts them.
     pub tokens_used: u64,
+    /// The `--output-schema` corrective turn was asked for.
+    pub corrected: bool,
 }
 
 /// Decides how the run ended from its messages and what stopped it.
@@ -157,8 +182,8 @@ pub fn describe(status: Status, cause: Option<AbortCause>, detail: &Detail<'_>) 
         ),
         Status::Usage => detail.error_message.unwrap_or("usage error").to_owned(),
         Status::TurnLimit => format!(
-            "turn limit reached after {} turns; task not confirmed complete",
-            detail.turns
+            "turn limit reached after {}; task not confirmed complete",
+            turns(detail.turns)
         ),
         Status::Terminated => match detail.terminate_reason {
             Some(reason) => {
@@ -168,13 +193,17 @@ pub fn describe(status: Status, cause: Option<AbortCause>, detail: &Detail<'_>) 
         },
         Status::Length => "the answer was cut off by the output token limit".to_owned(),
         Status::InvalidOutput => format!(
-            "the reply is not valid against --output-schema after one corrective turn: {}",
+            "the reply is not valid against --output-schema{}: {}",
+            match detail.corrected {
+                true => " after one corrective turn",
+                false => " (no turn was left for a correction)",
+            },
             detail.error_message.unwrap_or("no reply")
         ),
         Status::Budget => match detail.budget {
             Some((used, limit)) => format!(
-                "token budget used up: {used} of {limit} tokens after {} turns",
-                detail.turns
+                "token budget used up: {used} of {limit} tokens after {}",
+                turns(detail.turns)
             ),
             None => "token budget used up".to_owned(),
         },
@@ -184,6 +213,7 @@ pub fn describe(status: Status, cause: Option<AbortCause>, detail: &Detail<'_>) 
         },
         Status::Interrupted => match cause {
             Some(AbortCause::Signal(Signal::Terminate)) => "terminated by SIGTERM".to_owned(),
+            Some(AbortCause::Signal(Signal::Hangup)) => "terminated by SIGHUP".to_owned(),
             _ => "interrupted by SIGINT".to_owned(),
         },
     }
@@ -202,6 +232,8 @@ pub struct Detail<'a> {
     pub timeout: Option<std::time::Duration>,
     /// Tokens used and the `--max-tokens-total` budget.
     pub budget: Option<(u64, u64)>,
+    /// The `--output-schema` corrective turn ran.
+    pub corrected: bool,
 }
 
 /// The last assistant message of the run.
@@ -279,6 +311,7 @@ mod tests {
         };
         let interrupt = Some(AbortCause::Signal(Signal::Interrupt));
         let terminate = Some(AbortCause::Signal(Signal::Terminate));
+        let hangup = Some(AbortCause::Signal(Signal::Hangup));
         type Case = (Vec<Message>, Option<AbortCause>, GuardReport, (Status, u8));
         let cases: Vec<Case> = vec![
             (
@@ -328,6 +361,12 @@ mod tests {
                 none,
                 (Status::Interrupted, 143),
             ),
+            (
+                vec![user.clone(), assistant(StopReason::Aborted, false)],
+                hangup,
+                none,
+                (Status::Interrupted, 129),
+            ),
             // The timer fired just after the answer was complete.
             (
                 vec![user.clone(), stop.clone()],
@@ -343,6 +382,50 @@ mod tests {
                 "{messages:?} {abort:?} {guards:?}"
             );
         }
+    }
+
+    #[test]
+    fn one_turn_is_singular_and_no_correction_is_claimed_that_never_ran() {
+        let one = Detail {
+            turns: 1,
+            budget: Some((12, 10)),
+            ..Detail::default()
+        };
+        assert_eq!(
+            describe(Status::TurnLimit, None, &one),
+            "turn limit reached after 1 turn; task not confirmed complete"
+        );
+        assert_eq!(
+            describe(Status::Budget, None, &one),
+            "token budget used up: 12 of 10 tokens after 1 turn"
+        );
+        let invalid = Detail {
+            error_message: Some("not JSON"),
+            ..Detail::default()
+        };
+        let text = describe(Status::InvalidOutput, None, &invalid);
+        assert!(!text.contains("after one corrective turn"), "{text}");
+        assert!(text.contains("no turn was left for a correction"), "{text}");
+        let corrected = Detail {
+            corrected: true,
+            ..invalid
+        };
+        assert!(
+            describe(Status::InvalidOutput, None, &corrected)
+                .contains("after one corrective turn: not JSON")
+        );
+        let hup = Some(AbortCause::Signal(Signal::Hangup));
+        assert_eq!(
+            describe(Status::Interrupted, hup, &one),
+            "terminated by SIGHUP"
+        );
+    }
+
+    #[test]
+    fn a_failed_write_fails_only_a_run_that_succeeded() {
+        assert_eq!(after_write_failure(Status::Ok), Status::Error);
+        assert_eq!(after_write_failure(Status::Length), Status::Length);
+        assert_eq!(after_write_failure(Status::TurnLimit), Status::TurnLimit);
     }
 
     #[test]

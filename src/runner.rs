@@ -4,14 +4,21 @@
 //!
 //! Whatever happens, the run ends with a report: a `run_end` line (JSONL)
 //! or a last stderr line in words on failure, and the result on stdout.
+//!
+//! Events and the transcript are written on threads of their own
+//! ([`Lane`]): a pipe nobody reads never stalls the loop, the timer or a
+//! signal, and once the run was stopped the exit waits for such a pipe
+//! only [`GRACE`]. A result that could not be written (stdout, the
+//! last-message file, the transcript) fails the run; only a reader that
+//! went away (EPIPE) is quiet.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant as StdInstant;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant as StdInstant};
 
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use crate::agent::types::{AgentEvent, Message, Usage};
@@ -25,13 +32,20 @@ use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::{HttpSettings, Provider};
+use crate::render::lane::Lane;
 use crate::render::result::write_result;
 use crate::render::text::TextRenderer;
 use crate::render::{EventRenderer, RunReport, renderer};
 use crate::tools::Tool;
 use crate::tools::list_dir::ListDir;
 use crate::tools::read_file::ReadFile;
+use crate::tools::redact::{Redacted, key_set};
 use crate::tools::sandbox::Sandbox;
+
+/// How long the exit waits for stderr, stdout or the transcript once the
+/// timer or a signal stopped the run: long enough for any live reader,
+/// short enough that a pipe nobody reads does not hold the exit.
+pub const GRACE: Duration = Duration::from_millis(500);
 
 /// Where a run writes. The binary passes the process's streams; tests may
 /// pass buffers.
@@ -63,11 +77,12 @@ pub async fn run(config: Config, streams: Streams) -> u8 {
     let (abort_sender, abort) = watch::channel(None);
     let watcher = tokio::spawn(watch_for_aborts(deadline, abort_sender));
     let mut job = Job {
-        renderer: Arc::new(Mutex::new(event_renderer(&config, streams.stderr))),
+        events: Lane::new("leash-events", event_renderer(&config, streams.stderr)),
         config,
         started,
-        stdout: streams.stdout,
+        stdout: Some(streams.stdout),
         last_message: None,
+        transcript: None,
         deadline,
     };
     let code = job.execute(abort).await;
@@ -78,11 +93,47 @@ pub async fn run(config: Config, streams: Streams) -> u8 {
 struct Job {
     config: Config,
     started: StdInstant,
-    renderer: Arc<Mutex<Box<dyn EventRenderer>>>,
-    stdout: Box<dyn Write + Send>,
+    /// The `--events` renderer, on its own thread.
+    events: Lane<Box<dyn EventRenderer>>,
+    /// Taken by the final report.
+    stdout: Option<Box<dyn Write + Send>>,
     /// `--output-last-message`, created (emptied) before anything else.
     last_message: Option<File>,
+    /// `--transcript`, on its own thread.
+    transcript: Option<Lane<Transcript>>,
     deadline: Option<Instant>,
+}
+
+/// The `--transcript` file: one message per line, each flushed so the file
+/// stays whole if the process is killed afterwards. After a failed write
+/// nothing more is written; the failure is kept for the final report,
+/// unless the reader of a pipe went away.
+struct Transcript {
+    writer: BufWriter<File>,
+    path: PathBuf,
+    stopped: bool,
+    failure: Option<String>,
+}
+
+impl Transcript {
+    fn write(&mut self, message: &Message) {
+        if self.stopped {
+            return;
+        }
+        let written = serde_json::to_writer(&mut self.writer, message)
+            .map_err(io::Error::from)
+            .and_then(|()| self.writer.write_all(b"\n"))
+            .and_then(|()| self.writer.flush());
+        if let Err(error) = written {
+            self.stopped = true;
+            if !reader_left(&error) {
+                self.failure = Some(format!(
+                    "cannot write --transcript {}: {error}",
+                    self.path.display()
+                ));
+            }
+        }
+    }
 }
 
 /// The renderer of `--events`, using the terminal as the config allows.
@@ -93,6 +144,45 @@ fn event_renderer(config: &Config, stderr: Box<dyn Write + Send>) -> Box<dyn Eve
             TextRenderer::new(stderr, format == EventsFormat::Text)
                 .with_terminal(config.terminal, &config.model),
         ),
+    }
+}
+
+/// How a wait for an output lane ended.
+enum Waited<R> {
+    /// The lane answered.
+    Done(R),
+    /// The lane's thread is gone without an answer.
+    Lost,
+    /// The run was stopped and the lane did not answer within [`GRACE`].
+    GaveUp,
+}
+
+/// Waits for an output lane's `answer`. A slow reader is waited for as long
+/// as it takes; once the timer or a signal fires (or if it already has),
+/// [`GRACE`] more at most.
+async fn wait_for_lane<R>(
+    answer: oneshot::Receiver<R>,
+    abort: &mut watch::Receiver<Option<AbortCause>>,
+) -> Waited<R> {
+    let mut answer = answer;
+    if abort.borrow().is_none() {
+        let stopped = async {
+            // Without a sender (no signal handlers, no timer) nothing stops the run.
+            if abort.wait_for(Option::is_some).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            answered = &mut answer => {
+                return answered.map_or(Waited::Lost, Waited::Done);
+            }
+            () = stopped => {}
+        }
+    }
+    match tokio::time::timeout(GRACE, answer).await {
+        Ok(Ok(value)) => Waited::Done(value),
+        Ok(Err(_)) => Waited::Lost,
+        Err(_) => Waited::GaveUp,
     }
 }
 
@@ -107,44 +197,52 @@ impl Job {
                         "cannot write --output-last-message {}: {error}",
                         path.display()
                     );
-                    return self.finish_without_run(Status::Usage, None, Some(message));
+                    let report = self.report_without_run(Status::Usage, None, Some(message));
+                    return self.deliver(report, &mut abort).await;
                 }
             }
         }
         // The prompt, with stdin; a signal or the timer may end the wait.
         let read = input::read_prompt(self.config.prompt.clone(), self.config.stdin, self.deadline);
         let prompt = tokio::select! {
-            read = read => read,
-            cause = abort.wait_for(Option::is_some) => {
-                let cause = cause.ok().and_then(|c| *c);
-                return self.finish_without_run(status_of_abort(cause), cause, None);
+            read = read => Ok(read),
+            cause = abort.wait_for(Option::is_some) => Err(cause.ok().and_then(|c| *c)),
+        };
+        let prompt = match prompt {
+            Ok(prompt) => prompt,
+            Err(cause) => {
+                let report = self.report_without_run(status_of_abort(cause), cause, None);
+                return self.deliver(report, &mut abort).await;
             }
         };
         let prompt = match prompt {
             Ok(prompt) => prompt,
             Err(InputError::Timeout) => {
-                return self.finish_without_run(Status::Timeout, Some(AbortCause::Timeout), None);
+                let report =
+                    self.report_without_run(Status::Timeout, Some(AbortCause::Timeout), None);
+                return self.deliver(report, &mut abort).await;
             }
             Err(error) => {
-                return self.finish_without_run(Status::Usage, None, Some(error.to_string()));
+                let report = self.report_without_run(Status::Usage, None, Some(error.to_string()));
+                return self.deliver(report, &mut abort).await;
             }
         };
-        if let Some(notice) = &prompt.notice {
-            self.with_renderer(|r| r.notice(notice));
+        if let Some(notice) = prompt.notice.clone() {
+            self.events.submit(move |renderer| renderer.notice(&notice));
         }
 
-        let provider = match self.provider() {
-            Ok(provider) => provider,
-            Err(message) => return self.finish_without_run(Status::Usage, None, Some(message)),
+        let prepared = self
+            .provider()
+            .and_then(|provider| Ok((provider, self.tools()?)))
+            .and_then(|(provider, tools)| Ok((provider, tools, self.open_transcript()?)));
+        let (provider, tools, transcript) = match prepared {
+            Ok(prepared) => prepared,
+            Err(message) => {
+                let report = self.report_without_run(Status::Usage, None, Some(message));
+                return self.deliver(report, &mut abort).await;
+            }
         };
-        let tools = match self.tools() {
-            Ok(tools) => tools,
-            Err(message) => return self.finish_without_run(Status::Usage, None, Some(message)),
-        };
-        let transcript = match self.open_transcript() {
-            Ok(transcript) => transcript,
-            Err(message) => return self.finish_without_run(Status::Usage, None, Some(message)),
-        };
+        self.transcript = transcript;
 
         let guards = Arc::new(
             RunGuards::new(self.config.max_turns, self.config.max_same_call)
@@ -166,23 +264,17 @@ impl Job {
         for text in &self.config.follow_ups {
             agent.follow_up(Message::user_text(text.clone()));
         }
-        let renderer = Arc::clone(&self.renderer);
+        // Listeners only hand events over: no write can stall the loop.
+        let events = self.events.clone();
         let _events = agent.subscribe(move |event| {
-            renderer
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .event(event);
+            let event = event.clone();
+            events.submit(move |renderer| renderer.event(&event));
         });
-        let _transcript = transcript.map(|writer| {
-            let writer = Mutex::new(writer);
+        let _transcript = self.transcript.clone().map(|transcript| {
             agent.subscribe(move |event| {
                 if let AgentEvent::MessageEnd { message } = event {
-                    let mut writer = writer.lock().unwrap_or_else(PoisonError::into_inner);
-                    // Each line is flushed so a transcript stays complete
-                    // even if the process is killed afterwards.
-                    let _ = serde_json::to_writer(&mut *writer, message);
-                    let _ = writer.write_all(b"\n");
-                    let _ = writer.flush();
+                    let message = message.clone();
+                    transcript.submit(move |writer| writer.write(&message));
                 }
             })
         });
@@ -201,16 +293,17 @@ impl Job {
             _ = aborter => Vec::new(),
         };
         let cause = *abort.borrow();
-        self.finish(&messages, cause, guards.report())
+        let report = self.report(&messages, cause, guards.report());
+        self.deliver(report, &mut abort).await
     }
 
-    /// Ends a run that happened: decides the status and reports it.
-    fn finish(
-        &mut self,
+    /// The report of a run that happened: decides the status and says why.
+    fn report(
+        &self,
         messages: &[Message],
         cause: Option<AbortCause>,
         guards: GuardReport,
-    ) -> u8 {
+    ) -> RunReport {
         let mut status = outcome::decide_status(messages, cause, guards);
         let last = outcome::final_assistant(messages);
         let reply = last.map(|m| m.text()).unwrap_or_default();
@@ -245,9 +338,10 @@ impl Job {
                 .config
                 .max_tokens_total
                 .map(|limit| (guards.tokens_used, limit)),
+            corrected: guards.corrected,
         };
         let message = outcome::describe(status, cause, &detail);
-        let report = RunReport {
+        RunReport {
             status,
             exit_code: outcome::exit_code(status, cause),
             message,
@@ -260,23 +354,23 @@ impl Job {
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.config.provider.name().to_owned(),
             model: self.config.model.clone(),
-        };
-        self.report(&report)
+        }
     }
 
-    /// Ends a run that never started (usage error, or stopped while reading stdin).
-    fn finish_without_run(
-        &mut self,
+    /// The report of a run that never started (usage error, or stopped
+    /// while reading stdin).
+    fn report_without_run(
+        &self,
         status: Status,
         cause: Option<AbortCause>,
         error: Option<String>,
-    ) -> u8 {
+    ) -> RunReport {
         let detail = Detail {
             error_message: error.as_deref(),
             timeout: self.config.timeout,
             ..Detail::default()
         };
-        let report = RunReport {
+        RunReport {
             status,
             exit_code: outcome::exit_code(status, cause),
             message: outcome::describe(status, cause, &detail),
@@ -289,37 +383,56 @@ impl Job {
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.config.provider.name().to_owned(),
             model: self.config.model.clone(),
-        };
-        self.report(&report)
-    }
-
-    fn report(&mut self, report: &RunReport) -> u8 {
-        let mut renderer = self.renderer.lock().unwrap_or_else(PoisonError::into_inner);
-        // Before the end line, so a failure to write it is not the last word.
-        if let Some(file) = &mut self.last_message
-            && let Err(error) = write_result(OutputFormat::Text, report, file)
-        {
-            let path = self
-                .config
-                .output_last_message
-                .as_deref()
-                .unwrap_or(Path::new(""));
-            renderer.notice(&format!(
-                "cannot write --output-last-message {}: {error}",
-                path.display()
-            ));
         }
-        deliver(
-            report,
-            renderer.as_mut(),
-            self.config.output,
-            &mut self.stdout,
-        )
     }
 
-    fn with_renderer(&self, f: impl FnOnce(&mut dyn EventRenderer)) {
-        let mut renderer = self.renderer.lock().unwrap_or_else(PoisonError::into_inner);
-        f(renderer.as_mut());
+    /// Writes the end of the run (transcript done, last message, stdout,
+    /// the `run_end` / "why" line) and returns the exit code. When the run
+    /// was stopped and an output does not take its writes, the exit goes
+    /// on without it after [`GRACE`], with the code of what stopped it.
+    async fn deliver(
+        &mut self,
+        report: RunReport,
+        abort: &mut watch::Receiver<Option<AbortCause>>,
+    ) -> u8 {
+        let stopped_code = |abort: &watch::Receiver<Option<AbortCause>>| {
+            let cause = *abort.borrow();
+            outcome::exit_code(status_of_abort(cause), cause)
+        };
+        let mut failures = Vec::new();
+        if let Some(transcript) = self.transcript.take() {
+            match wait_for_lane(transcript.call(|writer| writer.failure.take()), abort).await {
+                Waited::Done(failure) => failures.extend(failure),
+                Waited::Lost => {}
+                Waited::GaveUp => return stopped_code(abort),
+            }
+        }
+        let code = report.exit_code;
+        let output = self.config.output;
+        let mut stdout = self.stdout.take().unwrap_or_else(|| Box::new(io::sink()));
+        let last_message = self.last_message.take().map(|file| {
+            let path = self.config.output_last_message.clone().unwrap_or_default();
+            (path, file)
+        });
+        let done = self.events.call(move |renderer| {
+            let mut last_message = last_message;
+            let last_message = last_message
+                .as_mut()
+                .map(|(path, file)| (path.as_path(), file));
+            finish_output(
+                report,
+                failures,
+                renderer.as_mut(),
+                output,
+                &mut stdout,
+                last_message,
+            )
+        });
+        match wait_for_lane(done, abort).await {
+            Waited::Done(code) => code,
+            Waited::Lost => code,
+            Waited::GaveUp => stopped_code(abort),
+        }
     }
 
     fn provider(&self) -> Result<Arc<dyn Provider>, String> {
@@ -354,39 +467,104 @@ impl Job {
         let sandbox = Sandbox::new(&self.config.root)
             .map(Arc::new)
             .map_err(|error| format!("invalid --root {}: {error}", self.config.root.display()))?;
+        // The run's key and every other key leash knows never reach the
+        // context through a tool.
+        let run_key = match &self.config.provider {
+            ProviderConfig::OpenAi(settings) | ProviderConfig::Anthropic(settings) => {
+                settings.api_key.clone()
+            }
+            ProviderConfig::Faux(_) => None,
+        };
+        let keys = key_set(run_key.into_iter().chain(self.config.known_keys.clone()));
         Ok(self
             .config
             .tools
             .iter()
             .map(|name| -> Arc<dyn Tool> {
-                match name {
+                let tool: Arc<dyn Tool> = match name {
                     ToolName::ReadFile => Arc::new(ReadFile::new(Arc::clone(&sandbox))),
                     ToolName::ListDir => Arc::new(ListDir::new(Arc::clone(&sandbox))),
-                }
+                };
+                Arc::new(Redacted::new(tool, Arc::clone(&keys)))
             })
             .collect())
     }
 
-    fn open_transcript(&self) -> Result<Option<BufWriter<File>>, String> {
+    fn open_transcript(&self) -> Result<Option<Lane<Transcript>>, String> {
         let Some(path) = &self.config.transcript else {
             return Ok(None);
         };
-        create_transcript(path).map(Some)
+        let writer = create_transcript(path)?;
+        Ok(Some(Lane::new(
+            "leash-transcript",
+            Transcript {
+                writer,
+                path: path.clone(),
+                stopped: false,
+                failure: None,
+            },
+        )))
     }
 }
 
-/// Writes the end of a run: the `run_end` / "why" line on stderr, the
-/// result on stdout. Returns the exit code.
-fn deliver(
-    report: &RunReport,
+/// Writes the end of a run: the last-message file, the result on stdout,
+/// then the `run_end` / "why" line on stderr. `failures` are writes that
+/// already failed (the transcript); with each new one the report changes
+/// before anything else is written, so every output tells the same story.
+/// Returns the exit code.
+fn finish_output(
+    mut report: RunReport,
+    failures: Vec<String>,
     renderer: &mut dyn EventRenderer,
     output: OutputFormat,
     stdout: &mut dyn Write,
+    last_message: Option<(&Path, &mut File)>,
 ) -> u8 {
-    renderer.run_end(report);
-    // A closed stdout (`| head -c1`) is not an error of the run.
-    let _ = write_result(output, report, stdout);
+    for failure in failures {
+        write_failed(&mut report, failure, renderer);
+    }
+    if let Some((path, file)) = last_message
+        && let Err(error) = write_result(OutputFormat::Text, &report, file)
+        && !reader_left(&error)
+    {
+        let failure = format!(
+            "cannot write --output-last-message {}: {error}",
+            path.display()
+        );
+        write_failed(&mut report, failure, renderer);
+    }
+    renderer.settle();
+    if let Err(error) = write_result(output, &report, stdout)
+        && !reader_left(&error)
+    {
+        write_failed(
+            &mut report,
+            format!("cannot write the result to stdout: {error}"),
+            renderer,
+        );
+    }
+    renderer.run_end(&report);
     report.exit_code
+}
+
+/// A reader that went away (`| head -c1`) is not a failure of the run.
+fn reader_left(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// A result could not be written: a run that had succeeded now fails and
+/// says so (SPEC 2.1's rule in [`outcome::after_write_failure`]); a run that
+/// had failed keeps its reason as the last line, after a notice.
+fn write_failed(report: &mut RunReport, failure: String, renderer: &mut dyn EventRenderer) {
+    let status = outcome::after_write_failure(report.status);
+    if status == report.status {
+        renderer.notice(&failure);
+        return;
+    }
+    report.status = status;
+    report.exit_code = outcome::exit_code(status, None);
+    report.message = failure.clone();
+    report.error_message = Some(failure);
 }
 
 /// Reports a configuration error found before any run could be built
@@ -413,11 +591,13 @@ pub fn report_usage_error(
         model: String::new(),
     };
     let mut stdout = streams.stdout;
-    deliver(
-        &report,
+    finish_output(
+        report,
+        Vec::new(),
         renderer(events, streams.stderr).as_mut(),
         output,
         &mut stdout,
+        None,
     )
 }
 
@@ -448,12 +628,13 @@ fn status_of_abort(cause: Option<AbortCause>) -> Status {
 }
 
 /// Waits for the timer or a signal and publishes the cause. A second
-/// SIGINT (or SIGTERM) while the run is winding down exits at once.
+/// SIGINT, SIGTERM or SIGHUP while the run is winding down exits at once.
 async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Option<AbortCause>>) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
+    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
     ) else {
         // Without signal handlers the timer still works.
         if let Some(deadline) = deadline {
@@ -472,10 +653,12 @@ async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Option
         _ = timer => AbortCause::Timeout,
         _ = interrupt.recv() => AbortCause::Signal(Signal::Interrupt),
         _ = terminate.recv() => AbortCause::Signal(Signal::Terminate),
+        _ = hangup.recv() => AbortCause::Signal(Signal::Hangup),
     };
     cause.send_replace(Some(first));
     tokio::select! {
         _ = interrupt.recv() => std::process::exit(130),
         _ = terminate.recv() => std::process::exit(143),
+        _ = hangup.recv() => std::process::exit(129),
     }
 }

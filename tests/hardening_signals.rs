@@ -1,8 +1,9 @@
 //! Signals and the abort timer against the real binary (issue 5): SIGINT,
-//! SIGTERM and the timer during a stream, during a tool, and around a retry
-//! back-off; a second SIGINT. Each run ends with its documented code
-//! (130, 143, 124), with `turn_end`, `agent_end` and a last `run_end` on
-//! stderr, and with a transcript that is complete, valid JSON lines.
+//! SIGTERM, SIGHUP (issue 11) and the timer during a stream, during a
+//! tool, and around a retry back-off; a second SIGINT. Each run ends with
+//! its documented code (130, 143, 129, 124), with `turn_end`, `agent_end`
+//! and a last `run_end` on stderr, and with a transcript that is complete,
+//! valid JSON lines.
 //!
 //! The slow tool at this level is `read_file` on a sparse file of 1 TiB
 //! whose first lines are text: it reads on until it is told to stop. The
@@ -133,7 +134,12 @@ fn streaming(ws: &Workspace) -> Command {
 
 #[test]
 fn sigint_sigterm_and_the_timer_during_a_stream() {
-    for (signal, code) in [(Some("-INT"), 130), (Some("-TERM"), 143), (None, 124)] {
+    for (signal, code) in [
+        (Some("-INT"), 130),
+        (Some("-TERM"), 143),
+        (Some("-HUP"), 129),
+        (None, 124),
+    ] {
         let ws = Workspace::new();
         let mut cmd = streaming(&ws);
         if signal.is_none() {

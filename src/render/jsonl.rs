@@ -83,8 +83,8 @@ pub enum WireEvent<'a> {
     },
     /// A turn is over.
     TurnEnd {
-        /// The turn's assistant message.
-        message: &'a AssistantMessage,
+        /// The turn's assistant message, with its `role` as in `message_end`.
+        message: Assistant<'a>,
         /// The turn's tool results.
         tool_results: &'a [ToolResultMessage],
     },
@@ -123,6 +123,20 @@ pub enum WireEvent<'a> {
         /// Wall time of the run.
         duration_ms: u64,
     },
+}
+
+/// An assistant message as `message_end` shows it: `role` first.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Assistant<'a> {
+    /// Always `assistant`.
+    #[schemars(schema_with = "assistant_role")]
+    role: &'static str,
+    #[serde(flatten)]
+    message: &'a AssistantMessage,
+}
+
+fn assistant_role(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"const": "assistant"})
 }
 
 impl<'a> WireEvent<'a> {
@@ -173,7 +187,10 @@ impl<'a> WireEvent<'a> {
                 message,
                 tool_results,
             } => WireEvent::TurnEnd {
-                message,
+                message: Assistant {
+                    role: "assistant",
+                    message,
+                },
                 tool_results,
             },
             AgentEvent::Retry {
@@ -194,6 +211,10 @@ impl<'a> WireEvent<'a> {
 pub struct JsonlRenderer {
     out: Box<dyn Write + Send>,
     buffer: Vec<u8>,
+    /// `agent_start` was written: it is the first line, whatever comes
+    /// before the run itself starts (a notice about stdin, a run that never
+    /// started), so a reader can check `schemaVersion` on line one.
+    started: bool,
 }
 
 impl JsonlRenderer {
@@ -202,10 +223,21 @@ impl JsonlRenderer {
         JsonlRenderer {
             out,
             buffer: Vec::with_capacity(4096),
+            started: false,
         }
     }
 
     fn write(&mut self, event: &WireEvent<'_>) {
+        let is_start = matches!(event, WireEvent::AgentStart { .. });
+        if self.started && is_start {
+            return;
+        }
+        if !self.started && !is_start {
+            self.write(&WireEvent::AgentStart {
+                schema_version: SCHEMA_VERSION,
+            });
+        }
+        self.started = true;
         self.buffer.clear();
         if serde_json::to_writer(&mut self.buffer, event).is_ok() {
             self.buffer.push(b'\n');
@@ -252,6 +284,63 @@ mod tests {
             wire(&AgentEvent::AgentStart),
             json!({"type": "agent_start", "schemaVersion": 1})
         );
+    }
+
+    #[test]
+    fn turn_end_carries_the_role_like_message_end() {
+        let message = AssistantMessage::default();
+        let event = AgentEvent::TurnEnd {
+            message: message.clone(),
+            tool_results: vec![],
+        };
+        let turn_end = wire(&event);
+        let message_end = wire(&AgentEvent::MessageEnd {
+            message: Message::Assistant(message),
+        });
+        assert_eq!(turn_end["message"]["role"], "assistant");
+        assert_eq!(turn_end["message"], message_end["message"]);
+    }
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn types(out: &Shared) -> Vec<String> {
+        String::from_utf8(out.0.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            .map(|line| {
+                serde_json::from_str::<Value>(line).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn agent_start_is_always_the_first_line_and_only_once() {
+        let out = Shared::default();
+        let mut renderer = JsonlRenderer::new(Box::new(out.clone()));
+        renderer.notice("stdin was skipped");
+        renderer.event(&AgentEvent::AgentStart);
+        renderer.event(&AgentEvent::TurnStart);
+        assert_eq!(types(&out), ["agent_start", "notice", "turn_start"]);
+        let out = Shared::default();
+        let mut renderer = JsonlRenderer::new(Box::new(out.clone()));
+        renderer.event(&AgentEvent::AgentStart);
+        renderer.event(&AgentEvent::TurnStart);
+        assert_eq!(types(&out), ["agent_start", "turn_start"]);
     }
 
     #[test]

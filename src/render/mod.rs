@@ -5,6 +5,7 @@
 //! fails (a closed pipe) is dropped quietly, it never ends the run.
 
 pub mod jsonl;
+pub mod lane;
 pub mod result;
 pub mod text;
 
@@ -53,6 +54,53 @@ pub trait EventRenderer: Send {
     /// The end of the run. On a non-zero exit this writes the last line,
     /// which says why.
     fn run_end(&mut self, report: &RunReport);
+    /// Clears what is live on the terminal (the indicator, a streamed line)
+    /// before the result is printed.
+    fn settle(&mut self) {}
+}
+
+/// The most characters of one line of `--events text` or the last
+/// `leash:` line; the rest is cut with `…`.
+pub const MAX_LINE_CHARS: usize = 1000;
+
+/// `text` made inert for a terminal line: every run of whitespace (line
+/// breaks, `\r`, tabs) becomes one space, every other control character
+/// (ESC, BEL, NUL, …) and every bidirectional override becomes `�`, and the
+/// result is cut at `max_chars`. Server error text, tool names, call ids
+/// and reasons pass through here, so none of them can break a line, forge
+/// a `leash:` line or drive the terminal. JSON lines need none of it:
+/// serde escapes control characters.
+pub fn inert(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 4));
+    let mut chars = 0;
+    let mut space = false;
+    for c in text.trim().chars() {
+        let c = if c.is_whitespace() {
+            space = true;
+            continue;
+        } else if c.is_control() || is_bidi_control(c) {
+            '\u{fffd}'
+        } else {
+            c
+        };
+        let needed = if space { 2 } else { 1 };
+        if chars + needed > max_chars {
+            out.push('…');
+            return out;
+        }
+        if std::mem::take(&mut space) {
+            out.push(' ');
+            chars += 1;
+        }
+        out.push(c);
+        chars += 1;
+    }
+    out
+}
+
+/// Characters that reorder what a terminal shows (Trojan Source).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }
 
 /// The renderer for `--events`.
@@ -61,5 +109,31 @@ pub fn renderer(format: EventsFormat, out: Box<dyn Write + Send>) -> Box<dyn Eve
         EventsFormat::Text => Box::new(text::TextRenderer::new(out, true)),
         EventsFormat::None => Box::new(text::TextRenderer::new(out, false)),
         EventsFormat::Jsonl => Box::new(jsonl::JsonlRenderer::new(out)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inert_text_is_one_line_without_control_characters() {
+        assert_eq!(
+            inert("boom\r\n\nleash: forged\tline ", 100),
+            "boom leash: forged line"
+        );
+        assert_eq!(
+            inert("a\u{1b}[2Jb\u{7}c\u{0}", 100),
+            "a\u{fffd}[2Jb\u{fffd}c\u{fffd}"
+        );
+        assert_eq!(inert("evil\u{202e}txt", 100), "evil\u{fffd}txt");
+        assert_eq!(inert("x\u{85}y\u{2028}z", 100), "x y z");
+        assert_eq!(inert("abcdef", 4), "abcd…");
+        assert_eq!(inert("ab cdef", 3), "ab…");
+        assert_eq!(
+            inert(&"é".repeat(2000), MAX_LINE_CHARS).chars().count(),
+            MAX_LINE_CHARS + 1
+        );
+        assert_eq!(inert("plain", 5), "plain");
     }
 }

@@ -12,7 +12,7 @@ use std::io::Write;
 
 use owo_colors::OwoColorize;
 
-use super::{EventRenderer, RunReport};
+use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent, Message};
 use crate::config::Terminal;
 use crate::indicator::Indicator;
@@ -119,7 +119,8 @@ impl TextRenderer {
                 }
                 AssistantMessageEvent::ToolCallStart { tool_name, .. } => {
                     if let Some(indicator) = &self.indicator {
-                        indicator.set_message(format!("{} calls {tool_name}", self.model));
+                        let tool = inert(tool_name, 80);
+                        indicator.set_message(format!("{} calls {tool}", self.model));
                     }
                 }
                 _ => {}
@@ -154,10 +155,12 @@ struct EventLine {
 }
 
 impl EventLine {
-    fn new(tag: &'static str, text: impl Into<String>, tone: Tone) -> Self {
+    /// `text` may hold what a server or a model wrote (tool names, call
+    /// ids, error text, reasons): it is made inert here, once for all.
+    fn new(tag: &'static str, text: impl AsRef<str>, tone: Tone) -> Self {
         EventLine {
             tag,
-            text: text.into(),
+            text: inert(text.as_ref(), MAX_LINE_CHARS),
             tone,
         }
     }
@@ -266,7 +269,7 @@ impl EventRenderer for TextRenderer {
     }
 
     fn notice(&mut self, text: &str) {
-        let line = format!("leash: {text}");
+        let line = format!("leash: {}", inert(text, MAX_LINE_CHARS));
         let line = match self.color {
             true => line.yellow().to_string(),
             false => line,
@@ -274,14 +277,17 @@ impl EventRenderer for TextRenderer {
         self.line(&line);
     }
 
-    fn run_end(&mut self, report: &RunReport) {
-        // Cleared before the reply is printed.
+    fn settle(&mut self) {
         if let Some(indicator) = &mut self.indicator {
             indicator.hide();
         }
         self.end_stream();
+    }
+
+    fn run_end(&mut self, report: &RunReport) {
+        self.settle();
         if report.exit_code != 0 {
-            let line = format!("leash: {}", report.message);
+            let line = format!("leash: {}", inert(&report.message, MAX_LINE_CHARS));
             let line = match self.color {
                 true => line.red().bold().to_string(),
                 false => line,
@@ -321,6 +327,56 @@ mod tests {
         );
     }
 
+    #[test]
+    fn text_from_servers_and_models_cannot_forge_lines() {
+        let out = Shared::default();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), true);
+        renderer.event(&AgentEvent::ToolExecutionStart {
+            tool_call_id: "c\r\u{1b}[2K1".into(),
+            tool_name: "x\nleash: all good".into(),
+            args: serde_json::Value::Null,
+        });
+        renderer.event(&AgentEvent::Retry {
+            attempt: 1,
+            delay_ms: 5,
+            reason: "HTTP 500:\n  Traceback\n  leash: fake".into(),
+        });
+        renderer.notice("stdin\nleash: forged");
+        let mut report = failed_report();
+        report.message = format!("provider error: {}\n{}", "line one", "x".repeat(5000));
+        renderer.run_end(&report);
+        let text = out.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text:?}");
+        assert_eq!(lines[0], "[tool_start] x leash: all good c \u{fffd}[2K1");
+        assert_eq!(
+            lines[1],
+            "[retry] attempt 1 in 5ms: HTTP 500: Traceback leash: fake"
+        );
+        assert_eq!(lines[2], "leash: stdin leash: forged");
+        assert!(lines[3].starts_with("leash: provider error: line one xxx"));
+        assert!(lines[3].ends_with('…'));
+        assert!(lines[3].chars().count() <= MAX_LINE_CHARS + "leash: ".len() + 1);
+        assert!(!text.contains('\r') && !text.contains('\u{1b}'));
+    }
+
+    fn failed_report() -> RunReport {
+        RunReport {
+            status: crate::outcome::Status::Error,
+            exit_code: 1,
+            message: "it broke".into(),
+            reply: String::new(),
+            output: None,
+            stop_reason: None,
+            error_message: None,
+            turns: 1,
+            usage: Default::default(),
+            duration_ms: 0,
+            provider: "faux".into(),
+            model: "faux".into(),
+        }
+    }
+
     /// A writer the test can read back.
     #[derive(Clone, Default)]
     struct Shared(Arc<Mutex<Vec<u8>>>);
@@ -357,20 +413,7 @@ mod tests {
             });
         }
         renderer.event(&AgentEvent::MessageEnd { message: assistant });
-        renderer.run_end(&RunReport {
-            status: crate::outcome::Status::Error,
-            exit_code: 1,
-            message: "it broke".into(),
-            reply: String::new(),
-            output: None,
-            stop_reason: None,
-            error_message: None,
-            turns: 1,
-            usage: Default::default(),
-            duration_ms: 0,
-            provider: "faux".into(),
-            model: "faux".into(),
-        });
+        renderer.run_end(&failed_report());
     }
 
     fn terminal(color: bool, stream: bool) -> Terminal {

@@ -476,6 +476,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn dotenv_files_are_listed_by_name_but_never_opened() {
+        let f = fixture();
+        fs::write(f.root.join(".env"), "OPENAI_API_KEY=sk-dotenv\n").unwrap();
+        fs::create_dir_all(f.root.join("venv/.env")).unwrap();
+        fs::write(f.root.join("venv/.env/pyvenv.cfg"), "x").unwrap();
+        let listing = f.call(json!({})).await.unwrap();
+        assert!(listing.contains(".env"), "{listing}");
+        let error = f.call(json!({"path": ".env"})).await.unwrap_err();
+        assert!(error.contains("is a dotenv file"), "{error}");
+        // A directory of that name (a virtualenv) is not a dotenv file.
+        let inside = f.call(json!({"path": "venv/.env"})).await.unwrap();
+        assert!(inside.contains("pyvenv.cfg"), "{inside}");
+    }
+
+    #[tokio::test]
     async fn a_cancelled_call_lists_nothing() {
         let f = fixture();
         let cancel = CancellationToken::new();

@@ -8,6 +8,7 @@
 
 pub mod list_dir;
 pub mod read_file;
+pub mod redact;
 pub mod sandbox;
 
 use futures::future::BoxFuture;

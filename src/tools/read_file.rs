@@ -863,6 +863,41 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn dotenv_files_are_refused_by_name_and_through_symlinks() {
+        let f = fixture();
+        f.write(".env", "OPENAI_API_KEY=sk-dotenv\n");
+        f.write(".env.local", "OPENAI_API_KEY=sk-dotenv\n");
+        fs::create_dir_all(f.root.join("config")).unwrap();
+        f.write("config/.env.production", "OPENAI_API_KEY=sk-dotenv\n");
+        f.write(".envrc.txt", "fine\n");
+        symlink(".env", f.root.join("innocent.txt")).unwrap();
+        symlink("notes.txt", f.root.join(".env.link")).unwrap();
+        f.write("notes.txt", "notes\n");
+        for path in [
+            ".env",
+            "./.env",
+            ".env.local",
+            "config/.env.production",
+            "innocent.txt",
+            ".env.link",
+        ] {
+            let error = f.call(json!({"path": path})).await.unwrap_err();
+            assert!(error.contains("is a dotenv file"), "{path}: {error}");
+            assert!(!error.contains("sk-dotenv"), "{error}");
+        }
+        let abs = f.root.join(".env");
+        let error = f
+            .call(json!({"path": abs.to_str().unwrap()}))
+            .await
+            .unwrap_err();
+        assert!(error.contains("is a dotenv file"), "{error}");
+        assert_eq!(
+            f.call(json!({"path": ".envrc.txt"})).await.unwrap(),
+            "fine\n"
+        );
+    }
+
+    #[tokio::test]
     async fn arguments_outside_the_schema_are_errors() {
         let f = fixture();
         f.write("a.txt", "a\n");

@@ -107,6 +107,14 @@ pub enum SandboxError {
         /// The path, shortened and escaped.
         path: String,
     },
+    /// A dotenv file (`.env`, `.env.*`): it holds keys, so it is never read.
+    #[error(
+        "path '{path}' is a dotenv file, which holds secrets; leash's tools never read dotenv files"
+    )]
+    Dotenv {
+        /// The path, shortened and escaped.
+        path: String,
+    },
     /// What was opened is not what was resolved (a concurrent change).
     #[error("path '{path}' changed while it was being opened; nothing was read")]
     Changed {
@@ -240,6 +248,9 @@ impl Sandbox {
         let kind = if file_type.is_dir() {
             EntryKind::Dir
         } else if file_type.is_file() {
+            if names_dotenv(Path::new(path)) || names_dotenv(&real) {
+                return Err(SandboxError::Dotenv { path: shown });
+            }
             EntryKind::File
         } else if file_type.is_symlink() {
             // The walk saw no symlink here a moment ago.
@@ -447,6 +458,16 @@ fn descriptor_target(file: &File) -> Option<PathBuf> {
 /// A model-given path as error messages repeat it: control characters
 /// escaped, cut after a few dozen characters so a huge path cannot flood
 /// the context.
+/// Whether a path's last name is a dotenv file's: `.env` or `.env.*`
+/// (`.env.local`, `.env.production`). A directory of that name (a Python
+/// virtualenv called `.env`) may still be listed; a file never opens.
+pub fn names_dotenv(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    path.file_name()
+        .map(OsStrExt::as_bytes)
+        .is_some_and(|name| name == b".env" || name.starts_with(b".env."))
+}
+
 pub(crate) fn shown_path(path: &str) -> String {
     let mut out = String::new();
     for (i, c) in path.chars().enumerate() {
