@@ -430,6 +430,18 @@ impl EventSink for RunSink<'_> {
             lock(&self.shared.transcript).push(message.clone());
         }
         let listeners = Arc::clone(&lock(&self.shared.listeners));
+        if listeners
+            .iter()
+            .all(|(_, subscriber)| matches!(subscriber, Subscriber::Inline(_)))
+        {
+            // The common case: nothing to await, no future to allocate.
+            for (_, subscriber) in listeners.iter() {
+                if let Subscriber::Inline(listener) = subscriber {
+                    listener(&event);
+                }
+            }
+            return Box::pin(std::future::ready(()));
+        }
         Box::pin(async move {
             for (_, subscriber) in listeners.iter() {
                 match subscriber {

@@ -190,7 +190,7 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
 /// to `sink` while it runs. Once `execute` settles the channel is closed, so
 /// an update the tool sends later (from a task it left behind) is dropped:
 /// no `tool_execution_update` may follow the call's `tool_execution_end`
-/// (Pi stops accepting a call's updates when its execute settles).
+/// (SPEC 1.3; Pi stops accepting a call's updates when its execute settles).
 async fn execute_and_forward(
     tool: &dyn Tool,
     call: &ToolCall,

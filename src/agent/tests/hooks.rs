@@ -252,3 +252,58 @@ async fn prepare_next_turn_may_inject_messages_into_the_next_turn() {
         ["turn_start", "message_end user", "message_end user"]
     );
 }
+
+/// A tool whose work outlives its future: it hands its token to a task and
+/// waits forever.
+struct Detached {
+    spec: ToolSpec,
+    stopped: Arc<tokio::sync::Notify>,
+}
+
+impl Tool for Detached {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn execute<'a>(
+        &'a self,
+        _call_id: &'a str,
+        _args: Value,
+        cancel: CancellationToken,
+        _updates: ToolUpdates,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let stopped = Arc::clone(&self.stopped);
+        tokio::spawn(async move {
+            cancel.cancelled().await;
+            stopped.notify_one();
+        });
+        Box::pin(std::future::pending())
+    }
+}
+
+/// Pi passes the run's abort signal to `tool.execute`: the token a tool
+/// gets (a child of the run's, so the tool cannot abort the run) fires when
+/// the run is aborted, reaching work the tool started elsewhere.
+#[tokio::test]
+async fn a_tool_s_token_fires_when_the_run_is_aborted() {
+    let provider = Recorder::new(json!([{"toolCalls": [call("detached", json!({}))]}]));
+    let stopped = Arc::new(tokio::sync::Notify::new());
+    let tool = Arc::new(Detached {
+        spec: ToolSpec {
+            name: "detached".into(),
+            description: "never returns".into(),
+            parameters: json!({"type": "object"}),
+        },
+        stopped: Arc::clone(&stopped),
+    });
+    let agent = Agent::new(provider, config(vec![tool], NoHooks));
+    let aborter = agent.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        aborter.abort();
+    });
+    let added = agent.prompt(vec![Message::user_text("go")]).await.unwrap();
+    assert_eq!(result_text(&tool_results(&added)[0]), ABORTED);
+    tokio::time::timeout(Duration::from_secs(5), stopped.notified())
+        .await
+        .expect("the tool's token fired");
+}
