@@ -71,16 +71,19 @@ pub(crate) async fn execute_tool_calls(
     }
 }
 
-/// Fails every call of a `length`-truncated message without running it.
-/// Such a batch never terminates: the model must get a chance to retry.
+/// Fails every call of a `length`-truncated message without running it,
+/// each call's start, end and result message in turn (Pi's
+/// `failToolCallsFromTruncatedMessage`). Such a batch never terminates: the
+/// model must get a chance to retry.
 pub(crate) async fn fail_truncated_calls(calls: &[ToolCall], emit: &EmitFn<'_>) -> BatchOutcome {
     let mut results = Vec::with_capacity(calls.len());
     for call in calls {
         emit_start(call, emit).await;
         let finalized = Finalized::refused(TRUNCATED_CALL);
-        results.push(emit_end(call, &finalized, emit).await);
+        let message = emit_end(call, &finalized, emit).await;
+        emit_result_messages(std::slice::from_ref(&message), emit).await;
+        results.push(message);
     }
-    emit_result_messages(&results, emit).await;
     BatchOutcome {
         results,
         terminate: false,

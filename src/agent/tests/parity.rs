@@ -1,6 +1,6 @@
-//! The three places leash's loop disagreed with Pi 1.6.0's `agent-loop.ts`
-//! / `agent.ts` (issue 12; SPEC 1.2–1.4 as corrected), each run the way
-//! Pi's own scenario runs it.
+//! The places leash's loop disagreed with Pi 1.6.0's `agent-loop.ts` /
+//! `agent.ts`: the three of issue 12 (SPEC 1.2–1.4 as corrected) and the
+//! event order of a truncated batch, each run the way Pi's scenario runs it.
 
 use super::*;
 use pretty_assertions::assert_eq;
@@ -141,4 +141,34 @@ async fn the_transcript_grows_at_each_message_end() {
         ]
     );
     assert_eq!(agent.messages(), added);
+}
+
+/// Pi's `failToolCallsFromTruncatedMessage` emits, call after call,
+/// `tool_execution_start`, `tool_execution_end` and the result message
+/// (leash used to emit every end first, then every result message).
+#[tokio::test]
+async fn truncated_calls_are_failed_one_after_the_other_with_their_result_message() {
+    let provider = Recorder::new(json!([
+        {"toolCalls": [call("read", json!({})), call("read", json!({}))], "stop": "length"},
+        {"text": "done"}
+    ]));
+    let agent = Agent::new(provider, config(vec![TestTool::new("read")], NoHooks));
+    let (log, _sub) = record(&agent);
+    agent.prompt(vec![Message::user_text("go")]).await.unwrap();
+    let log = lines(&log);
+    let first = log
+        .iter()
+        .position(|l| l.starts_with("tool_start"))
+        .unwrap();
+    assert_eq!(
+        log[first..first + 6],
+        [
+            "tool_start call_1_1",
+            "tool_end call_1_1 error",
+            "message_end toolResult",
+            "tool_start call_1_2",
+            "tool_end call_1_2 error",
+            "message_end toolResult",
+        ]
+    );
 }
