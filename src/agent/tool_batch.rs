@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::assistant_stream::ABORTED;
 use super::hooks::AgentHooks;
 use super::tool_call::{
     Finalized, Prepared, TRUNCATED_CALL, ToolSet, execute_prepared_tool_call,
@@ -150,10 +151,15 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
             let sink = sink.clone();
             let call = &calls[index];
             async move {
+                // Aborted after preparation: answered without running and
+                // without `after_tool_call`, as in Pi.
+                if batch.cancel.is_cancelled() {
+                    return (index, args, None);
+                }
                 let executed =
                     execute_and_forward(tool.as_ref(), call, args.clone(), index, batch, sink)
                         .await;
-                (index, args, executed)
+                (index, args, Some(executed))
             }
         })
         .collect();
@@ -172,7 +178,10 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
                 // Every update the call sent before it settled goes first.
                 drain_updates(&mut updates, calls, batch.emit).await;
                 let call = &calls[index];
-                let outcome = finalize_executed_tool_call(call, &args, executed, batch).await;
+                let outcome = match executed {
+                    Some(executed) => finalize_executed_tool_call(call, &args, executed, batch).await,
+                    None => Finalized::refused(ABORTED),
+                };
                 messages[index] = Some(emit_end(call, &outcome, batch.emit).await);
                 finalized[index] = Some(outcome);
             }

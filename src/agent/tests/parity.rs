@@ -172,3 +172,66 @@ async fn truncated_calls_are_failed_one_after_the_other_with_their_result_messag
         ]
     );
 }
+
+/// Aborts the run from the `before_tool_call` of the call named `abort`.
+struct AbortsInBefore {
+    agent: std::sync::OnceLock<Agent>,
+    after_calls: AtomicUsize,
+}
+
+impl AgentHooks for AbortsInBefore {
+    fn before_tool_call<'a>(
+        &'a self,
+        hook: ToolCallContext<'a>,
+    ) -> BoxFuture<'a, Result<BeforeToolCall, String>> {
+        if hook.call.id == "abort"
+            && let Some(agent) = self.agent.get()
+        {
+            agent.abort();
+        }
+        Box::pin(async { Ok(BeforeToolCall::Run) })
+    }
+
+    fn after_tool_call<'a>(
+        &'a self,
+        _executed: ExecutedToolCall<'a>,
+    ) -> BoxFuture<'a, Result<Option<ResultOverride>, String>> {
+        self.after_calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// Pi's parallel batch checks the abort signal before it executes each
+/// prepared call: a call prepared before the abort is answered "Operation
+/// aborted" without running, without `durationMs` and without
+/// `afterToolCall`.
+#[tokio::test]
+async fn a_parallel_call_prepared_before_an_abort_never_runs() {
+    let provider = Recorder::new(json!([
+        {"toolCalls": [
+            {"id": "ready", "name": "read", "arguments": {}},
+            {"id": "abort", "name": "read", "arguments": {}}
+        ]},
+        {"text": "never"}
+    ]));
+    let tool = TestTool::new("read");
+    let hooks = Arc::new(AbortsInBefore {
+        agent: std::sync::OnceLock::new(),
+        after_calls: AtomicUsize::new(0),
+    });
+    let mut cfg = config(vec![tool.clone()], NoHooks);
+    cfg.hooks = hooks.clone();
+    let agent = Agent::new(provider, cfg);
+    let _ = hooks.agent.set(agent.clone());
+    let added = agent.prompt(vec![Message::user_text("go")]).await.unwrap();
+
+    let results = tool_results(&added);
+    assert_eq!(results.len(), 2);
+    for result in &results {
+        assert_eq!(result_text(result), ABORTED);
+        assert!(result.is_error);
+        assert_eq!(result.duration_ms, None, "{}", result.tool_call_id);
+    }
+    assert_eq!(tool.runs(), 0);
+    assert_eq!(hooks.after_calls.load(Ordering::SeqCst), 0);
+}
