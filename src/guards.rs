@@ -15,7 +15,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::agent::QueueHandle;
-use crate::agent::hooks::{AgentHooks, FinishedTurn};
+use crate::agent::hooks::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
 use crate::agent::types::{AssistantMessage, Block, Message, StopReason, ToolCall, TurnDecision};
 use crate::outcome::GuardReport;
 use crate::output_schema::{OutputSchema, correction_message};
@@ -170,10 +170,9 @@ impl RunGuards {
 impl AgentHooks for RunGuards {
     fn before_tool_call<'a>(
         &'a self,
-        call: &'a ToolCall,
-        args: &'a Value,
-        _context: &'a [Message],
-    ) -> BoxFuture<'a, Result<Option<Block>, String>> {
+        hook: ToolCallContext<'a>,
+    ) -> BoxFuture<'a, Result<BeforeToolCall, String>> {
+        let (call, args) = (hook.call, hook.args);
         let key = repeat_key(call, args);
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let count = state.calls.entry(key).or_insert(0);
@@ -187,7 +186,7 @@ impl AgentHooks for RunGuards {
             )),
             terminate: true,
         });
-        Box::pin(async move { Ok(verdict) })
+        Box::pin(async move { Ok(verdict.map_or(BeforeToolCall::Run, BeforeToolCall::Block)) })
     }
 
     fn finish_turn<'a>(&'a self, turn: FinishedTurn<'a>) -> BoxFuture<'a, Option<TurnDecision>> {
@@ -232,6 +231,30 @@ mod tests {
     use super::*;
     use crate::agent::types::AssistantContent;
     use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    /// Asks `before_tool_call` about one call; `None` lets it run.
+    async fn before(
+        guards: &RunGuards,
+        call: &ToolCall,
+        args: &Value,
+    ) -> Result<Option<Block>, String> {
+        let (message, cancel) = (AssistantMessage::default(), CancellationToken::new());
+        let hook = ToolCallContext {
+            assistant_message: &message,
+            call,
+            args,
+            context: &[],
+            cancel: &cancel,
+        };
+        guards
+            .before_tool_call(hook)
+            .await
+            .map(|decision| match decision {
+                BeforeToolCall::Block(block) => Some(block),
+                BeforeToolCall::Run | BeforeToolCall::RunWith(_) => None,
+            })
+    }
 
     fn call(name: &str) -> ToolCall {
         ToolCall {
@@ -269,11 +292,7 @@ mod tests {
         let args = json!({"path": "a"});
         let mut verdicts = Vec::new();
         for _ in 0..3 {
-            verdicts.push(
-                guards
-                    .before_tool_call(&call("read_file"), &args, &[])
-                    .await,
-            );
+            verdicts.push(before(&guards, &call("read_file"), &args).await);
         }
         assert_eq!(verdicts[0], Ok(None));
         assert_eq!(verdicts[1], Ok(None));
@@ -288,9 +307,7 @@ mod tests {
             )
         );
         // Other arguments are another key.
-        let other = guards
-            .before_tool_call(&call("read_file"), &json!({"path": "b"}), &[])
-            .await;
+        let other = before(&guards, &call("read_file"), &json!({"path": "b"})).await;
         assert_eq!(other, Ok(None));
     }
 
@@ -299,11 +316,14 @@ mod tests {
         let guards = RunGuards::new(2, 2);
         let text = AssistantMessage::default();
         let tools = with_tool_call();
+        let cancel = CancellationToken::new();
         let turn = |message| FinishedTurn {
             message,
             tool_results: &[],
             context: &[],
+            new_messages: &[],
             batch_terminated: false,
+            cancel: &cancel,
         };
         assert_eq!(guards.finish_turn(turn(&tools)).await, None);
         assert_eq!(guards.finish_turn(turn(&text)).await, None);
@@ -327,7 +347,9 @@ mod tests {
             message: &failed,
             tool_results: &[],
             context: &[],
+            new_messages: &[],
             batch_terminated: false,
+            cancel: &CancellationToken::new(),
         };
         assert_eq!(guards.finish_turn(turn).await, None);
         assert_eq!(guards.turns(), 0);

@@ -2,32 +2,55 @@
 //! transcript between runs, the steering and follow-up queues, the event
 //! listeners, and the one run that may be in progress.
 //!
+//! As in Pi, the transcript grows at each `message_end` (SPEC 1.4), and
+//! every listener is awaited, in subscription order, before the loop goes on.
+//!
 //! It must never start a second run while one is in progress, and an abort
 //! must always reach the run in progress.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::run::{LoopConfig, MessageQueues, RunInputs, run_agent_loop};
-use super::types::{AgentEvent, Message};
+use super::run::{
+    ContinueError, LoopConfig, MessageQueues, RunInputs, run_agent_loop, run_agent_loop_continue,
+};
+use super::types::{AgentEvent, EventSink, Message};
 use crate::provider::Provider;
 
-/// A listener of a run's events.
+/// A listener called inline with each event.
 pub type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// A listener whose future the run awaits before it goes on (Pi's async
+/// subscribers). It gets its own copy of the event and the run's
+/// cancellation token.
+pub type AsyncListener =
+    Arc<dyn Fn(AgentEvent, CancellationToken) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// One subscriber, either kind.
+#[derive(Clone)]
+enum Subscriber {
+    Inline(Listener),
+    Async(AsyncListener),
+}
 
 /// The text of the error a second `prompt` gets while a run is going on.
 pub const ALREADY_RUNNING: &str = "Agent is already processing a prompt.";
 
-/// Why `prompt` refused to start.
+/// Why `prompt`, `continue_run` or `reset` refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentError {
-    /// A run is already in progress; nothing was changed.
+    /// A run is already in progress; nothing was changed. (Pi 1.6.0 appends
+    /// a hint about `steer`/`followUp` to this sentence; leash does not.)
     #[error("Agent is already processing a prompt.")]
     AlreadyRunning,
+    /// `continue_run` found nothing to continue from.
+    #[error(transparent)]
+    CannotContinue(#[from] ContinueError),
 }
 
 /// How a queue hands out its messages when polled.
@@ -48,6 +71,14 @@ struct Queue {
 }
 
 impl Queue {
+    /// What the next poll would hand out, without taking it.
+    fn peek(&self) -> Vec<Message> {
+        match self.mode {
+            QueueMode::All => self.messages.iter().cloned().collect(),
+            QueueMode::OneAtATime => self.messages.front().cloned().into_iter().collect(),
+        }
+    }
+
     fn take(&mut self) -> Vec<Message> {
         match self.mode {
             QueueMode::All => self.messages.drain(..).collect(),
@@ -71,13 +102,33 @@ impl MessageQueues for Queues {
     }
 }
 
+/// The agent's queues for a run that already took its steering messages
+/// (Pi's `skipInitialSteeringPoll`): the loop's first steering poll is empty.
+struct SkipFirstSteering<'a> {
+    queues: &'a Queues,
+    skipped: AtomicBool,
+}
+
+impl MessageQueues for SkipFirstSteering<'_> {
+    fn steering(&self) -> Vec<Message> {
+        if self.skipped.swap(true, Ordering::SeqCst) {
+            self.queues.steering()
+        } else {
+            Vec::new()
+        }
+    }
+    fn follow_ups(&self) -> Vec<Message> {
+        self.queues.follow_ups()
+    }
+}
+
 struct Shared {
     provider: Arc<dyn Provider>,
     config: Mutex<LoopConfig>,
     transcript: Mutex<Vec<Message>>,
     queues: Arc<Queues>,
     /// Copied on write, so emitting an event costs one reference count.
-    listeners: Mutex<Arc<Vec<(u64, Listener)>>>,
+    listeners: Mutex<Arc<Vec<(u64, Subscriber)>>>,
     next_listener: AtomicU64,
     /// The cancellation token of the run in progress, if any.
     run: Mutex<Option<CancellationToken>>,
@@ -136,35 +187,100 @@ impl Agent {
     }
 
     /// Runs one prompt to its end and returns the messages it added. Fails
-    /// at once, changing nothing, while another run is in progress.
+    /// at once, changing nothing, while another run is in progress. Resolves
+    /// after every listener has finished with every event of the run.
     pub async fn prompt(&self, messages: Vec<Message>) -> Result<Vec<Message>, AgentError> {
-        let cancel = {
-            let mut run = lock(&self.shared.run);
-            if run.is_some() {
-                return Err(AgentError::AlreadyRunning);
-            }
-            let cancel = CancellationToken::new();
-            *run = Some(cancel.clone());
-            self.shared.idle.send_replace(false);
-            cancel
+        let (cancel, _finished) = self.start_run()?;
+        Ok(self.run(Start::Prompt(messages), false, &cancel).await)
+    }
+
+    /// Runs from the transcript as it is, without a new prompt (Pi's
+    /// `continue()`; `continue` is a Rust keyword). When the transcript ends
+    /// in an assistant message, queued steering (the run then skips its first
+    /// steering poll) or else queued follow-ups become the run's prompt, as
+    /// in Pi. Refused on an empty transcript, on one ending in an assistant
+    /// message with both queues empty, and while a run is in progress.
+    pub async fn continue_run(&self) -> Result<Vec<Message>, AgentError> {
+        let (cancel, _finished) = self.start_run()?;
+        let ends_with_assistant = match lock(&self.shared.transcript).last() {
+            None => return Err(ContinueError::NoMessages.into()),
+            Some(last) => matches!(last, Message::Assistant(_)),
         };
-        // Clears the run even if the future is dropped half-way.
-        let _finished = RunGuard {
-            shared: &self.shared,
-        };
+        if !ends_with_assistant {
+            return Ok(self.run(Start::Continue, false, &cancel).await);
+        }
+        let steering = self.shared.queues.steering();
+        if !steering.is_empty() {
+            return Ok(self.run(Start::Prompt(steering), true, &cancel).await);
+        }
+        let follow_ups = self.shared.queues.follow_ups();
+        if !follow_ups.is_empty() {
+            return Ok(self.run(Start::Prompt(follow_ups), false, &cancel).await);
+        }
+        Err(ContinueError::EndsWithAssistant.into())
+    }
+
+    /// Empties the transcript and both queues. Refused while a run is in
+    /// progress.
+    pub fn reset(&self) -> Result<(), AgentError> {
+        let run = lock(&self.shared.run);
+        if run.is_some() {
+            return Err(AgentError::AlreadyRunning);
+        }
+        lock(&self.shared.transcript).clear();
+        self.clear_queues();
+        Ok(())
+    }
+
+    /// Claims the one run slot; the guard frees it when dropped (also when
+    /// the run's future is dropped half-way).
+    fn start_run(&self) -> Result<(CancellationToken, RunGuard<'_>), AgentError> {
+        let mut run = lock(&self.shared.run);
+        if run.is_some() {
+            return Err(AgentError::AlreadyRunning);
+        }
+        let cancel = CancellationToken::new();
+        *run = Some(cancel.clone());
+        self.shared.idle.send_replace(false);
+        Ok((
+            cancel,
+            RunGuard {
+                shared: &self.shared,
+            },
+        ))
+    }
+
+    async fn run(
+        &self,
+        start: Start,
+        skip_first_steering: bool,
+        cancel: &CancellationToken,
+    ) -> Vec<Message> {
         let config = lock(&self.shared.config).clone();
         let context = lock(&self.shared.transcript).clone();
-        let emit = |event: AgentEvent| self.emit(&event);
+        let queues = SkipFirstSteering {
+            queues: &self.shared.queues,
+            skipped: AtomicBool::new(!skip_first_steering),
+        };
+        let sink = RunSink {
+            shared: &self.shared,
+            cancel: cancel.clone(),
+        };
         let inputs = RunInputs {
             provider: self.shared.provider.as_ref(),
             config: &config,
-            queues: self.shared.queues.as_ref(),
-            cancel: &cancel,
-            emit: &emit,
+            queues: &queues,
+            cancel,
+            emit: &sink,
         };
-        let added = run_agent_loop(messages, context, inputs).await;
-        lock(&self.shared.transcript).extend(added.iter().cloned());
-        Ok(added)
+        match start {
+            Start::Prompt(messages) => run_agent_loop(messages, context, inputs).await,
+            // The transcript was checked under the run slot; nothing else
+            // can change it before the loop reads it.
+            Start::Continue => run_agent_loop_continue(context, inputs)
+                .await
+                .unwrap_or_default(),
+        }
     }
 
     /// Cancels the run in progress, if any: the stream is dropped, running
@@ -180,8 +296,8 @@ impl Agent {
         lock(&self.shared.run).is_some()
     }
 
-    /// Returns when no run is in progress (listeners are called inline, so
-    /// they are done too).
+    /// Returns when no run is in progress (every listener is awaited by the
+    /// run, so they are done too).
     pub async fn wait_for_idle(&self) {
         let mut idle = self.shared.idle.subscribe();
         let _ = idle.wait_for(|idle| *idle).await;
@@ -193,10 +309,27 @@ impl Agent {
         &self,
         listener: impl Fn(&AgentEvent) + Send + Sync + 'static,
     ) -> Subscription {
+        self.add_subscriber(Subscriber::Inline(Arc::new(listener)))
+    }
+
+    /// Like [`subscribe`](Self::subscribe) for an async listener: the run
+    /// awaits its future before the next listener and before the loop goes
+    /// on, so `prompt` resolves only after it finished with `agent_end`.
+    pub fn subscribe_async(
+        &self,
+        listener: impl Fn(AgentEvent, CancellationToken) -> BoxFuture<'static, ()>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Subscription {
+        self.add_subscriber(Subscriber::Async(Arc::new(listener)))
+    }
+
+    fn add_subscriber(&self, subscriber: Subscriber) -> Subscription {
         let id = self.shared.next_listener.fetch_add(1, Ordering::Relaxed);
         let mut listeners = lock(&self.shared.listeners);
         let mut updated = Vec::clone(&listeners);
-        updated.push((id, Arc::new(listener)));
+        updated.push((id, subscriber));
         *listeners = Arc::new(updated);
         Subscription {
             shared: Arc::downgrade(&self.shared),
@@ -226,6 +359,39 @@ impl Agent {
         }
     }
 
+    /// What the next steering poll would deliver (all of the queue or its
+    /// first message, by mode), without taking it.
+    pub fn peek_steering(&self) -> Vec<Message> {
+        lock(&self.shared.queues.steering).peek()
+    }
+
+    /// What the next follow-up poll would deliver, without taking it.
+    pub fn peek_follow_ups(&self) -> Vec<Message> {
+        lock(&self.shared.queues.follow_up).peek()
+    }
+
+    /// Whether either queue holds a message.
+    pub fn has_queued_messages(&self) -> bool {
+        !lock(&self.shared.queues.steering).messages.is_empty()
+            || !lock(&self.shared.queues.follow_up).messages.is_empty()
+    }
+
+    /// Drops every queued steering message.
+    pub fn clear_steering(&self) {
+        lock(&self.shared.queues.steering).messages.clear();
+    }
+
+    /// Drops every queued follow-up message.
+    pub fn clear_follow_ups(&self) {
+        lock(&self.shared.queues.follow_up).messages.clear();
+    }
+
+    /// Drops every queued message of both queues.
+    pub fn clear_queues(&self) {
+        self.clear_steering();
+        self.clear_follow_ups();
+    }
+
     /// Sets how the steering queue hands out messages.
     pub fn set_steering_mode(&self, mode: QueueMode) {
         lock(&self.shared.queues.steering).mode = mode;
@@ -236,16 +402,56 @@ impl Agent {
         lock(&self.shared.queues.follow_up).mode = mode;
     }
 
-    /// The conversation so far.
+    /// The conversation so far; during a run, up to the last `message_end`.
     pub fn messages(&self) -> Vec<Message> {
         lock(&self.shared.transcript).clone()
     }
+}
 
-    fn emit(&self, event: &AgentEvent) {
-        let listeners = Arc::clone(&lock(&self.shared.listeners));
-        for (_, listener) in listeners.iter() {
-            listener(event);
+/// How a run starts.
+enum Start {
+    /// With these messages as the prompt.
+    Prompt(Vec<Message>),
+    /// From the transcript as it is.
+    Continue,
+}
+
+/// The agent's side of a run's events: the transcript grows at each
+/// `message_end` before any listener sees it (Pi's `processEvents`), then
+/// every listener runs, in subscription order, each awaited.
+struct RunSink<'a> {
+    shared: &'a Shared,
+    cancel: CancellationToken,
+}
+
+impl EventSink for RunSink<'_> {
+    fn emit(&self, event: AgentEvent) -> BoxFuture<'_, ()> {
+        if let AgentEvent::MessageEnd { message } = &event {
+            lock(&self.shared.transcript).push(message.clone());
         }
+        let listeners = Arc::clone(&lock(&self.shared.listeners));
+        if listeners
+            .iter()
+            .all(|(_, subscriber)| matches!(subscriber, Subscriber::Inline(_)))
+        {
+            // The common case: nothing to await, no future to allocate.
+            for (_, subscriber) in listeners.iter() {
+                if let Subscriber::Inline(listener) = subscriber {
+                    listener(&event);
+                }
+            }
+            return Box::pin(std::future::ready(()));
+        }
+        Box::pin(async move {
+            for (_, subscriber) in listeners.iter() {
+                match subscriber {
+                    Subscriber::Inline(listener) => listener(&event),
+                    Subscriber::Async(listener) => {
+                        listener(event.clone(), self.cancel.clone()).await;
+                    }
+                }
+            }
+        })
     }
 }
 

@@ -33,50 +33,72 @@ pub async fn stream_assistant_response(
     emit: &EmitFn<'_>,
 ) -> AssistantMessage {
     let mut builder = MessageBuilder::new(provider.name(), request.model);
-    emit(AgentEvent::MessageStart {
+    emit.emit(AgentEvent::MessageStart {
         message: Message::Assistant(builder.message.clone()),
-    });
+    })
+    .await;
     let mut stream = provider.stream(request);
+    // The deltas one provider event produced, emitted before the next is read.
+    let mut deltas = Vec::new();
     loop {
         let event = tokio::select! {
             biased;
-            _ = cancel.cancelled() => {
-                builder.end(StopReason::Aborted, Some(ABORTED.to_owned()), emit);
-                break;
-            }
-            event = stream.next() => event,
+            _ = cancel.cancelled() => None,
+            event = stream.next() => Some(event),
         };
-        match event {
-            Some(StreamEvent::Done(stop)) => {
-                builder.end(stop, None, emit);
-                break;
-            }
-            Some(StreamEvent::Error(text)) => {
-                builder.end(StopReason::Error, Some(text), emit);
-                break;
-            }
-            Some(StreamEvent::Retry {
-                attempt,
-                delay_ms,
-                reason,
-            }) => emit(AgentEvent::Retry {
-                attempt,
-                delay_ms,
-                reason,
-            }),
-            Some(other) => builder.apply(other, emit),
+        let finished = match event {
             None => {
-                builder.end(StopReason::Error, Some(STREAM_ENDED_EARLY.to_owned()), emit);
-                break;
+                builder.end(StopReason::Aborted, Some(ABORTED.to_owned()), &mut deltas);
+                true
             }
+            Some(Some(StreamEvent::Done(stop))) => {
+                builder.end(stop, None, &mut deltas);
+                true
+            }
+            Some(Some(StreamEvent::Error(text))) => {
+                builder.end(StopReason::Error, Some(text), &mut deltas);
+                true
+            }
+            Some(Some(StreamEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            })) => {
+                emit.emit(AgentEvent::Retry {
+                    attempt,
+                    delay_ms,
+                    reason,
+                })
+                .await;
+                false
+            }
+            Some(Some(other)) => {
+                builder.apply(other, &mut deltas);
+                false
+            }
+            Some(None) => {
+                builder.end(
+                    StopReason::Error,
+                    Some(STREAM_ENDED_EARLY.to_owned()),
+                    &mut deltas,
+                );
+                true
+            }
+        };
+        for event in deltas.drain(..) {
+            emit.emit(AgentEvent::MessageUpdate { event }).await;
+        }
+        if finished {
+            break;
         }
     }
     // Dropping the stream here (and on abort above) closes the connection.
     drop(stream);
     let message = builder.message;
-    emit(AgentEvent::MessageEnd {
+    emit.emit(AgentEvent::MessageEnd {
         message: Message::Assistant(message.clone()),
-    });
+    })
+    .await;
     message
 }
 
@@ -119,40 +141,34 @@ impl MessageBuilder {
     }
 
     /// Applies one content or usage event.
-    pub(crate) fn apply(&mut self, event: StreamEvent, emit: &EmitFn<'_>) {
+    pub(crate) fn apply(&mut self, event: StreamEvent, out: &mut Vec<AssistantMessageEvent>) {
         match event {
             StreamEvent::Text(delta) => {
-                let content_index = self.open_text(emit);
+                let content_index = self.open_text(out);
                 if let Some(AssistantContent::Text { text }) =
                     self.message.content.get_mut(content_index)
                 {
                     text.push_str(&delta);
                 }
-                update(
-                    emit,
-                    AssistantMessageEvent::TextDelta {
-                        content_index,
-                        delta,
-                    },
-                );
+                out.push(AssistantMessageEvent::TextDelta {
+                    content_index,
+                    delta,
+                });
             }
             StreamEvent::Thinking(delta) => {
-                let content_index = self.open_thinking(emit);
+                let content_index = self.open_thinking(out);
                 if let Some(AssistantContent::Thinking { thinking, .. }) =
                     self.message.content.get_mut(content_index)
                 {
                     thinking.push_str(&delta);
                 }
-                update(
-                    emit,
-                    AssistantMessageEvent::ThinkingDelta {
-                        content_index,
-                        delta,
-                    },
-                );
+                out.push(AssistantMessageEvent::ThinkingDelta {
+                    content_index,
+                    delta,
+                });
             }
             StreamEvent::ThinkingSignature(value) => {
-                let content_index = self.open_thinking(emit);
+                let content_index = self.open_thinking(out);
                 if let Some(AssistantContent::Thinking { signature, .. }) =
                     self.message.content.get_mut(content_index)
                 {
@@ -160,7 +176,7 @@ impl MessageBuilder {
                 }
             }
             StreamEvent::ToolCallStart { key, id, name } => {
-                self.close_open_block(emit);
+                self.close_open_block(out);
                 let content_index = self.message.content.len();
                 self.message
                     .content
@@ -182,14 +198,11 @@ impl MessageBuilder {
                 {
                     self.call_order.push(key);
                 }
-                update(
-                    emit,
-                    AssistantMessageEvent::ToolCallStart {
-                        content_index,
-                        id,
-                        tool_name: name,
-                    },
-                );
+                out.push(AssistantMessageEvent::ToolCallStart {
+                    content_index,
+                    id,
+                    tool_name: name,
+                });
             }
             StreamEvent::ToolCallArgs { key, fragment } => {
                 // A fragment for a call that never started is dropped: there
@@ -197,13 +210,10 @@ impl MessageBuilder {
                 if let Some(call) = self.calls.get_mut(&key) {
                     call.raw_arguments.push_str(&fragment);
                     let content_index = call.content_index;
-                    update(
-                        emit,
-                        AssistantMessageEvent::ToolCallDelta {
-                            content_index,
-                            delta: fragment,
-                        },
-                    );
+                    out.push(AssistantMessageEvent::ToolCallDelta {
+                        content_index,
+                        delta: fragment,
+                    });
                 }
             }
             StreamEvent::Usage(usage) => merge_usage(&mut self.message.usage, &usage),
@@ -214,8 +224,13 @@ impl MessageBuilder {
 
     /// Ends the message: closes blocks, parses tool-call arguments, sets the
     /// stop reason.
-    pub(crate) fn end(&mut self, stop: StopReason, error: Option<String>, emit: &EmitFn<'_>) {
-        self.close_open_block(emit);
+    pub(crate) fn end(
+        &mut self,
+        stop: StopReason,
+        error: Option<String>,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) {
+        self.close_open_block(out);
         for key in std::mem::take(&mut self.call_order) {
             let Some(call) = self.calls.remove(&key) else {
                 continue;
@@ -225,12 +240,9 @@ impl MessageBuilder {
             {
                 tool_call.arguments = parse_arguments(call.raw_arguments);
             }
-            update(
-                emit,
-                AssistantMessageEvent::ToolCallEnd {
-                    content_index: call.content_index,
-                },
-            );
+            out.push(AssistantMessageEvent::ToolCallEnd {
+                content_index: call.content_index,
+            });
         }
         self.message.stop_reason = stop;
         self.message.error_message = error;
@@ -241,60 +253,50 @@ impl MessageBuilder {
         self.message
     }
 
-    fn open_text(&mut self, emit: &EmitFn<'_>) -> usize {
+    fn open_text(&mut self, out: &mut Vec<AssistantMessageEvent>) -> usize {
         if let Some(OpenBlock::Text(index)) = self.open {
             return index;
         }
-        self.close_open_block(emit);
+        self.close_open_block(out);
         let index = self.message.content.len();
         self.message.content.push(AssistantContent::Text {
             text: String::new(),
         });
         self.open = Some(OpenBlock::Text(index));
-        update(
-            emit,
-            AssistantMessageEvent::TextStart {
-                content_index: index,
-            },
-        );
+        out.push(AssistantMessageEvent::TextStart {
+            content_index: index,
+        });
         index
     }
 
-    fn open_thinking(&mut self, emit: &EmitFn<'_>) -> usize {
+    fn open_thinking(&mut self, out: &mut Vec<AssistantMessageEvent>) -> usize {
         if let Some(OpenBlock::Thinking(index)) = self.open {
             return index;
         }
-        self.close_open_block(emit);
+        self.close_open_block(out);
         let index = self.message.content.len();
         self.message.content.push(AssistantContent::Thinking {
             thinking: String::new(),
             signature: None,
         });
         self.open = Some(OpenBlock::Thinking(index));
-        update(
-            emit,
-            AssistantMessageEvent::ThinkingStart {
-                content_index: index,
-            },
-        );
+        out.push(AssistantMessageEvent::ThinkingStart {
+            content_index: index,
+        });
         index
     }
 
-    fn close_open_block(&mut self, emit: &EmitFn<'_>) {
+    fn close_open_block(&mut self, out: &mut Vec<AssistantMessageEvent>) {
         match self.open.take() {
             Some(OpenBlock::Text(content_index)) => {
-                update(emit, AssistantMessageEvent::TextEnd { content_index })
+                out.push(AssistantMessageEvent::TextEnd { content_index })
             }
             Some(OpenBlock::Thinking(content_index)) => {
-                update(emit, AssistantMessageEvent::ThinkingEnd { content_index })
+                out.push(AssistantMessageEvent::ThinkingEnd { content_index })
             }
             None => {}
         }
     }
-}
-
-fn update(emit: &EmitFn<'_>, event: AssistantMessageEvent) {
-    emit(AgentEvent::MessageUpdate { event });
 }
 
 /// Tool-call arguments from the streamed JSON text. No text means no
@@ -324,30 +326,21 @@ fn merge_usage(into: &mut Usage, from: &Usage) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
 
     fn build(events: Vec<StreamEvent>) -> (AssistantMessage, Vec<AssistantMessageEvent>) {
-        let seen = Mutex::new(Vec::new());
-        let emit = |event: AgentEvent| {
-            if let AgentEvent::MessageUpdate { event } = event
-                && let Ok(mut seen) = seen.lock()
-            {
-                seen.push(event);
-            }
-        };
+        let mut seen = Vec::new();
         let mut builder = MessageBuilder::new("test", "m");
         let mut stop = None;
         for event in events {
             match event {
                 StreamEvent::Done(reason) => stop = Some(reason),
-                other => builder.apply(other, &emit),
+                other => builder.apply(other, &mut seen),
             }
         }
-        builder.end(stop.unwrap_or(StopReason::Error), None, &emit);
+        builder.end(stop.unwrap_or(StopReason::Error), None, &mut seen);
         let message = builder.into_message();
-        (message, seen.into_inner().unwrap_or_default())
+        (message, seen)
     }
 
     #[test]

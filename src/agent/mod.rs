@@ -12,7 +12,17 @@ pub mod tool_batch;
 pub(crate) mod tool_call;
 pub mod types;
 
-pub use agent::{Agent, AgentError, QueueHandle, QueueMode, Subscription};
-pub use hooks::{AgentHooks, FinishedTurn, NoHooks, RequestChanges};
-pub use run::{LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop};
+pub use agent::{Agent, AgentError, AsyncListener, QueueHandle, QueueMode, Subscription};
+pub use hooks::{
+    AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, NextTurnChanges, NoHooks,
+    RequestChanges, RequestContext, ToolCallContext,
+};
+pub use run::{
+    ContinueError, LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop,
+    run_agent_loop_continue,
+};
 pub use tool_batch::{BatchOutcome, ToolExecution};
+pub use types::EventSink;
+
+#[cfg(test)]
+mod tests;

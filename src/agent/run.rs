@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::assistant_stream::stream_assistant_response;
-use super::hooks::{FinishedTurn, RequestChanges, SharedHooks};
+use super::hooks::{FinishedTurn, RequestChanges, RequestContext, SharedHooks};
 use super::tool_batch::{
     BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
 };
@@ -96,8 +96,8 @@ impl RunState {
     }
 }
 
-/// Runs one prompt to its end and returns every message the run added.
-/// `context` is the conversation before the prompt.
+/// Runs one prompt to its end and returns every message the run added
+/// (Pi's `runAgentLoop`). `context` is the conversation before the prompt.
 pub async fn run_agent_loop(
     prompts: Vec<Message>,
     context: Vec<Message>,
@@ -109,17 +109,52 @@ pub async fn run_agent_loop(
         new_messages: Vec::new(),
         model: inputs.config.model.clone(),
     };
-    emit(AgentEvent::AgentStart);
-    emit(AgentEvent::TurnStart);
+    emit.emit(AgentEvent::AgentStart).await;
+    emit.emit(AgentEvent::TurnStart).await;
     for prompt in prompts {
-        emit_message(&prompt, emit);
+        emit_message(&prompt, emit).await;
         state.append(prompt);
     }
     run_turns(&mut state, &inputs).await;
-    emit(AgentEvent::AgentEnd {
+    emit.emit(AgentEvent::AgentEnd {
         messages: state.new_messages.clone(),
-    });
+    })
+    .await;
     state.new_messages
+}
+
+/// Runs from `context` as it is, without a new prompt (Pi's
+/// `runAgentLoopContinue`), and returns every message the run added.
+/// Refused, before any event, when `context` is empty or ends in an
+/// assistant message: the provider would have nothing to answer.
+pub async fn run_agent_loop_continue(
+    context: Vec<Message>,
+    inputs: RunInputs<'_>,
+) -> Result<Vec<Message>, ContinueError> {
+    match context.last() {
+        None => return Err(ContinueError::NoMessages),
+        Some(Message::Assistant(_)) => return Err(ContinueError::EndsWithAssistant),
+        Some(_) => {}
+    }
+    Ok(run_agent_loop(Vec::new(), context, inputs).await)
+}
+
+/// Why a run cannot continue from a transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ContinueError {
+    /// The transcript is empty.
+    #[error("No messages to continue from")]
+    NoMessages,
+    /// The transcript ends in an assistant message and nothing is queued.
+    #[error("Cannot continue from message role: assistant")]
+    EndsWithAssistant,
+}
+
+/// The last completed turn, for `prepare_next_turn`.
+struct LastTurn {
+    message: AssistantMessage,
+    tool_results: Vec<ToolResultMessage>,
+    batch_terminated: bool,
 }
 
 /// The two loops. Returns when the run is over; `agent_end` is the caller's.
@@ -139,38 +174,47 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
         .collect();
     let tool_set = ToolSet::new(&config.tools);
     let mut pending = queues.steering();
-    let mut first_turn = true;
     // Set by a `Continue` decision, cleared by the next request.
     let mut continuation_owed = false;
-    let mut last_turn: Option<(AssistantMessage, Vec<ToolResultMessage>, bool)> = None;
+    let mut last_turn: Option<LastTurn> = None;
 
     loop {
         let mut has_more_tool_calls = true;
         while has_more_tool_calls || !pending.is_empty() {
-            if !first_turn {
-                if let Some((message, tool_results, batch_terminated)) = &last_turn {
-                    let turn = FinishedTurn {
-                        message,
-                        tool_results,
-                        context: &state.context,
-                        batch_terminated: *batch_terminated,
-                    };
-                    let changes = hooks.prepare_next_turn(turn, &state.model).await;
-                    state.apply(changes);
-                }
+            let mut injected = Vec::new();
+            if let Some(last) = &last_turn {
+                let turn = FinishedTurn {
+                    message: &last.message,
+                    tool_results: &last.tool_results,
+                    context: &state.context,
+                    new_messages: &state.new_messages,
+                    batch_terminated: last.batch_terminated,
+                    cancel,
+                };
+                let changes = hooks.prepare_next_turn(turn, &state.model).await;
+                state.apply(changes.request);
+                injected = changes.messages;
+                // Steering queued while the hook ran; polled again only if
+                // the earlier poll found nothing (one-at-a-time mode must not
+                // deliver two messages in one turn).
                 if pending.is_empty() {
                     pending = queues.steering();
                 }
-                emit(AgentEvent::TurnStart);
+                emit.emit(AgentEvent::TurnStart).await;
             }
-            first_turn = false;
 
-            for message in std::mem::take(&mut pending) {
-                emit_message(&message, emit);
+            injected.append(&mut pending);
+            for message in injected {
+                emit_message(&message, emit).await;
                 state.append(message);
             }
 
-            let changes = hooks.prepare_request(&state.context, &state.model).await;
+            let request = RequestContext {
+                context: &state.context,
+                model: &state.model,
+                cancel,
+            };
+            let changes = hooks.prepare_request(request).await;
             state.apply(changes);
             continuation_owed = false;
             let request = Request {
@@ -183,21 +227,22 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             state.append(Message::Assistant(message.clone()));
 
             if is_hard_exit(&message) {
-                if message.stop_reason == StopReason::Error {
-                    // Called so observers see the turn; its decision cannot
-                    // change a hard exit.
-                    let turn = FinishedTurn {
-                        message: &message,
-                        tool_results: &[],
-                        context: &state.context,
-                        batch_terminated: false,
-                    };
-                    let _ = hooks.finish_turn(turn).await;
-                }
-                emit(AgentEvent::TurnEnd {
+                // `finish_turn` sees error and aborted replies too (as in
+                // Pi); its decision cannot change a hard exit (SPEC 1.2).
+                let turn = FinishedTurn {
+                    message: &message,
+                    tool_results: &[],
+                    context: &state.context,
+                    new_messages: &state.new_messages,
+                    batch_terminated: false,
+                    cancel,
+                };
+                let _ = hooks.finish_turn(turn).await;
+                emit.emit(AgentEvent::TurnEnd {
                     message,
                     tool_results: Vec::new(),
-                });
+                })
+                .await;
                 return;
             }
 
@@ -216,10 +261,11 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             }
 
             if cancel.is_cancelled() {
-                emit(AgentEvent::TurnEnd {
+                emit.emit(AgentEvent::TurnEnd {
                     message,
                     tool_results,
-                });
+                })
+                .await;
                 return;
             }
 
@@ -227,19 +273,26 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
                 message: &message,
                 tool_results: &tool_results,
                 context: &state.context,
+                new_messages: &state.new_messages,
                 batch_terminated,
+                cancel,
             };
             let decision = hooks.finish_turn(turn).await;
-            emit(AgentEvent::TurnEnd {
+            emit.emit(AgentEvent::TurnEnd {
                 message: message.clone(),
                 tool_results: tool_results.clone(),
-            });
+            })
+            .await;
             match decision {
                 Some(TurnDecision::End) => return,
                 Some(TurnDecision::Continue) => continuation_owed = true,
                 None => {}
             }
-            last_turn = Some((message, tool_results, batch_terminated));
+            last_turn = Some(LastTurn {
+                message,
+                tool_results,
+                batch_terminated,
+            });
             pending = queues.steering();
         }
 
@@ -272,9 +325,10 @@ async fn run_tool_batch(
     inputs: &RunInputs<'_>,
 ) -> BatchOutcome {
     if message.stop_reason == StopReason::Length {
-        return fail_truncated_calls(calls, inputs.emit);
+        return fail_truncated_calls(calls, inputs.emit).await;
     }
     let batch = BatchContext {
+        message,
         tools,
         hooks: inputs.config.hooks.as_ref(),
         context: &state.context,
@@ -284,15 +338,13 @@ async fn run_tool_batch(
     execute_tool_calls(calls, inputs.config.tool_execution, &batch).await
 }
 
-fn emit_message(message: &Message, emit: &EmitFn<'_>) {
-    emit(AgentEvent::MessageStart {
+async fn emit_message(message: &Message, emit: &EmitFn<'_>) {
+    emit.emit(AgentEvent::MessageStart {
         message: message.clone(),
-    });
-    emit(AgentEvent::MessageEnd {
+    })
+    .await;
+    emit.emit(AgentEvent::MessageEnd {
         message: message.clone(),
-    });
+    })
+    .await;
 }
-
-#[cfg(test)]
-#[path = "run_tests.rs"]
-mod tests;

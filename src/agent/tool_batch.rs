@@ -10,13 +10,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::assistant_stream::ABORTED;
 use super::hooks::AgentHooks;
 use super::tool_call::{
     Finalized, Prepared, TRUNCATED_CALL, ToolSet, execute_prepared_tool_call,
     finalize_executed_tool_call, prepare_tool_call, tool_result_message,
 };
-use super::types::{AgentEvent, EmitFn, Message, ToolCall, ToolResultMessage};
-use crate::tools::ToolUpdates;
+use super::types::{AgentEvent, AssistantMessage, EmitFn, Message, ToolCall, ToolResultMessage};
+use crate::tools::{Tool, ToolUpdates};
 
 /// How the calls of a batch run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,6 +40,8 @@ pub struct BatchOutcome {
 
 /// What a batch needs from the loop.
 pub(crate) struct BatchContext<'a> {
+    /// The assistant message the calls came from.
+    pub(crate) message: &'a AssistantMessage,
     pub(crate) tools: &'a ToolSet<'a>,
     pub(crate) hooks: &'a dyn AgentHooks,
     pub(crate) context: &'a [Message],
@@ -69,16 +72,19 @@ pub(crate) async fn execute_tool_calls(
     }
 }
 
-/// Fails every call of a `length`-truncated message without running it.
-/// Such a batch never terminates: the model must get a chance to retry.
-pub(crate) fn fail_truncated_calls(calls: &[ToolCall], emit: &EmitFn<'_>) -> BatchOutcome {
+/// Fails every call of a `length`-truncated message without running it,
+/// each call's start, end and result message in turn (Pi's
+/// `failToolCallsFromTruncatedMessage`). Such a batch never terminates: the
+/// model must get a chance to retry.
+pub(crate) async fn fail_truncated_calls(calls: &[ToolCall], emit: &EmitFn<'_>) -> BatchOutcome {
     let mut results = Vec::with_capacity(calls.len());
     for call in calls {
-        emit_start(call, emit);
+        emit_start(call, emit).await;
         let finalized = Finalized::refused(TRUNCATED_CALL);
-        results.push(emit_end(call, &finalized, emit));
+        let message = emit_end(call, &finalized, emit).await;
+        emit_result_messages(std::slice::from_ref(&message), emit).await;
+        results.push(message);
     }
-    emit_result_messages(&results, emit);
     BatchOutcome {
         results,
         terminate: false,
@@ -89,43 +95,31 @@ async fn execute_sequentially(calls: &[ToolCall], batch: &BatchContext<'_>) -> B
     let mut finalized_all = Vec::with_capacity(calls.len());
     let mut results = Vec::with_capacity(calls.len());
     for (index, call) in calls.iter().enumerate() {
-        emit_start(call, batch.emit);
+        emit_start(call, batch.emit).await;
         // After an abort, preparation answers the remaining calls with
         // "Operation aborted" without running them.
-        let finalized = match prepare_tool_call(
-            call,
-            index,
-            batch.tools,
-            batch.hooks,
-            batch.context,
-            batch.cancel,
-        )
-        .await
-        {
+        let finalized = match prepare_tool_call(call, index, batch).await {
             Prepared::Immediate(finalized) => finalized,
             Prepared::Run { tool, args } => {
                 let (sink, mut updates) = mpsc::unbounded_channel();
-                let run = execute_prepared_tool_call(
-                    tool.as_ref(),
-                    call,
-                    args.clone(),
-                    batch.cancel,
-                    ToolUpdates::new(index, sink),
-                );
+                let run =
+                    execute_and_forward(tool.as_ref(), call, args.clone(), index, batch, sink);
                 tokio::pin!(run);
                 let executed = loop {
                     tokio::select! {
                         biased;
-                        Some((_, partial)) = updates.recv() => emit_update(call, partial, batch.emit),
+                        Some((_, partial)) = updates.recv() => {
+                            emit_update(call, partial, batch.emit).await;
+                        }
                         executed = &mut run => break executed,
                     }
                 };
-                drain_updates(&mut updates, calls, batch.emit);
-                finalize_executed_tool_call(call, &args, executed, batch.hooks).await
+                drain_updates(&mut updates, calls, batch.emit).await;
+                finalize_executed_tool_call(call, &args, executed, batch).await
             }
         };
-        let message = emit_end(call, &finalized, batch.emit);
-        emit_result_messages(std::slice::from_ref(&message), batch.emit);
+        let message = emit_end(call, &finalized, batch.emit).await;
+        emit_result_messages(std::slice::from_ref(&message), batch.emit).await;
         results.push(message);
         finalized_all.push(finalized);
     }
@@ -140,19 +134,10 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
     let mut messages: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
     let mut runnable = Vec::new();
     for (index, call) in calls.iter().enumerate() {
-        emit_start(call, batch.emit);
-        let prepared = prepare_tool_call(
-            call,
-            index,
-            batch.tools,
-            batch.hooks,
-            batch.context,
-            batch.cancel,
-        )
-        .await;
-        match prepared {
+        emit_start(call, batch.emit).await;
+        match prepare_tool_call(call, index, batch).await {
             Prepared::Immediate(outcome) => {
-                messages[index] = Some(emit_end(call, &outcome, batch.emit));
+                messages[index] = Some(emit_end(call, &outcome, batch.emit).await);
                 finalized[index] = Some(outcome);
             }
             Prepared::Run { tool, args } => runnable.push((index, tool, args)),
@@ -163,18 +148,18 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
     let mut running: FuturesUnordered<_> = runnable
         .into_iter()
         .map(|(index, tool, args)| {
-            let updates = ToolUpdates::new(index, sink.clone());
+            let sink = sink.clone();
             let call = &calls[index];
             async move {
-                let executed = execute_prepared_tool_call(
-                    tool.as_ref(),
-                    call,
-                    args.clone(),
-                    batch.cancel,
-                    updates,
-                )
-                .await;
-                (index, args, executed)
+                // Aborted after preparation: answered without running and
+                // without `after_tool_call`, as in Pi.
+                if batch.cancel.is_cancelled() {
+                    return (index, args, None);
+                }
+                let executed =
+                    execute_and_forward(tool.as_ref(), call, args.clone(), index, batch, sink)
+                        .await;
+                (index, args, Some(executed))
             }
         })
         .collect();
@@ -186,15 +171,18 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
             biased;
             Some((index, partial)) = updates.recv() => {
                 if let Some(call) = calls.get(index) {
-                    emit_update(call, partial, batch.emit);
+                    emit_update(call, partial, batch.emit).await;
                 }
             }
             Some((index, args, executed)) = running.next() => {
-                // A tool may report and finish in one poll: its updates go first.
-                drain_updates(&mut updates, calls, batch.emit);
+                // Every update the call sent before it settled goes first.
+                drain_updates(&mut updates, calls, batch.emit).await;
                 let call = &calls[index];
-                let outcome = finalize_executed_tool_call(call, &args, executed, batch.hooks).await;
-                messages[index] = Some(emit_end(call, &outcome, batch.emit));
+                let outcome = match executed {
+                    Some(executed) => finalize_executed_tool_call(call, &args, executed, batch).await,
+                    None => Finalized::refused(ABORTED),
+                };
+                messages[index] = Some(emit_end(call, &outcome, batch.emit).await);
                 finalized[index] = Some(outcome);
             }
         }
@@ -202,7 +190,7 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
 
     // Result messages go out in the model's order.
     let results: Vec<ToolResultMessage> = messages.into_iter().flatten().collect();
-    emit_result_messages(&results, batch.emit);
+    emit_result_messages(&results, batch.emit).await;
     let finalized: Vec<Finalized> = finalized.into_iter().flatten().collect();
     BatchOutcome {
         results,
@@ -210,54 +198,96 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
     }
 }
 
-fn drain_updates(
+/// Runs one call with an update channel of its own, forwarding its updates
+/// to `sink` while it runs. Once `execute` settles the channel is closed, so
+/// an update the tool sends later (from a task it left behind) is dropped:
+/// no `tool_execution_update` may follow the call's `tool_execution_end`
+/// (SPEC 1.3; Pi stops accepting a call's updates when its execute settles).
+async fn execute_and_forward(
+    tool: &dyn Tool,
+    call: &ToolCall,
+    args: Value,
+    index: usize,
+    batch: &BatchContext<'_>,
+    sink: mpsc::UnboundedSender<(usize, Value)>,
+) -> Finalized {
+    let (own_sink, mut own) = mpsc::unbounded_channel();
+    let run = execute_prepared_tool_call(
+        tool,
+        call,
+        args,
+        batch.cancel,
+        ToolUpdates::new(index, own_sink),
+    );
+    tokio::pin!(run);
+    let executed = loop {
+        tokio::select! {
+            biased;
+            Some(update) = own.recv() => {
+                let _ = sink.send(update);
+            }
+            executed = &mut run => break executed,
+        }
+    };
+    own.close();
+    while let Ok(update) = own.try_recv() {
+        let _ = sink.send(update);
+    }
+    executed
+}
+
+async fn drain_updates(
     updates: &mut mpsc::UnboundedReceiver<(usize, Value)>,
     calls: &[ToolCall],
     emit: &EmitFn<'_>,
 ) {
     while let Ok((index, partial)) = updates.try_recv() {
         if let Some(call) = calls.get(index) {
-            emit_update(call, partial, emit);
+            emit_update(call, partial, emit).await;
         }
     }
 }
 
-fn emit_start(call: &ToolCall, emit: &EmitFn<'_>) {
-    emit(AgentEvent::ToolExecutionStart {
+async fn emit_start(call: &ToolCall, emit: &EmitFn<'_>) {
+    emit.emit(AgentEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
-    });
+    })
+    .await;
 }
 
-fn emit_update(call: &ToolCall, partial: Value, emit: &EmitFn<'_>) {
-    emit(AgentEvent::ToolExecutionUpdate {
+async fn emit_update(call: &ToolCall, partial: Value, emit: &EmitFn<'_>) {
+    emit.emit(AgentEvent::ToolExecutionUpdate {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         partial,
-    });
+    })
+    .await;
 }
 
 /// Emits `tool_execution_end` and returns the call's result message.
-fn emit_end(call: &ToolCall, finalized: &Finalized, emit: &EmitFn<'_>) -> ToolResultMessage {
+async fn emit_end(call: &ToolCall, finalized: &Finalized, emit: &EmitFn<'_>) -> ToolResultMessage {
     let message = tool_result_message(call, finalized);
-    emit(AgentEvent::ToolExecutionEnd {
+    emit.emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         result: message.clone(),
         is_error: finalized.is_error,
         duration_ms: finalized.duration_ms,
-    });
+    })
+    .await;
     message
 }
 
-fn emit_result_messages(results: &[ToolResultMessage], emit: &EmitFn<'_>) {
+async fn emit_result_messages(results: &[ToolResultMessage], emit: &EmitFn<'_>) {
     for result in results {
         let message = Message::ToolResult(result.clone());
-        emit(AgentEvent::MessageStart {
+        emit.emit(AgentEvent::MessageStart {
             message: message.clone(),
-        });
-        emit(AgentEvent::MessageEnd { message });
+        })
+        .await;
+        emit.emit(AgentEvent::MessageEnd { message }).await;
     }
 }
 

@@ -13,8 +13,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::assistant_stream::ABORTED;
-use super::hooks::AgentHooks;
-use super::types::{Message, ToolCall, ToolOutput, ToolResultMessage, now_ms};
+use super::hooks::{BeforeToolCall, ExecutedToolCall, ToolCallContext};
+use super::tool_batch::BatchContext;
+use super::types::{ToolCall, ToolOutput, ToolResultMessage, now_ms};
 use crate::json_schema::violations;
 use crate::tools::{Tool, ToolUpdates};
 
@@ -110,11 +111,9 @@ pub(crate) fn compile_argument_schema(schema: &Value) -> ArgumentSchema {
 pub(crate) async fn prepare_tool_call(
     call: &ToolCall,
     position: usize,
-    tools: &ToolSet<'_>,
-    hooks: &dyn AgentHooks,
-    context: &[Message],
-    cancel: &CancellationToken,
+    batch: &BatchContext<'_>,
 ) -> Prepared {
+    let cancel = batch.cancel;
     if cancel.is_cancelled() {
         return Prepared::Immediate(Finalized::refused(ABORTED));
     }
@@ -124,7 +123,7 @@ pub(crate) async fn prepare_tool_call(
              the most one reply may run; re-issue this call in the next turn"
         )));
     }
-    let Some((tool, schema)) = tools.find(&call.name) else {
+    let Some((tool, schema)) = batch.tools.find(&call.name) else {
         return Prepared::Immediate(Finalized::refused(format!(
             "Tool {} not found",
             snippet(&call.name, SHOWN_NAME_CHARS)
@@ -143,12 +142,28 @@ pub(crate) async fn prepare_tool_call(
             call.name
         )));
     }
-    match hooks.before_tool_call(call, &call.arguments, context).await {
-        Ok(None) => Prepared::Run {
+    let hook = ToolCallContext {
+        assistant_message: batch.message,
+        call,
+        args: &call.arguments,
+        context: batch.context,
+        cancel,
+    };
+    let decision = batch.hooks.before_tool_call(hook).await;
+    // As in Pi: an abort while the hook ran wins over its decision.
+    if cancel.is_cancelled() {
+        return Prepared::Immediate(Finalized::refused(ABORTED));
+    }
+    match decision {
+        Ok(BeforeToolCall::Run) => Prepared::Run {
             tool: Arc::clone(tool),
             args: call.arguments.clone(),
         },
-        Ok(Some(block)) => {
+        Ok(BeforeToolCall::RunWith(args)) => Prepared::Run {
+            tool: Arc::clone(tool),
+            args,
+        },
+        Ok(BeforeToolCall::Block(block)) => {
             let mut refused = Finalized::refused(block.reason.unwrap_or_else(|| BLOCKED.into()));
             refused.output.terminate = block.terminate;
             Prepared::Immediate(refused)
@@ -236,29 +251,46 @@ pub(crate) async fn execute_prepared_tool_call(
     }
 }
 
-/// Lets `after_tool_call` replace fields of an executed call's result.
+/// Lets `after_tool_call` replace fields of an executed call's result; its
+/// error replaces the result with an error result (`durationMs` stays: the
+/// tool did run).
 pub(crate) async fn finalize_executed_tool_call(
     call: &ToolCall,
     args: &Value,
     mut finalized: Finalized,
-    hooks: &dyn AgentHooks,
+    batch: &BatchContext<'_>,
 ) -> Finalized {
     let provisional = tool_result_message(call, &finalized);
-    if let Some(changes) = hooks
-        .after_tool_call(call, args, &provisional, finalized.is_error)
-        .await
-    {
-        if let Some(content) = changes.content {
-            finalized.output.content = content;
+    let executed = ExecutedToolCall {
+        call: ToolCallContext {
+            assistant_message: batch.message,
+            call,
+            args,
+            context: batch.context,
+            cancel: batch.cancel,
+        },
+        result: &provisional,
+        is_error: finalized.is_error,
+    };
+    match batch.hooks.after_tool_call(executed).await {
+        Ok(None) => {}
+        Ok(Some(changes)) => {
+            if let Some(content) = changes.content {
+                finalized.output.content = content;
+            }
+            if let Some(details) = changes.details {
+                finalized.output.details = details;
+            }
+            if let Some(is_error) = changes.is_error {
+                finalized.is_error = is_error;
+            }
+            if let Some(terminate) = changes.terminate {
+                finalized.output.terminate = terminate;
+            }
         }
-        if let Some(details) = changes.details {
-            finalized.output.details = details;
-        }
-        if let Some(is_error) = changes.is_error {
-            finalized.is_error = is_error;
-        }
-        if let Some(terminate) = changes.terminate {
-            finalized.output.terminate = terminate;
+        Err(text) => {
+            finalized.output = ToolOutput::text(text);
+            finalized.is_error = true;
         }
     }
     finalized

@@ -7,6 +7,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -469,5 +470,23 @@ pub enum TurnDecision {
 }
 
 /// Where the loop sends its events. Called from one task at a time, in
-/// event order.
-pub type EmitFn<'a> = dyn Fn(AgentEvent) + Send + Sync + 'a;
+/// event order; the loop awaits each event before it goes on, as Pi awaits
+/// its `emit` (so a sink may run async listeners). Every plain
+/// `Fn(AgentEvent)` closure is a sink.
+pub trait EventSink: Send + Sync {
+    /// Delivers one event; the loop continues once the future is done.
+    fn emit(&self, event: AgentEvent) -> BoxFuture<'_, ()>;
+}
+
+impl<F> EventSink for F
+where
+    F: Fn(AgentEvent) + Send + Sync,
+{
+    fn emit(&self, event: AgentEvent) -> BoxFuture<'_, ()> {
+        self(event);
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// The event sink as the loop borrows it.
+pub type EmitFn<'a> = dyn EventSink + 'a;
