@@ -21,6 +21,9 @@ use crate::provider::{Provider, Request, StreamEvent};
 /// The error text of every aborted message and aborted tool call.
 pub const ABORTED: &str = "Operation aborted";
 
+/// The `thinking` of a block the provider encrypted (Pi's placeholder).
+pub const REDACTED_THINKING: &str = "[Reasoning redacted]";
+
 /// The error text of a stream that stopped without saying how it ended.
 pub const STREAM_ENDED_EARLY: &str = "the provider's stream ended before the response was complete";
 
@@ -159,6 +162,18 @@ impl MessageBuilder {
                     signature.get_or_insert_with(String::new).push_str(&value);
                 }
             }
+            StreamEvent::RedactedThinking(data) => {
+                // A whole block at once: opened and closed, no delta (Pi).
+                self.close_open_block(emit);
+                let content_index = self.message.content.len();
+                self.message.content.push(AssistantContent::Thinking {
+                    thinking: REDACTED_THINKING.to_owned(),
+                    signature: Some(data),
+                    redacted: true,
+                });
+                update(emit, AssistantMessageEvent::ThinkingStart { content_index });
+                update(emit, AssistantMessageEvent::ThinkingEnd { content_index });
+            }
             StreamEvent::ToolCallStart { key, id, name } => {
                 self.close_open_block(emit);
                 let content_index = self.message.content.len();
@@ -269,6 +284,7 @@ impl MessageBuilder {
         self.message.content.push(AssistantContent::Thinking {
             thinking: String::new(),
             signature: None,
+            redacted: false,
         });
         self.open = Some(OpenBlock::Thinking(index));
         update(
@@ -454,7 +470,8 @@ mod tests {
             vec![
                 AssistantContent::Thinking {
                     thinking: "hmm".into(),
-                    signature: Some("sig".into())
+                    signature: Some("sig".into()),
+                    redacted: false,
                 },
                 AssistantContent::Text {
                     text: "answer".into()

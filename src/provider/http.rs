@@ -266,13 +266,51 @@ fn jittered(delay: Duration, factor: f64) -> Duration {
     Duration::try_from_secs_f64(delay.as_secs_f64() * factor).unwrap_or(delay)
 }
 
-/// `text` with every occurrence of the key replaced by `***`, so a server
-/// that echoes the key (in an error body, a URL) cannot leak it.
+/// Keys at least this long are redacted wherever they occur; shorter ones
+/// only where they stand as a whole token (see [`redact`]).
+pub const SHORT_KEY_CHARS: usize = 8;
+
+/// `text` with the key replaced by `***`, so a server that echoes the key
+/// (in an error body, a URL) cannot leak it.
+///
+/// A real key is long and random, so every occurrence is replaced. A key
+/// shorter than [`SHORT_KEY_CHARS`] characters (a local server's `x` or
+/// `test`) would otherwise turn "text" into "***" and "latest" into
+/// "la***" all over a message: such a key is replaced only where it
+/// stands as a whole token, not inside a longer word (neighbours that
+/// are letters, digits, `-` or `_` make it part of one), and one made of
+/// no letter or digit at all is left alone. A short key is no secret
+/// worth the name; it still never appears on its own.
 pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
-    match key.map(ApiKey::expose) {
-        Some(secret) if !secret.is_empty() => text.replace(secret, "***"),
-        _ => text.to_string(),
+    let Some(secret) = key.map(ApiKey::expose).filter(|secret| !secret.is_empty()) else {
+        return text.to_string();
+    };
+    if secret.chars().count() >= SHORT_KEY_CHARS {
+        return text.replace(secret, "***");
     }
+    if !secret.chars().any(char::is_alphanumeric) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (at, _) in text.match_indices(secret) {
+        let end = at + secret.len();
+        let before = text[..at].chars().next_back();
+        let after = text[end..].chars().next();
+        if !before.is_some_and(is_token_char) && !after.is_some_and(is_token_char) {
+            out.push_str(&text[copied..at]);
+            out.push_str("***");
+            copied = end;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// A character that continues a word or a key (`sk-ab_12`), for telling a
+/// short key on its own from one inside a longer token.
+fn is_token_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_'
 }
 
 /// The message a provider put in an error body: `error.message` (OpenAI,
@@ -671,6 +709,38 @@ mod tests {
         assert_eq!(redact("nothing here", Some(&key)), "nothing here");
         assert_eq!(redact("sk-secret-123", None), "sk-secret-123");
         assert_eq!(redact("text", Some(&ApiKey::new(""))), "text");
+    }
+
+    #[test]
+    fn a_short_key_is_redacted_only_as_a_whole_token() {
+        let key = ApiKey::new("test");
+        assert_eq!(
+            redact(
+                "HTTP 401: invalid key test; the latest test-suite (test)",
+                Some(&key)
+            ),
+            "HTTP 401: invalid key ***; the latest test-suite (***)"
+        );
+        assert_eq!(redact("test", Some(&key)), "***");
+        assert_eq!(redact("key=test&x=1", Some(&key)), "key=***&x=1");
+        assert_eq!(redact("testtest", Some(&key)), "testtest");
+        let x = ApiKey::new("x");
+        assert_eq!(
+            redact("could not connect to http://127.0.0.1:9/v1: x", Some(&x)),
+            "could not connect to http://127.0.0.1:9/v1: ***"
+        );
+        assert_eq!(
+            redact("max tokens exceeded", Some(&x)),
+            "max tokens exceeded"
+        );
+        // No letter or digit: nothing a redaction could protect.
+        assert_eq!(redact("a - b", Some(&ApiKey::new("-"))), "a - b");
+        assert_eq!(redact("a b", Some(&ApiKey::new(" "))), "a b");
+        // Eight characters and more: every occurrence, inside words too.
+        let long = ApiKey::new("abcdefgh");
+        assert_eq!(redact("xabcdefghx", Some(&long)), "x***x");
+        // Multi-byte neighbours are read as characters.
+        assert_eq!(redact("ékeyé key", Some(&ApiKey::new("key"))), "ékeyé ***");
     }
 
     #[test]
