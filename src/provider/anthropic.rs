@@ -33,7 +33,9 @@ const DEFAULT_MAX_TOKENS: u32 = 8192;
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     settings: HttpSettings,
-    client: reqwest::Client,
+    /// The HTTP client, or why it could not be set up (reported by the
+    /// first request).
+    client: Result<reqwest::Client, String>,
 }
 
 impl AnthropicProvider {
@@ -46,12 +48,15 @@ impl AnthropicProvider {
     }
 
     /// The HTTP request for `request`, built once and cloned per attempt.
-    fn http_request(&self, request: &Request<'_>) -> Result<reqwest::Request, String> {
+    fn http_request(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<(reqwest::Client, reqwest::Request), String> {
+        let client = self.client.clone()?;
         let body = serde_json::to_vec(&request_body(request, &self.settings))
             .map_err(|err| format!("could not encode the request: {err}"))?;
         let url = messages_url(&self.settings.base_url);
-        let mut builder = self
-            .client
+        let mut builder = client
             .post(&url)
             .header("anthropic-version", API_VERSION)
             .header("content-type", "application/json")
@@ -60,9 +65,10 @@ impl AnthropicProvider {
         if let Some(key) = &self.settings.api_key {
             builder = builder.header("x-api-key", key.expose());
         }
-        builder
+        let request = builder
             .build()
-            .map_err(|err| format!("could not build the request to {url}: {err}"))
+            .map_err(|err| format!("could not build the request to {url}: {err}"))?;
+        Ok((client, request))
     }
 }
 
@@ -73,7 +79,6 @@ impl Provider for AnthropicProvider {
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
         stream_response(
-            self.client.clone(),
             self.http_request(&request),
             self.settings.clone(),
             decode::<SseStream>,
@@ -868,6 +873,36 @@ mod tests {
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a\nb\n", "is_error": false}
                 ]},
                 {"role": "user", "content": [{"type": "text", "text": "and now?"}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn a_redacted_thinking_block_goes_back_with_its_data_unchanged() {
+        let data = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP";
+        let messages = vec![
+            user("q"),
+            assistant(vec![
+                AssistantContent::Thinking {
+                    thinking: "[Reasoning redacted]".to_string(),
+                    signature: Some(data.to_string()),
+                    redacted: true,
+                },
+                call("toolu_1", "list_dir", json!({})),
+            ]),
+            result("toolu_1", "a\n", false),
+        ];
+        let request = Request {
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+        };
+        assert_eq!(
+            body(&request, &settings())["messages"][1]["content"],
+            json!([
+                {"type": "redacted_thinking", "data": data},
+                {"type": "tool_use", "id": "toolu_1", "name": "list_dir", "input": {}}
             ])
         );
     }

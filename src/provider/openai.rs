@@ -31,7 +31,9 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// A model behind the Chat Completions API.
 pub struct OpenAiProvider {
     settings: HttpSettings,
-    client: reqwest::Client,
+    /// The HTTP client, or why it could not be set up (reported by the
+    /// first request).
+    client: Result<reqwest::Client, String>,
 }
 
 impl OpenAiProvider {
@@ -44,12 +46,15 @@ impl OpenAiProvider {
     }
 
     /// The HTTP request for `request`, built once and cloned per attempt.
-    fn http_request(&self, request: &Request<'_>) -> Result<reqwest::Request, String> {
+    fn http_request(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<(reqwest::Client, reqwest::Request), String> {
+        let client = self.client.clone()?;
         let body = serde_json::to_vec(&request_body(request, &self.settings))
             .map_err(|err| format!("could not encode the request: {err}"))?;
         let url = endpoint(&self.settings.base_url);
-        let mut builder = self
-            .client
+        let mut builder = client
             .post(&url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
@@ -62,9 +67,10 @@ impl OpenAiProvider {
         {
             builder = builder.bearer_auth(key.expose());
         }
-        builder
+        let request = builder
             .build()
-            .map_err(|err| format!("invalid base URL {url}: {}", http::root_cause(&err)))
+            .map_err(|err| format!("invalid base URL {url}: {}", http::root_cause(&err)))?;
+        Ok((client, request))
     }
 }
 
@@ -75,7 +81,6 @@ impl Provider for OpenAiProvider {
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
         stream_response(
-            self.client.clone(),
             self.http_request(&request),
             self.settings.clone(),
             decode::<SseStream>,
@@ -128,8 +133,11 @@ pub(crate) struct ChatRequest<'a> {
     tools: Vec<ChatTool<'a>>,
     stream: bool,
     stream_options: StreamOptions,
+    /// `--max-tokens`, under the name the API has used since the o-series
+    /// (which refuses `max_tokens`); vLLM, LiteLLM, OpenRouter and
+    /// llama.cpp's server read it too.
     #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: Option<u32>,
+    max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -230,7 +238,7 @@ pub(crate) fn request_body<'a>(
         stream_options: StreamOptions {
             include_usage: true,
         },
-        max_tokens: settings.max_tokens,
+        max_completion_tokens: settings.max_tokens,
         temperature: settings.temperature,
         response_format: settings
             .output_schema
@@ -929,7 +937,7 @@ mod tests {
                 }}],
                 "stream": true,
                 "stream_options": {"include_usage": true},
-                "max_tokens": 256,
+                "max_completion_tokens": 256,
                 "temperature": 0.2,
             })
         );
