@@ -669,6 +669,20 @@ mod tests {
     }
 
     #[test]
+    fn x_should_retry_decides_ahead_of_the_status() {
+        let hint = |value| headers(&[("x-should-retry", value)]);
+        assert!(!should_retry(503, &hint("false")));
+        assert!(!should_retry(429, &hint("false")));
+        assert!(should_retry(400, &hint("true")));
+        assert!(should_retry(409, &hint(" true ")));
+        // Any other value, or none: the status decides.
+        assert!(should_retry(503, &hint("no")));
+        assert!(!should_retry(400, &hint("TRUE")));
+        assert!(should_retry(503, &HeaderMap::new()));
+        assert!(!should_retry(404, &HeaderMap::new()));
+    }
+
+    #[test]
     fn retry_after_in_seconds_milliseconds_and_dates() {
         let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // Sun, 06 Nov 1994 08:49:30 GMT
         let at = |pairs| retry_after(&headers(pairs), now);
