@@ -220,3 +220,26 @@ async fn an_ssl_cert_file_without_the_servers_ca_is_named() {
     );
     assert_eq!(server.connections.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_certificate_file_that_cannot_be_read_is_an_error_not_a_panic() {
+    let server = tls_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.pem");
+    std::fs::write(
+        &file,
+        "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let (output, _) = leash(&server, &[("SSL_CERT_FILE", file.display().to_string())]).await;
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let last = last_line(&output);
+    assert!(
+        last.starts_with(
+            "leash: provider error: could not set up TLS (check SSL_CERT_FILE / SSL_CERT_DIR): "
+        ),
+        "{last}"
+    );
+    assert_eq!(server.connections.load(Ordering::SeqCst), 0);
+}

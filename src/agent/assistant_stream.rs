@@ -24,8 +24,9 @@ pub const ABORTED: &str = "Operation aborted";
 /// The `thinking` of a block the provider encrypted (Pi's placeholder).
 pub const REDACTED_THINKING: &str = "[Reasoning redacted]";
 
-/// The error text of a stream that stopped without saying how it ended.
-pub const STREAM_ENDED_EARLY: &str = "the provider's stream ended before the response was complete";
+/// The error text of a stream that stopped without saying how it ended:
+/// the words the HTTP providers use for the same case.
+pub const STREAM_ENDED_EARLY: &str = crate::provider::NO_STOP_REASON;
 
 /// Sends one request and streams the reply, emitting `message_start`,
 /// `message_update`s and `message_end`. Returns the final message.
