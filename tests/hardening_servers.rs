@@ -206,7 +206,9 @@ fn a_stream_that_stops_mid_reply_without_its_end_is_an_error() {
     });
     let (output, _) = expect("openai", &server, &[], 1);
     assert!(
-        last_line(&output).contains("ended before the reply was complete"),
+        last_line(&output).ends_with(
+            "the stream was cut off (no finish_reason, no [DONE]); the reply is incomplete"
+        ),
         "{}",
         stderr(&output)
     );

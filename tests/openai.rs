@@ -310,7 +310,10 @@ async fn a_reply_cut_by_the_token_limit_exits_5() {
         .await;
     let (output, _) = leash(&base(&server), Some(KEY), &["--max-tokens", "3"]).await;
     assert_eq!(output.status.code(), Some(5), "stderr: {}", stderr(&output));
-    assert_eq!(request_bodies(&server).await[0]["max_tokens"], 3);
+    // The name the o-series accepts; they refuse `max_tokens`.
+    let body = &request_bodies(&server).await[0];
+    assert_eq!(body["max_completion_tokens"], 3);
+    assert_eq!(body.get("max_tokens"), None, "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

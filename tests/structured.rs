@@ -78,7 +78,7 @@ fn a_valid_reply_is_printed_as_json_alone() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(stdout, "{\n  \"verdict\": \"pass\"\n}\n");
+    assert_eq!(stdout, "{\"verdict\": \"pass\"}\n", "as the model wrote it");
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn an_invalid_reply_gets_one_corrective_turn_carrying_the_errors() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
-        "{\n  \"verdict\": \"pass\"\n}\n"
+        "{\"verdict\": \"pass\"}\n"
     );
     let messages = ws.transcript(&transcript);
     let roles: Vec<&str> = messages

@@ -115,7 +115,10 @@ async fn openai_is_asked_for_the_schema_and_a_valid_reply_is_the_output() {
     script(&server, vec![openai_text(r#"{"verdict":"pass"}"#)]).await;
     let output = run("openai", &server, schema_args(&dir)).await;
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    assert_eq!(output.stdout, b"{\n  \"verdict\": \"pass\"\n}\n");
+    assert_eq!(
+        output.stdout, b"{\"verdict\":\"pass\"}\n",
+        "as the model wrote it"
+    );
     let sent = bodies("openai", &server).await;
     let format = &sent[0]["response_format"];
     assert_eq!(format["type"], "json_schema");

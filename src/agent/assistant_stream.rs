@@ -21,8 +21,12 @@ use crate::provider::{Provider, Request, StreamEvent};
 /// The error text of every aborted message and aborted tool call.
 pub const ABORTED: &str = "Operation aborted";
 
-/// The error text of a stream that stopped without saying how it ended.
-pub const STREAM_ENDED_EARLY: &str = "the provider's stream ended before the response was complete";
+/// The `thinking` of a block the provider encrypted (Pi's placeholder).
+pub const REDACTED_THINKING: &str = "[Reasoning redacted]";
+
+/// The error text of a stream that stopped without saying how it ended:
+/// the words the HTTP providers use for the same case.
+pub const STREAM_ENDED_EARLY: &str = crate::provider::NO_STOP_REASON;
 
 /// Sends one request and streams the reply, emitting `message_start`,
 /// `message_update`s and `message_end`. Returns the final message.
@@ -175,6 +179,18 @@ impl MessageBuilder {
                     signature.get_or_insert_with(String::new).push_str(&value);
                 }
             }
+            StreamEvent::RedactedThinking(data) => {
+                // A whole block at once: opened and closed, no delta (Pi).
+                self.close_open_block(out);
+                let content_index = self.message.content.len();
+                self.message.content.push(AssistantContent::Thinking {
+                    thinking: REDACTED_THINKING.to_owned(),
+                    signature: Some(data),
+                    redacted: true,
+                });
+                out.push(AssistantMessageEvent::ThinkingStart { content_index });
+                out.push(AssistantMessageEvent::ThinkingEnd { content_index });
+            }
             StreamEvent::ToolCallStart { key, id, name } => {
                 self.close_open_block(out);
                 let content_index = self.message.content.len();
@@ -278,6 +294,7 @@ impl MessageBuilder {
         self.message.content.push(AssistantContent::Thinking {
             thinking: String::new(),
             signature: None,
+            redacted: false,
         });
         self.open = Some(OpenBlock::Thinking(index));
         out.push(AssistantMessageEvent::ThinkingStart {
@@ -447,7 +464,8 @@ mod tests {
             vec![
                 AssistantContent::Thinking {
                     thinking: "hmm".into(),
-                    signature: Some("sig".into())
+                    signature: Some("sig".into()),
+                    redacted: false,
                 },
                 AssistantContent::Text {
                     text: "answer".into()

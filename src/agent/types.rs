@@ -64,8 +64,14 @@ pub enum AssistantContent {
         /// The reasoning text.
         thinking: String,
         /// An opaque signature some providers attach and require verbatim.
+        /// For a redacted block: the encrypted reasoning itself.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
+        /// The provider encrypted this reasoning (Anthropic
+        /// `redacted_thinking`): `thinking` is a placeholder and `signature`
+        /// holds the data to send back (Pi's `redacted`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        redacted: bool,
     },
     /// A request to run a tool.
     ToolCall(ToolCall),

@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::request_stream::{SseStream, WireDecoder, decode_with, stream_response};
-use super::{HttpSettings, Provider, Request, StreamEvent, ToolSpec, http, sse};
+use super::{
+    HttpSettings, INCOMPLETE, NO_STOP_REASON, Provider, Request, StreamEvent, ToolSpec, http, sse,
+};
 use crate::agent::types::{AssistantContent, Content, Message, StopReason, Usage};
 
 /// The `anthropic-version` header leash speaks.
@@ -31,7 +33,9 @@ const DEFAULT_MAX_TOKENS: u32 = 8192;
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     settings: HttpSettings,
-    client: reqwest::Client,
+    /// The HTTP client, or why it could not be set up (reported by the
+    /// first request).
+    client: Result<reqwest::Client, String>,
 }
 
 impl AnthropicProvider {
@@ -44,12 +48,15 @@ impl AnthropicProvider {
     }
 
     /// The HTTP request for `request`, built once and cloned per attempt.
-    fn http_request(&self, request: &Request<'_>) -> Result<reqwest::Request, String> {
+    fn http_request(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<(reqwest::Client, reqwest::Request), String> {
+        let client = self.client.clone()?;
         let body = serde_json::to_vec(&request_body(request, &self.settings))
             .map_err(|err| format!("could not encode the request: {err}"))?;
         let url = messages_url(&self.settings.base_url);
-        let mut builder = self
-            .client
+        let mut builder = client
             .post(&url)
             .header("anthropic-version", API_VERSION)
             .header("content-type", "application/json")
@@ -58,9 +65,10 @@ impl AnthropicProvider {
         if let Some(key) = &self.settings.api_key {
             builder = builder.header("x-api-key", key.expose());
         }
-        builder
+        let request = builder
             .build()
-            .map_err(|err| format!("could not build the request to {url}: {err}"))
+            .map_err(|err| format!("could not build the request to {url}: {err}"))?;
+        Ok((client, request))
     }
 }
 
@@ -71,7 +79,6 @@ impl Provider for AnthropicProvider {
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
         stream_response(
-            self.client.clone(),
             self.http_request(&request),
             self.settings.clone(),
             decode::<SseStream>,
@@ -93,7 +100,8 @@ impl WireDecoder for Decoder {
         self.feed(event, data, out) == Flow::Finished
     }
     fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
-        out.push(StreamEvent::Error(error.to_string()));
+        self.finished = true;
+        out.push(StreamEvent::Error(format!("{error}; {INCOMPLETE}")));
     }
     fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
         out.push(self.end_of_stream());
@@ -161,6 +169,9 @@ enum WireBlock<'a> {
     Thinking {
         thinking: &'a str,
         signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
     },
     ToolUse {
         id: &'a str,
@@ -260,14 +271,21 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
 
 /// One assistant block on the wire, or `None` for what the API must not
 /// get back: empty text and thinking without a signature (from another
-/// provider, or cut off before its signature arrived).
+/// provider, or cut off before its signature arrived). A redacted block
+/// goes back as it came: its `data`, unchanged.
 fn assistant_block(block: &AssistantContent) -> Option<WireBlock<'_>> {
     match block {
         AssistantContent::Text { text } if text.is_empty() => None,
         AssistantContent::Text { text } => Some(WireBlock::Text { text }),
         AssistantContent::Thinking {
+            signature: Some(data),
+            redacted: true,
+            ..
+        } => Some(WireBlock::RedactedThinking { data }),
+        AssistantContent::Thinking {
             thinking,
             signature: Some(signature),
+            redacted: false,
         } => Some(WireBlock::Thinking {
             thinking,
             signature,
@@ -365,6 +383,10 @@ enum WireBlockStart {
     Thinking {
         #[serde(default)]
         thinking: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
     },
     ToolUse {
         id: String,
@@ -489,9 +511,9 @@ impl Decoder {
     /// What a stream that ended here means: an error unless it was finished.
     pub fn end_of_stream(&mut self) -> StreamEvent {
         self.finished = true;
-        StreamEvent::Error(
-            "the Anthropic stream ended before message_stop; the reply is incomplete".to_string(),
-        )
+        StreamEvent::Error(format!(
+            "the stream was cut off (no message_stop); {INCOMPLETE}"
+        ))
     }
 
     fn block_start(&mut self, index: usize, block: WireBlockStart, out: &mut Vec<StreamEvent>) {
@@ -519,10 +541,16 @@ impl Decoder {
                     name,
                 });
             }
-            // redacted_thinking, server tools and whatever comes later: not
-            // something leash can show or send back.
+            // Encrypted reasoning: nothing to show, but the API wants it
+            // back unchanged in the next request of a tool loop.
+            WireBlockStart::RedactedThinking { data } if !data.is_empty() => {
+                out.push(StreamEvent::RedactedThinking(data));
+            }
+            // Server tools and whatever comes later: not something leash
+            // can show or send back.
             WireBlockStart::Text { .. }
             | WireBlockStart::Thinking { .. }
+            | WireBlockStart::RedactedThinking { .. }
             | WireBlockStart::Unknown => {}
         }
     }
@@ -558,6 +586,11 @@ impl Decoder {
     }
 
     fn message_stop(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
+        // `message_stop` without a `message_delta` that said how the reply
+        // ended: the server (or a proxy) cut the message short.
+        if self.stop_reason.is_none() {
+            return self.fail(NO_STOP_REASON.to_string(), out);
+        }
         // A block left open still gets its arguments, in block order.
         let mut open: Vec<_> = self.open_tool_calls.drain().collect();
         open.sort_by_key(|(index, _)| *index);
@@ -634,13 +667,15 @@ fn stop_event(stop_reason: Option<&str>, saw_tool_call: bool) -> StreamEvent {
         Some("refusal") => {
             StreamEvent::Error("the model refused to answer (stop_reason: refusal)".to_string())
         }
-        // Missing or newer than leash: what the content says is the best guess.
+        // Newer than leash: what the content says is the best guess. (A
+        // missing one never gets here: that reply is incomplete.)
         _ if saw_tool_call => StreamEvent::Done(StopReason::ToolUse),
         _ => StreamEvent::Done(StopReason::Stop),
     }
 }
 
-/// `{type: "error", error: {type, message}}` in words.
+/// `{type: "error", error: {type, message}}` in words, as OpenAI's decoder
+/// words a mid-stream error, so a script reads one message on both.
 fn stream_error_message(error: &WireError) -> String {
     let message = if error.message.is_empty() {
         "no message"
@@ -648,9 +683,12 @@ fn stream_error_message(error: &WireError) -> String {
         error.message.as_str()
     };
     if error.kind.is_empty() {
-        format!("Anthropic stream error: {message}")
+        format!("the provider reported an error mid-stream: {message}")
     } else {
-        format!("Anthropic stream error: {message} ({})", error.kind)
+        format!(
+            "the provider reported an error mid-stream: {message} ({})",
+            error.kind
+        )
     }
 }
 
@@ -801,10 +839,12 @@ mod tests {
                 AssistantContent::Thinking {
                     thinking: "let me see".to_string(),
                     signature: Some("sig==".to_string()),
+                    redacted: false,
                 },
                 AssistantContent::Thinking {
                     thinking: "from elsewhere".to_string(),
                     signature: None,
+                    redacted: false,
                 },
                 AssistantContent::Text {
                     text: String::new(),
@@ -833,6 +873,36 @@ mod tests {
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a\nb\n", "is_error": false}
                 ]},
                 {"role": "user", "content": [{"type": "text", "text": "and now?"}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn a_redacted_thinking_block_goes_back_with_its_data_unchanged() {
+        let data = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP";
+        let messages = vec![
+            user("q"),
+            assistant(vec![
+                AssistantContent::Thinking {
+                    thinking: "[Reasoning redacted]".to_string(),
+                    signature: Some(data.to_string()),
+                    redacted: true,
+                },
+                call("toolu_1", "list_dir", json!({})),
+            ]),
+            result("toolu_1", "a\n", false),
+        ];
+        let request = Request {
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+        };
+        assert_eq!(
+            body(&request, &settings())["messages"][1]["content"],
+            json!([
+                {"type": "redacted_thinking", "data": data},
+                {"type": "tool_use", "id": "toolu_1", "name": "list_dir", "input": {}}
             ])
         );
     }
@@ -1117,6 +1187,7 @@ mod tests {
                 usage(25, 1, 7, 3),
                 StreamEvent::Thinking("Two plus two".to_string()),
                 StreamEvent::ThinkingSignature("EqQBCgIYAhIM".to_string()),
+                StreamEvent::RedactedThinking("xyz".to_string()),
                 StreamEvent::Text("4".to_string()),
                 usage(25, 9, 7, 3),
                 StreamEvent::Done(StopReason::Stop),
@@ -1148,7 +1219,8 @@ mod tests {
                 usage(25, 1, 7, 3),
                 StreamEvent::Text("Hel".to_string()),
                 StreamEvent::Error(
-                    "Anthropic stream error: Overloaded (overloaded_error)".to_string()
+                    "the provider reported an error mid-stream: Overloaded (overloaded_error)"
+                        .to_string()
                 ),
             ]
         );
@@ -1184,10 +1256,42 @@ mod tests {
                 r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}"#,
             ),
         ]);
-        assert!(matches!(
+        assert_eq!(
             events.last(),
-            Some(StreamEvent::Error(message)) if message.contains("before message_stop")
-        ));
+            Some(&StreamEvent::Error(
+                "the stream was cut off (no message_stop); the reply is incomplete".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn message_stop_without_a_stop_reason_is_an_incomplete_reply() {
+        let text = (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Par"}}"#,
+        );
+        let block = (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        );
+        let null_reason = (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":null},"usage":{"output_tokens":2}}"#,
+        );
+        for events in [
+            decode(&[MESSAGE_START, block, text, MESSAGE_STOP]),
+            decode(&[MESSAGE_START, MESSAGE_STOP]),
+            decode(&[MESSAGE_START, block, text, null_reason, MESSAGE_STOP]),
+        ] {
+            assert_eq!(
+                events.last(),
+                Some(&StreamEvent::Error(
+                    crate::provider::NO_STOP_REASON.to_string()
+                )),
+                "{events:?}"
+            );
+            assert!(!events.iter().any(|e| matches!(e, StreamEvent::Done(_))));
+        }
     }
 
     #[test]
@@ -1230,6 +1334,10 @@ mod tests {
             (
                 "content_block_start",
                 r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"read_file","input":{"path":"a"}}}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
             ),
             MESSAGE_STOP,
         ]);
@@ -1486,6 +1594,7 @@ data: {\"type\":\"message_stop\"}\n\n";
                 AssistantContent::Thinking {
                     thinking: "Earlier thought.".to_string(),
                     signature: Some("c2lnMQ==".to_string()),
+                    redacted: false,
                 },
                 call("toolu_1", "read_file", json!({"path": "a"})),
             ]),
@@ -1525,7 +1634,8 @@ data: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"messag
         assert_eq!(
             events.last(),
             Some(&StreamEvent::Error(
-                "Anthropic stream error: Overloaded (overloaded_error)".to_string()
+                "the provider reported an error mid-stream: Overloaded (overloaded_error)"
+                    .to_string()
             ))
         );
         // The body was used: never retried.
@@ -1618,7 +1728,7 @@ data: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"messag
         assert_eq!(events[1], StreamEvent::Text("Hello".to_string()));
         assert!(matches!(
             events.last(),
-            Some(StreamEvent::Error(message)) if message.contains("before message_stop")
+            Some(StreamEvent::Error(message)) if message.contains("(no message_stop)")
         ));
         assert_eq!(bodies(&server).await.len(), 1);
     }

@@ -45,15 +45,26 @@ const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 /// total timeout (the run's abort timer bounds a request by dropping it),
 /// and no redirects (a redirected POST would silently become a GET; the
 /// failure message names the new location instead).
-pub fn client() -> reqwest::Client {
+///
+/// A server's certificate is trusted when it chains to a root of the
+/// system's store, of `SSL_CERT_FILE` / `SSL_CERT_DIR` when set (read the
+/// OpenSSL way, by `rustls-native-certs`: a corporate proxy's CA, a
+/// self-signed local server), or of the Mozilla roots built in (a
+/// container without a CA bundle still reaches the public APIs). No
+/// OpenSSL is involved. Building fails only when those files hold
+/// certificates and none of them can be read.
+pub fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("leash/", env!("CARGO_PKG_VERSION")))
         .build()
-        // Building only fails when the TLS backend cannot start; the plain
-        // client is the best there is then.
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .map_err(|err| {
+            format!(
+                "could not set up TLS (check SSL_CERT_FILE / SSL_CERT_DIR): {}",
+                root_cause(&err)
+            )
+        })
 }
 
 /// A request that got no usable response: why, in words, and whether and
@@ -112,9 +123,10 @@ pub async fn send_within(
         return Ok(response);
     }
     let retry_after = retry_after(response.headers(), SystemTime::now());
+    let retryable = should_retry(status.as_u16(), response.headers());
     let location = location(status, response.headers());
     let body = read_bounded(response, ERROR_BODY_LIMIT).await;
-    let mut message = status_message(status.as_u16(), &body);
+    let mut message = status_message(status.as_u16(), &body, &target);
     if let Some(location) = location {
         message.push_str(&format!(
             " (redirected to {location}; use that as the base URL)"
@@ -124,8 +136,24 @@ pub async fn send_within(
         status: Some(status.as_u16()),
         message: redact(&message, key),
         retry_after,
-        retryable: is_retryable_status(status.as_u16()),
+        retryable,
     })
+}
+
+/// Whether a failed response may be tried again. The server's
+/// `x-should-retry: true` / `false` decides when it sent one, ahead of the
+/// status, as in the official OpenAI and Anthropic SDKs (any other value
+/// is ignored); else [`is_retryable_status`].
+fn should_retry(status: u16, headers: &HeaderMap) -> bool {
+    let hint = headers
+        .get("x-should-retry")
+        .and_then(|value| value.to_str().ok())
+        .map(str::trim);
+    match hint {
+        Some("true") => true,
+        Some("false") => false,
+        _ => is_retryable_status(status),
+    }
 }
 
 /// Checks that a successful response is an event stream before a byte of
@@ -266,13 +294,51 @@ fn jittered(delay: Duration, factor: f64) -> Duration {
     Duration::try_from_secs_f64(delay.as_secs_f64() * factor).unwrap_or(delay)
 }
 
-/// `text` with every occurrence of the key replaced by `***`, so a server
-/// that echoes the key (in an error body, a URL) cannot leak it.
+/// Keys at least this long are redacted wherever they occur; shorter ones
+/// only where they stand as a whole token (see [`redact`]).
+pub const SHORT_KEY_CHARS: usize = 8;
+
+/// `text` with the key replaced by `***`, so a server that echoes the key
+/// (in an error body, a URL) cannot leak it.
+///
+/// A real key is long and random, so every occurrence is replaced. A key
+/// shorter than [`SHORT_KEY_CHARS`] characters (a local server's `x` or
+/// `test`) would otherwise turn "text" into "***" and "latest" into
+/// "la***" all over a message: such a key is replaced only where it
+/// stands as a whole token, not inside a longer word (neighbours that
+/// are letters, digits, `-` or `_` make it part of one), and one made of
+/// no letter or digit at all is left alone. A short key is no secret
+/// worth the name; it still never appears on its own.
 pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
-    match key.map(ApiKey::expose) {
-        Some(secret) if !secret.is_empty() => text.replace(secret, "***"),
-        _ => text.to_string(),
+    let Some(secret) = key.map(ApiKey::expose).filter(|secret| !secret.is_empty()) else {
+        return text.to_string();
+    };
+    if secret.chars().count() >= SHORT_KEY_CHARS {
+        return text.replace(secret, "***");
     }
+    if !secret.chars().any(char::is_alphanumeric) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (at, _) in text.match_indices(secret) {
+        let end = at + secret.len();
+        let before = text[..at].chars().next_back();
+        let after = text[end..].chars().next();
+        if !before.is_some_and(is_token_char) && !after.is_some_and(is_token_char) {
+            out.push_str(&text[copied..at]);
+            out.push_str("***");
+            copied = end;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// A character that continues a word or a key (`sk-ab_12`), for telling a
+/// short key on its own from one inside a longer token.
+fn is_token_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_'
 }
 
 /// The message a provider put in an error body: `error.message` (OpenAI,
@@ -358,8 +424,10 @@ impl Text {
     }
 }
 
-/// `HTTP 401 Unauthorized: <what the provider said>`.
-fn status_message(status: u16, body: &str) -> String {
+/// `HTTP 401 Unauthorized: <what the provider said>`. A 404 or 405 is
+/// most often a base URL that points to the wrong place, so it names the
+/// URL that was asked (`url`, without query or credentials).
+fn status_message(status: u16, body: &str, url: &str) -> String {
     let reason = match status {
         529 => "Overloaded",
         _ => reqwest::StatusCode::from_u16(status)
@@ -367,7 +435,10 @@ fn status_message(status: u16, body: &str) -> String {
             .and_then(|status| status.canonical_reason())
             .unwrap_or(""),
     };
-    let head = format!("HTTP {status} {reason}").trim_end().to_string();
+    let mut head = format!("HTTP {status} {reason}").trim_end().to_string();
+    if matches!(status, 404 | 405) {
+        head.push_str(&format!(" for POST {url}"));
+    }
     let detail = provider_error_message(body).unwrap_or_else(|| snippet(body));
     if detail.is_empty() {
         head
@@ -379,6 +450,19 @@ fn status_message(status: u16, body: &str) -> String {
 /// A failure before any response: the connection could not be made, or it
 /// broke before the response headers arrived.
 fn connection_failure(err: &reqwest::Error, target: &str, key: Option<&ApiKey>) -> HttpFailure {
+    if let Some(problem) = certificate_problem(err) {
+        // The same certificate will be refused the same way next time.
+        let message = format!(
+            "the TLS certificate of {target} is not trusted ({problem}); {}",
+            certificate_hint()
+        );
+        return HttpFailure {
+            status: None,
+            message: redact(&message, key),
+            retry_after: None,
+            retryable: false,
+        };
+    }
     let cause = root_cause(err);
     let message = if err.is_connect() || err.is_timeout() {
         format!("could not connect to {target}: {cause}")
@@ -391,6 +475,52 @@ fn connection_failure(err: &reqwest::Error, target: &str, key: Option<&ApiKey>) 
         retry_after: None,
         // A request that could not even be built will not build next time.
         retryable: !err.is_builder(),
+    }
+}
+
+/// What rustls said about the server's certificate, when the handshake
+/// failed on it. The rustls error sits inside `io::Error`s (two, with
+/// hyper-rustls), which hide what they wrap from `source()`: each one is
+/// opened too.
+fn certificate_problem(err: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(err);
+    while let Some(error) = current {
+        let mut inner = Some(error);
+        while let Some(candidate) = inner {
+            if let Some(
+                tls @ (rustls::Error::InvalidCertificate(_)
+                | rustls::Error::NoCertificatesPresented),
+            ) = candidate.downcast_ref::<rustls::Error>()
+            {
+                return Some(tls.to_string());
+            }
+            inner = candidate
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+                .map(|wrapped| wrapped as &(dyn std::error::Error + 'static));
+        }
+        current = error.source();
+    }
+    None
+}
+
+/// How to make a certificate trusted, given what is set.
+fn certificate_hint() -> String {
+    let set: Vec<String> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
+        .into_iter()
+        .filter_map(|name| {
+            let value = std::env::var_os(name)?;
+            (!value.is_empty()).then(|| format!("{name}={}", value.to_string_lossy()))
+        })
+        .collect();
+    if set.is_empty() {
+        "for a private CA or a self-signed server, point SSL_CERT_FILE at its certificate (PEM)"
+            .to_string()
+    } else {
+        format!(
+            "{} does not hold a certificate it chains to",
+            set.join(" and ")
+        )
     }
 }
 
@@ -539,6 +669,20 @@ mod tests {
     }
 
     #[test]
+    fn x_should_retry_decides_ahead_of_the_status() {
+        let hint = |value| headers(&[("x-should-retry", value)]);
+        assert!(!should_retry(503, &hint("false")));
+        assert!(!should_retry(429, &hint("false")));
+        assert!(should_retry(400, &hint("true")));
+        assert!(should_retry(409, &hint(" true ")));
+        // Any other value, or none: the status decides.
+        assert!(should_retry(503, &hint("no")));
+        assert!(!should_retry(400, &hint("TRUE")));
+        assert!(should_retry(503, &HeaderMap::new()));
+        assert!(!should_retry(404, &HeaderMap::new()));
+    }
+
+    #[test]
     fn retry_after_in_seconds_milliseconds_and_dates() {
         let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // Sun, 06 Nov 1994 08:49:30 GMT
         let at = |pairs| retry_after(&headers(pairs), now);
@@ -674,37 +818,72 @@ mod tests {
     }
 
     #[test]
+    fn a_short_key_is_redacted_only_as_a_whole_token() {
+        let key = ApiKey::new("test");
+        assert_eq!(
+            redact(
+                "HTTP 401: invalid key test; the latest test-suite (test)",
+                Some(&key)
+            ),
+            "HTTP 401: invalid key ***; the latest test-suite (***)"
+        );
+        assert_eq!(redact("test", Some(&key)), "***");
+        assert_eq!(redact("key=test&x=1", Some(&key)), "key=***&x=1");
+        assert_eq!(redact("testtest", Some(&key)), "testtest");
+        let x = ApiKey::new("x");
+        assert_eq!(
+            redact("could not connect to http://127.0.0.1:9/v1: x", Some(&x)),
+            "could not connect to http://127.0.0.1:9/v1: ***"
+        );
+        assert_eq!(
+            redact("max tokens exceeded", Some(&x)),
+            "max tokens exceeded"
+        );
+        // No letter or digit: nothing a redaction could protect.
+        assert_eq!(redact("a - b", Some(&ApiKey::new("-"))), "a - b");
+        assert_eq!(redact("a b", Some(&ApiKey::new(" "))), "a b");
+        // Eight characters and more: every occurrence, inside words too.
+        let long = ApiKey::new("abcdefgh");
+        assert_eq!(redact("xabcdefghx", Some(&long)), "x***x");
+        // Multi-byte neighbours are read as characters.
+        assert_eq!(redact("ékeyé key", Some(&ApiKey::new("key"))), "ékeyé ***");
+    }
+
+    const URL: &str = "http://127.0.0.1:9/v1/messages";
+
+    #[test]
     fn error_messages_from_each_providers_body() {
         let openai = r#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}"#;
         assert_eq!(
-            status_message(401, openai),
+            status_message(401, openai, URL),
             "HTTP 401 Unauthorized: Incorrect API key provided."
         );
         let anthropic =
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         assert_eq!(
-            status_message(529, anthropic),
+            status_message(529, anthropic, URL),
             "HTTP 529 Overloaded: Overloaded"
         );
         assert_eq!(
-            status_message(404, r#"{"error":"model 'x' not found"}"#),
-            "HTTP 404 Not Found: model 'x' not found"
+            status_message(404, r#"{"error":"model 'x' not found"}"#, URL),
+            "HTTP 404 Not Found for POST http://127.0.0.1:9/v1/messages: model 'x' not found"
         );
         assert_eq!(
-            status_message(404, r#"{"detail":"Not Found"}"#),
-            "HTTP 404 Not Found: Not Found"
+            status_message(404, r#"{"detail":"Not Found"}"#, URL),
+            "HTTP 404 Not Found for POST http://127.0.0.1:9/v1/messages: Not Found"
         );
         assert_eq!(
             status_message(
                 502,
-                "<html>\n <head><title>502 Bad Gateway</title></head>\n</html>"
+                "<html>\n <head><title>502 Bad Gateway</title></head>\n</html>",
+                URL
             ),
             "HTTP 502 Bad Gateway: <html> <head><title>502 Bad Gateway</title></head> </html>"
         );
-        assert_eq!(status_message(503, ""), "HTTP 503 Service Unavailable");
-        assert_eq!(status_message(599, "x"), "HTTP 599: x");
+        assert_eq!(status_message(503, "", URL), "HTTP 503 Service Unavailable");
+        assert_eq!(status_message(599, "x", URL), "HTTP 599: x");
         assert_eq!(
-            status_message(400, r#"{"error":{"code":42}}"#),
+            status_message(400, r#"{"error":{"code":42}}"#, URL),
             r#"HTTP 400 Bad Request: {"error":{"code":42}}"#
         );
     }
@@ -722,7 +901,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         drop(listener);
-        let client = client();
+        let client = client().unwrap();
         let url = format!("http://127.0.0.1:{port}/v1/chat/completions?key=sk-x");
         let request = client.post(&url).build().unwrap();
         let failure = send(&client, request, Some(&ApiKey::new("sk-x")))
@@ -756,7 +935,7 @@ mod tests {
             )
             .mount(&server)
             .await;
-        let client = client();
+        let client = client().unwrap();
         let request = client.post(server.uri()).build().unwrap();
         let failure = send(&client, request, Some(&ApiKey::new("sk-live-42")))
             .await
@@ -782,7 +961,7 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(10)).await;
             drop(socket);
         });
-        let client = client();
+        let client = client().unwrap();
         let request = client.post(&url).build().unwrap();
         let started = std::time::Instant::now();
         let failure = send_within(&client, request, None, Duration::from_millis(300))
@@ -805,7 +984,7 @@ mod tests {
             .respond_with(template)
             .mount(&server)
             .await;
-        let client = client();
+        let client = client().unwrap();
         let request = client.post(server.uri()).build().unwrap();
         let key = ApiKey::new("sk-echoed-key");
         let response = send(&client, request, Some(&key)).await?;
@@ -886,7 +1065,7 @@ mod tests {
             )
             .mount(&server)
             .await;
-        let client = client();
+        let client = client().unwrap();
         let request = client.post(server.uri()).build().unwrap();
         let failure = send(&client, request, None).await.unwrap_err();
         assert_eq!(

@@ -20,6 +20,15 @@ use serde_json::Value;
 
 use crate::agent::types::{Message, StopReason, Usage};
 
+/// How every error for a reply that did not arrive whole ends, on every
+/// provider: a script can tell the case apart whatever the wire format.
+pub const INCOMPLETE: &str = "the reply is incomplete";
+
+/// The error of a stream that ended in good order but never said how the
+/// reply ended (OpenAI: `[DONE]` without a `finish_reason`; Anthropic:
+/// `message_stop` without a `stop_reason`). The same words on every provider.
+pub const NO_STOP_REASON: &str = "the stream ended without a stop reason; the reply is incomplete";
+
 /// A tool as the model is told about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
@@ -56,6 +65,10 @@ pub enum StreamEvent {
     Thinking(String),
     /// The signature of the current thinking block (Anthropic).
     ThinkingSignature(String),
+    /// A whole reasoning block the provider encrypted (Anthropic
+    /// `redacted_thinking`): its opaque `data`, kept to be sent back
+    /// unchanged.
+    RedactedThinking(String),
     /// A tool call opened. `key` is the provider's handle for it (OpenAI's
     /// `index`, Anthropic's content block index); fragments name it again.
     ToolCallStart {

@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::request_stream::{SseStream, WireDecoder, decode_with, stream_response};
-use super::{HttpSettings, Provider, Request, StreamEvent, ToolSpec, http, sse};
+use super::{
+    HttpSettings, INCOMPLETE, NO_STOP_REASON, Provider, Request, StreamEvent, ToolSpec, http, sse,
+};
 use crate::agent::types::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, Usage,
 };
@@ -29,7 +31,9 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// A model behind the Chat Completions API.
 pub struct OpenAiProvider {
     settings: HttpSettings,
-    client: reqwest::Client,
+    /// The HTTP client, or why it could not be set up (reported by the
+    /// first request).
+    client: Result<reqwest::Client, String>,
 }
 
 impl OpenAiProvider {
@@ -42,12 +46,15 @@ impl OpenAiProvider {
     }
 
     /// The HTTP request for `request`, built once and cloned per attempt.
-    fn http_request(&self, request: &Request<'_>) -> Result<reqwest::Request, String> {
+    fn http_request(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<(reqwest::Client, reqwest::Request), String> {
+        let client = self.client.clone()?;
         let body = serde_json::to_vec(&request_body(request, &self.settings))
             .map_err(|err| format!("could not encode the request: {err}"))?;
         let url = endpoint(&self.settings.base_url);
-        let mut builder = self
-            .client
+        let mut builder = client
             .post(&url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
@@ -60,9 +67,10 @@ impl OpenAiProvider {
         {
             builder = builder.bearer_auth(key.expose());
         }
-        builder
+        let request = builder
             .build()
-            .map_err(|err| format!("invalid base URL {url}: {}", http::root_cause(&err)))
+            .map_err(|err| format!("invalid base URL {url}: {}", http::root_cause(&err)))?;
+        Ok((client, request))
     }
 }
 
@@ -73,7 +81,6 @@ impl Provider for OpenAiProvider {
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
         stream_response(
-            self.client.clone(),
             self.http_request(&request),
             self.settings.clone(),
             decode::<SseStream>,
@@ -126,8 +133,11 @@ pub(crate) struct ChatRequest<'a> {
     tools: Vec<ChatTool<'a>>,
     stream: bool,
     stream_options: StreamOptions,
+    /// `--max-tokens`, under the name the API has used since the o-series
+    /// (which refuses `max_tokens`); vLLM, LiteLLM, OpenRouter and
+    /// llama.cpp's server read it too.
     #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: Option<u32>,
+    max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -228,7 +238,7 @@ pub(crate) fn request_body<'a>(
         stream_options: StreamOptions {
             include_usage: true,
         },
-        max_tokens: settings.max_tokens,
+        max_completion_tokens: settings.max_tokens,
         temperature: settings.temperature,
         response_format: settings
             .output_schema
@@ -456,9 +466,7 @@ impl Decoder {
             return Flow::Continue;
         }
         if data == "[DONE]" {
-            self.start_unnamed_calls(out);
-            out.push(StreamEvent::Done(self.stop_reason()));
-            return Flow::End;
+            return self.done_marker(out);
         }
         let chunk: Chunk = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
@@ -504,6 +512,17 @@ impl Decoder {
         Flow::Continue
     }
 
+    /// `[DONE]`: the reply is complete only when a finish reason came
+    /// before it; a server that says "done" without saying how the reply
+    /// ended (cut off upstream, a proxy that gave up) sent an incomplete one.
+    fn done_marker(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
+        if self.finish.is_some() {
+            return self.finish(out);
+        }
+        out.push(StreamEvent::Error(NO_STOP_REASON.to_string()));
+        Flow::End
+    }
+
     /// The body ended. Complete when a finish reason came (`[DONE]` may be
     /// missing); otherwise the reply was cut off.
     pub(crate) fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
@@ -511,10 +530,9 @@ impl Decoder {
             self.start_unnamed_calls(out);
             out.push(StreamEvent::Done(self.stop_reason()));
         } else {
-            out.push(StreamEvent::Error(
-                "the response stream ended before the reply was complete (no finish_reason, no [DONE])"
-                    .to_string(),
-            ));
+            out.push(StreamEvent::Error(format!(
+                "the stream was cut off (no finish_reason, no [DONE]); {INCOMPLETE}"
+            )));
         }
         Flow::End
     }
@@ -525,9 +543,7 @@ impl Decoder {
         if self.finish.is_some() {
             return self.finish(out);
         }
-        out.push(StreamEvent::Error(format!(
-            "{err}; the reply is incomplete"
-        )));
+        out.push(StreamEvent::Error(format!("{err}; {INCOMPLETE}")));
         Flow::End
     }
 
@@ -856,6 +872,7 @@ mod tests {
                     AssistantContent::Thinking {
                         thinking: "I should read it".to_string(),
                         signature: None,
+                        redacted: false,
                     },
                     AssistantContent::Text {
                         text: "Reading.".to_string(),
@@ -920,7 +937,7 @@ mod tests {
                 }}],
                 "stream": true,
                 "stream_options": {"include_usage": true},
-                "max_tokens": 256,
+                "max_completion_tokens": 256,
                 "temperature": 0.2,
             })
         );
@@ -1182,7 +1199,7 @@ mod tests {
             Some(&StreamEvent::Done(StopReason::Length))
         );
         assert_eq!(
-            decode(&[text_delta("a"), done()]).last(),
+            decode(&[text_delta("a"), finish("stop")]).last(),
             Some(&StreamEvent::Done(StopReason::Stop))
         );
         assert_eq!(
@@ -1205,11 +1222,26 @@ mod tests {
     }
 
     #[test]
+    fn done_without_a_finish_reason_is_an_incomplete_reply() {
+        let incomplete = StreamEvent::Error(crate::provider::NO_STOP_REASON.to_string());
+        assert_eq!(
+            decode(&[text_delta("a"), done()]),
+            vec![StreamEvent::Text("a".to_string()), incomplete.clone()]
+        );
+        assert_eq!(decode(&[done()]), vec![incomplete.clone()]);
+        // A call without a finish reason is not run either.
+        let call = call_delta(0, Some("c"), Some("read_file"), "{}");
+        assert_eq!(decode(&[call, done()]).last(), Some(&incomplete));
+        assert!(crate::provider::NO_STOP_REASON.ends_with(crate::provider::INCOMPLETE));
+    }
+
+    #[test]
     fn broken_streams_end_with_an_error() {
         assert_eq!(
             decode(&[text_delta("a")]).last(),
             Some(&StreamEvent::Error(
-                "the response stream ended before the reply was complete (no finish_reason, no [DONE])".to_string()
+                "the stream was cut off (no finish_reason, no [DONE]); the reply is incomplete"
+                    .to_string()
             ))
         );
         let Some(StreamEvent::Error(not_json)) =
@@ -1394,7 +1426,11 @@ mod tests {
         let cases: Vec<(Vec<String>, &str)> = vec![
             (
                 vec![text_delta("a")],
-                "the response stream ended before the reply was complete",
+                "the stream was cut off (no finish_reason, no [DONE])",
+            ),
+            (
+                vec![text_delta("a"), done()],
+                crate::provider::NO_STOP_REASON,
             ),
             (
                 vec![text_delta("a"), "not json".to_string()],

@@ -64,19 +64,19 @@ where
     })
 }
 
-/// Sends `prepared` (built once, cloned per attempt) and streams what
+/// Sends `prepared` (the client and the request, built once and cloned
+/// per attempt) and streams what
 /// `decode` makes of the body. The stream ends with exactly one `Done` or
 /// `Error` as long as `decode` does.
 pub fn stream_response(
-    client: reqwest::Client,
-    prepared: Result<reqwest::Request, String>,
+    prepared: Result<(reqwest::Client, reqwest::Request), String>,
     settings: HttpSettings,
     decode: fn(SseStream) -> BoxStream<'static, StreamEvent>,
 ) -> BoxStream<'static, StreamEvent> {
     Box::pin(async_stream::stream! {
         let key = settings.api_key.as_ref();
-        let request = match prepared {
-            Ok(request) => request,
+        let (client, request) = match prepared {
+            Ok(prepared) => prepared,
             Err(message) => {
                 yield StreamEvent::Error(http::redact(&message, key));
                 return;

@@ -27,8 +27,8 @@ pub struct RunReport {
     pub message: String,
     /// The final reply text (may be empty).
     pub reply: String,
-    /// With `--output-schema`: the reply parsed and validated.
-    pub output: Option<serde_json::Value>,
+    /// With `--output-schema`: the validated reply, as the model wrote it.
+    pub output: Option<crate::output_schema::ValidJson>,
     /// The final assistant message's stop reason, if there was one.
     pub stop_reason: Option<crate::agent::types::StopReason>,
     /// The final error message, if any.

@@ -23,9 +23,11 @@ pub struct JsonResult<'a> {
     pub exit_code: u8,
     /// The final reply text (may be empty).
     pub reply: &'a str,
-    /// With `--output-schema`: the validated reply as JSON.
+    /// With `--output-schema`: the validated reply as JSON, token for
+    /// token as the model wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<&'a serde_json::Value>,
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub output: Option<&'a crate::output_schema::ValidJson>,
     /// The final assistant message's stop reason.
     pub stop_reason: Option<StopReason>,
     /// The error, when there is one.
@@ -64,7 +66,7 @@ impl<'a> JsonResult<'a> {
 
 /// Writes the run's result to stdout in the chosen format. The text form
 /// holds the answer — complete (`ok`) or cut off (`length`) — ending with
-/// exactly one newline, or the validated JSON, pretty-printed; after any
+/// exactly one newline, or the validated JSON as the model wrote it; after any
 /// other ending it stays empty, so a pipeline never takes a failed run's
 /// partial text for an answer. The JSON form always holds the whole report.
 pub fn write_result(
@@ -78,7 +80,7 @@ pub fn write_result(
                 return out.flush();
             }
             if let Some(value) = &report.output {
-                serde_json::to_writer_pretty(&mut *out, value)?;
+                out.write_all(value.as_str().as_bytes())?;
                 out.write_all(b"\n")?;
             } else if !report.reply.is_empty() {
                 out.write_all(report.reply.as_bytes())?;
