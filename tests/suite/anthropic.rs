@@ -5,15 +5,14 @@
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/anthropic.rs"]
-mod anthropic_support;
+use crate::support;
+use crate::support::sse::anthropic as anthropic_support;
 
 use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
 use anthropic_support::*;
-use assert_cmd::Command;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tempfile::TempDir;
@@ -42,16 +41,8 @@ fn sample_path() -> std::path::PathBuf {
 /// provider variables of the calling environment are not inherited.
 async fn leash(server: &MockServer, extra: &[&str]) -> (Output, Duration) {
     let dir = workspace();
-    let mut cmd = Command::cargo_bin("leash").unwrap();
+    let mut cmd = support::leash(dir.path());
     cmd.current_dir(dir.path());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("LEASH_")
-            || name.starts_with("OPENAI_")
-            || name.starts_with("ANTHROPIC_")
-        {
-            cmd.env_remove(name);
-        }
-    }
     cmd.env("ANTHROPIC_API_KEY", KEY)
         .args(["--provider", "anthropic", "--base-url"])
         .arg(server.uri())

@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-#[path = "support/shell.rs"]
-mod shell;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -42,18 +41,14 @@ impl Workspace {
 
     /// `leash` in this directory, with no provider variables inherited.
     fn leash(&self) -> Command {
-        let mut cmd = Command::cargo_bin("leash").unwrap();
-        cmd.current_dir(self.dir.path());
-        shell::isolate(&mut cmd, &self.home());
-        cmd
+        Command::from_std(self.child())
     }
 
     /// `leash` as a plain child process (for signals and open pipes),
     /// isolated like [`Workspace::leash`].
     fn child(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"));
+        let mut cmd = support::leash(&self.home());
         cmd.current_dir(self.dir.path());
-        shell::isolate(&mut cmd, &self.home());
         cmd
     }
 

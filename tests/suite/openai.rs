@@ -5,14 +5,13 @@
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/openai.rs"]
-mod openai_support;
+use crate::support;
+use crate::support::sse::openai as openai_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use openai_support::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -43,16 +42,8 @@ fn workspace() -> TempDir {
 /// environment are not inherited. Returns the output and how long it took.
 async fn leash(base_url: &str, key: Option<&str>, extra: &[&str]) -> (Output, Duration) {
     let dir = workspace();
-    let mut cmd = Command::cargo_bin("leash").unwrap();
+    let mut cmd = support::leash(dir.path());
     cmd.current_dir(dir.path());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("LEASH_")
-            || name.starts_with("OPENAI_")
-            || name.starts_with("ANTHROPIC_")
-        {
-            cmd.env_remove(name);
-        }
-    }
     if let Some(key) = key {
         cmd.env("OPENAI_API_KEY", key);
     }

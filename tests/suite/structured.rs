@@ -3,8 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-#[path = "support/shell.rs"]
-mod shell;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
@@ -31,9 +30,9 @@ impl Workspace {
 
     fn faux(&self, script: Value) -> Command {
         let script = self.write("script.json", &script);
-        let mut cmd = Command::cargo_bin("leash").unwrap();
+        let mut cmd = support::leash(&self.dir.path().join("home"));
         cmd.current_dir(self.dir.path());
-        shell::isolate(&mut cmd, &self.dir.path().join("home"));
+        let mut cmd = Command::from_std(cmd);
         cmd.args(["--provider", "faux", "--no-stdin", "--faux-script"])
             .arg(script);
         cmd

@@ -1,8 +1,7 @@
 //! A temp directory per test, and `leash` (or a bash script calling it)
-//! run there, isolated from the developer's own setup ([`isolate`]): no
-//! `LEASH_*`, `OPENAI_*`, `ANTHROPIC_*` or `NO_COLOR` inherited, and `HOME`
-//! and `XDG_CONFIG_HOME` inside the directory, so no real config file is
-//! read.
+//! run there, isolated from the developer's own setup
+//! ([`super::isolate`]), with `HOME` and `XDG_CONFIG_HOME` inside the
+//! directory, so no real config file is read.
 
 #![allow(dead_code)] // each test file uses part of this
 
@@ -48,12 +47,11 @@ impl Workspace {
         self.write("home/.config/leash/config.toml", text)
     }
 
-    /// `leash` in this directory, isolated.
+    /// `leash` in this directory, isolated ([`super::leash`]).
     pub fn leash(&self) -> Command {
-        let mut cmd = Command::cargo_bin("leash").unwrap();
+        let mut cmd = super::leash(&self.path("home"));
         cmd.current_dir(self.dir.path());
-        isolate(&mut cmd, &self.path("home"));
-        cmd
+        Command::from_std(cmd)
     }
 
     /// `leash` on the faux provider with `script`.
@@ -71,8 +69,9 @@ impl Workspace {
         let mut cmd = std::process::Command::new("bash");
         cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
             .current_dir(self.dir.path());
-        isolate(&mut cmd, &self.path("home"));
-        let bin = leash_bin();
+        let home = self.path("home");
+        super::isolate(&mut cmd, &home, &home.join(".config"));
+        let bin = super::leash_bin();
         let dir = bin.parent().unwrap();
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![dir.to_path_buf()];
@@ -80,65 +79,6 @@ impl Workspace {
         cmd.env("PATH", std::env::join_paths(paths).unwrap());
         cmd
     }
-}
-
-/// The binary under test.
-pub fn leash_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_leash"))
-}
-
-/// A command whose environment can be edited: std's and assert_cmd's.
-pub trait EnvCommand {
-    fn remove_var(&mut self, name: &str);
-    fn set_var(&mut self, name: &str, value: &Path);
-}
-
-impl EnvCommand for std::process::Command {
-    fn remove_var(&mut self, name: &str) {
-        self.env_remove(name);
-    }
-    fn set_var(&mut self, name: &str, value: &Path) {
-        self.env(name, value);
-    }
-}
-
-impl EnvCommand for Command {
-    fn remove_var(&mut self, name: &str) {
-        self.env_remove(name);
-    }
-    fn set_var(&mut self, name: &str, value: &Path) {
-        self.env(name, value);
-    }
-}
-
-/// Isolates `cmd` from the developer's setup: none of the variables
-/// that change a run (`LEASH_*`, the provider variables, `NO_COLOR`, the
-/// TLS roots, ...), and `HOME` and `XDG_CONFIG_HOME` under `home`, so no
-/// real config file is read. Every integration test's command goes
-/// through this (or [`Workspace::leash`]).
-pub fn isolate<C: EnvCommand>(cmd: &mut C, home: &Path) {
-    for name in inherited() {
-        cmd.remove_var(&name);
-    }
-    cmd.set_var("HOME", home);
-    cmd.set_var("XDG_CONFIG_HOME", &home.join(".config"));
-}
-
-/// Variables of the developer's environment that would change a run.
-fn inherited() -> Vec<String> {
-    std::env::vars_os()
-        .filter_map(|(name, _)| name.into_string().ok())
-        .filter(|name| {
-            name.starts_with("LEASH_")
-                || name.starts_with("OPENAI_")
-                || name.starts_with("ANTHROPIC_")
-                || name.starts_with("GITHUB_")
-                || name.starts_with("SSL_CERT_")
-                || name.starts_with("XDG_")
-                || name == "NO_COLOR"
-                || name == "RUST_BACKTRACE"
-        })
-        .collect()
 }
 
 /// Whether `program` is on the PATH (`command -v`). Programs named in
