@@ -4,66 +4,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-use crate::support;
+use crate::support::shell::{Workspace, copy_sample};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, and why.";
 
-/// A temp working directory holding a copy of `sample.ts` and the scripts.
-struct Workspace {
-    dir: TempDir,
-}
-
-impl Workspace {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts");
-        std::fs::copy(sample, dir.path().join("sample.ts")).unwrap();
-        Workspace { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn script(&self, script: Value) -> PathBuf {
-        let path = self.path("script.json");
-        std::fs::write(&path, script.to_string()).unwrap();
-        path
-    }
-
-    /// `leash` in this directory, with no provider variables inherited.
-    fn leash(&self) -> Command {
-        Command::from_std(self.child())
-    }
-
-    /// `leash` as a plain child process (for signals and open pipes),
-    /// isolated like [`Workspace::leash`].
-    fn child(&self) -> std::process::Command {
-        let mut cmd = support::leash(&self.home());
-        cmd.current_dir(self.dir.path());
-        cmd
-    }
-
-    /// The test's own `HOME` (no developer's config file may change a result).
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    /// `leash` on the faux provider with `script`.
-    fn faux(&self, script: Value) -> Command {
-        let path = self.script(script);
-        let mut cmd = self.leash();
-        cmd.args(["--provider", "faux", "--faux-script"]).arg(path);
-        cmd
-    }
+/// A temp working directory holding a copy of `sample.ts`, for the scripts.
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    copy_sample(ws.dir.path());
+    ws
 }
 
 fn seed_script() -> Value {
@@ -93,7 +48,7 @@ fn tool_call(name: &str, args: Value) -> Value {
 
 #[test]
 fn the_seed_task_prints_the_reply_alone_on_stdout_and_the_events_on_stderr() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(seed_script())
         .args(["-s", "Read the file before explaining.", SEED_PROMPT])
@@ -140,7 +95,7 @@ fn the_seed_task_prints_the_reply_alone_on_stdout_and_the_events_on_stderr() {
 
 #[test]
 fn the_file_text_reaches_the_model_as_the_tool_result() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let transcript = ws.path("transcript.jsonl");
     ws.faux(seed_script())
         .arg("--transcript")
@@ -175,7 +130,7 @@ fn the_file_text_reaches_the_model_as_the_tool_result() {
 
 #[test]
 fn the_turn_limit_exits_3_and_says_so() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = json!([
         tool_call("read_file", json!({"path": "sample.ts", "limit": 1})),
         tool_call("read_file", json!({"path": "sample.ts", "limit": 2})),
@@ -198,7 +153,7 @@ fn the_turn_limit_exits_3_and_says_so() {
 
 #[test]
 fn a_text_answer_in_the_last_turn_is_a_success() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = json!([
         tool_call("list_dir", json!({})),
         {"text": "done"}
@@ -214,7 +169,7 @@ fn a_text_answer_in_the_last_turn_is_a_success() {
 
 #[test]
 fn a_repeated_identical_call_is_blocked_and_terminates_with_4() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = json!({
         "responses": [tool_call("read_file", json!({"path": "sample.ts"}))],
         "repeatLast": true
@@ -242,7 +197,7 @@ fn a_repeated_identical_call_is_blocked_and_terminates_with_4() {
 
 #[test]
 fn a_cut_off_answer_exits_5() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"text": "The answer is", "stop": "length"}]))
         .arg("go")
@@ -258,7 +213,7 @@ fn a_cut_off_answer_exits_5() {
 
 #[test]
 fn a_provider_error_exits_1_with_the_error_in_words() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"error": "HTTP 503 Service Unavailable: overloaded"}]))
         .arg("go")
@@ -273,7 +228,7 @@ fn a_provider_error_exits_1_with_the_error_in_words() {
 
 #[test]
 fn the_abort_timer_exits_124_in_about_a_second() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let started = Instant::now();
     let output = ws
         .faux(json!([{"text": "too late", "delayMs": 20000}]))
@@ -291,7 +246,7 @@ fn the_abort_timer_exits_124_in_about_a_second() {
 
 #[test]
 fn a_missing_key_is_a_usage_error() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .leash()
         .args(["--provider", "openai", "go"])
@@ -306,7 +261,7 @@ fn a_missing_key_is_a_usage_error() {
 
 #[test]
 fn bad_flags_and_unknown_providers_are_usage_errors() {
-    let ws = Workspace::new();
+    let ws = workspace();
     ws.leash()
         .args(["--max-turns", "zero", "go"])
         .assert()
@@ -333,7 +288,7 @@ fn bad_flags_and_unknown_providers_are_usage_errors() {
 
 #[test]
 fn an_invalid_script_is_a_usage_error_naming_the_problem() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"txt": "typo"}]))
         .arg("go")
@@ -346,7 +301,7 @@ fn an_invalid_script_is_a_usage_error_naming_the_problem() {
 
 #[test]
 fn a_root_that_does_not_exist_is_a_usage_error() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"text": "x"}]))
         .args(["--root", "no/such/dir", "go"])
@@ -365,7 +320,7 @@ fn a_root_that_does_not_exist_is_a_usage_error() {
 
 #[test]
 fn output_json_is_one_object_with_the_result_fields() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(seed_script())
         .args(["--output", "json", "-q", SEED_PROMPT])
@@ -390,7 +345,7 @@ fn output_json_is_one_object_with_the_result_fields() {
 
 #[test]
 fn output_json_reports_failures_too() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"error": "boom"}]))
         .args(["--output", "json", "go"])
@@ -406,7 +361,7 @@ fn output_json_reports_failures_too() {
 
 #[test]
 fn events_jsonl_are_json_lines_from_agent_start_to_run_end() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(seed_script())
         .args(["--events", "jsonl", SEED_PROMPT])
@@ -474,7 +429,7 @@ fn events_jsonl_are_json_lines_from_agent_start_to_run_end() {
 
 #[test]
 fn with_jsonl_events_the_last_line_of_a_failure_is_run_end() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"text": "cut", "stop": "length"}]))
         .args(["--events", "jsonl", "go"])
@@ -493,7 +448,7 @@ fn with_jsonl_events_the_last_line_of_a_failure_is_run_end() {
 
 #[test]
 fn help_lists_the_exit_codes_and_version_prints() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws.leash().arg("--help").output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     let help = String::from_utf8(output.stdout).unwrap();
@@ -518,7 +473,7 @@ fn help_lists_the_exit_codes_and_version_prints() {
 
 #[test]
 fn the_prompt_can_come_from_stdin() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let transcript = ws.path("t.jsonl");
     ws.faux(json!([{"text": "ok"}]))
         .arg("--transcript")
@@ -539,7 +494,7 @@ fn the_prompt_can_come_from_stdin() {
 
 #[test]
 fn piped_stdin_is_appended_to_a_given_prompt() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let transcript = ws.path("t.jsonl");
     ws.faux(json!([{"text": "no bugs"}]))
         .args(["-s", "Review"])
@@ -566,7 +521,7 @@ fn piped_stdin_is_appended_to_a_given_prompt() {
 
 #[test]
 fn an_empty_prompt_is_a_usage_error() {
-    let ws = Workspace::new();
+    let ws = workspace();
     ws.faux(json!([{"text": "x"}]))
         .write_stdin("")
         .assert()
@@ -576,7 +531,7 @@ fn an_empty_prompt_is_a_usage_error() {
 
 #[test]
 fn an_open_silent_pipe_does_not_hang_the_run() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = ws.script(json!([{"text": "answered"}]));
     // A child whose stdin is a pipe we keep open and never write to.
     let mut child = ws
@@ -604,7 +559,7 @@ fn an_open_silent_pipe_does_not_hang_the_run() {
 
 #[test]
 fn dot_env_is_loaded_but_the_real_environment_wins() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let good = ws.script(json!([{"text": "from the real env"}]));
     std::fs::write(
         ws.path(".env"),
@@ -624,7 +579,7 @@ fn dot_env_is_loaded_but_the_real_environment_wins() {
 
 #[test]
 fn follow_ups_are_delivered_when_the_agent_would_stop() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let transcript = ws.path("t.jsonl");
     ws.faux(json!([{"text": "first"}, {"text": "second"}]))
         .args(["--follow-up", "and in one line?"])
@@ -650,7 +605,7 @@ fn follow_ups_are_delivered_when_the_agent_would_stop() {
 // ---------------------------------------------------------------- signals
 
 fn signal_run(signal: &str) -> (std::process::Output, Duration, String) {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = ws.script(json!([{"text": "never", "delayMs": 20000}]));
     let transcript = ws.path("t.jsonl");
     let child = ws

@@ -47,11 +47,22 @@ impl Workspace {
         self.write("home/.config/leash/config.toml", text)
     }
 
+    /// The test's own `HOME` (no developer's config file may change a result).
+    pub fn home(&self) -> PathBuf {
+        self.path("home")
+    }
+
     /// `leash` in this directory, isolated ([`super::leash`]).
     pub fn leash(&self) -> Command {
-        let mut cmd = super::leash(&self.path("home"));
+        Command::from_std(self.child())
+    }
+
+    /// `leash` as a plain child process (for signals and open pipes),
+    /// isolated like [`Workspace::leash`].
+    pub fn child(&self) -> std::process::Command {
+        let mut cmd = super::leash(&self.home());
         cmd.current_dir(self.dir.path());
-        Command::from_std(cmd)
+        cmd
     }
 
     /// `leash` on the faux provider with `script`.
@@ -112,8 +123,21 @@ pub fn stderr(output: &std::process::Output) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()
 }
 
+/// The sample file the seed task reads (`fixtures/sample.ts`).
+pub fn sample_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts")
+}
+
 /// The sample file the seed task reads, copied into `dir`.
 pub fn copy_sample(dir: &Path) {
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts");
-    std::fs::copy(sample, dir.join("sample.ts")).unwrap();
+    std::fs::copy(sample_path(), dir.join("sample.ts")).unwrap();
+}
+
+/// A temp directory holding `fixtures/sample.ts`, so `--root fixtures`
+/// works and no `.env` of the repository is picked up.
+pub fn fixtures_dir() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("fixtures")).unwrap();
+    copy_sample(&dir.path().join("fixtures"));
+    dir
 }
