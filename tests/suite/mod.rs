@@ -13,6 +13,7 @@ mod hardening_sandbox;
 mod hardening_secrets;
 mod hardening_servers;
 mod hardening_signals;
+mod harness;
 mod openai;
 mod recipes;
 mod structured;

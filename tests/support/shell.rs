@@ -94,7 +94,7 @@ impl Workspace {
 
 /// Whether `program` is on the PATH (`command -v`). Programs named in
 /// `LEASH_TEST_WITHOUT` (comma-separated) count as missing, to exercise the
-/// fallbacks: `LEASH_TEST_WITHOUT=jq cargo test --test recipes`.
+/// fallbacks: `LEASH_TEST_WITHOUT=jq cargo test --test all recipes`.
 pub fn has(program: &str) -> bool {
     if std::env::var("LEASH_TEST_WITHOUT")
         .is_ok_and(|list| list.split(',').any(|name| name.trim() == program))
