@@ -3,18 +3,18 @@
 //! keep-alives, an endless reply, and a huge reply that succeeds.
 //!
 //! The peak comes from `getrusage(RUSAGE_CHILDREN)`, the largest peak of
-//! every child this process has waited for. So this file holds one test,
-//! and it runs its scenarios in order of growing bound: a measurement can
-//! only overstate a later child, never let one pass that went over.
+//! every child this process has waited for. So this file is a test binary
+//! of its own (not in `all.rs`, whose other tests' children would count),
+//! it holds one test, and that test runs its scenarios in order of growing
+//! bound: a measurement can only overstate a later child, never let one
+//! pass that went over.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/hostile.rs"]
-mod hostile;
-#[path = "support/openai.rs"]
-mod openai_support;
+mod support;
 
-use hostile::*;
+use support::hostile::*;
+use support::sse::openai as openai_support;
 
 const MIB: u64 = 1024;
 

@@ -9,7 +9,8 @@
 //! goes away or the server is dropped; it serves loopback only.
 //!
 //! [`Workspace`] runs `leash` in a temp directory with no provider
-//! variable, `.env` or config file of the caller, and the checks every
+//! variable, `.env` or config file of the caller (through the one
+//! launcher, [`super::leash_with_config_home`]), and the checks every
 //! failure test makes: no panic, no backtrace, never the key.
 //!
 //! Test code only.
@@ -273,14 +274,6 @@ fn read_request(stream: &mut TcpStream) -> Option<RawRequest> {
     Some(request)
 }
 
-/// `data: {json}\n\n` for each payload, as one SSE body.
-pub fn sse_body(payloads: &[serde_json::Value]) -> String {
-    payloads
-        .iter()
-        .map(|payload| format!("data: {payload}\n\n"))
-        .collect()
-}
-
 // ---------------------------------------------------------------------------
 // The binary.
 
@@ -326,22 +319,13 @@ impl Workspace {
         self.write("script.json", script.to_string())
     }
 
-    /// `leash` in this workspace with a clean environment: root `root/`
+    /// `leash` in this workspace, isolated ([`super::leash_with_config_home`],
+    /// `HOME` the workspace, config home `config/`): root `root/`
     /// (`LEASH_ROOT`), no stdin, output and error piped.
     pub fn leash(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_leash"));
-        cmd.current_dir(self.dir.path());
-        for (name, _) in std::env::vars() {
-            if name.starts_with("LEASH_")
-                || name.starts_with("OPENAI_")
-                || name.starts_with("ANTHROPIC_")
-                || name == "RUST_BACKTRACE"
-            {
-                cmd.env_remove(name);
-            }
-        }
-        cmd.env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("HOME", self.dir.path())
+        let home = self.dir.path();
+        let mut cmd = super::leash_with_config_home(home, &home.join("config"));
+        cmd.current_dir(home)
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -1,8 +1,7 @@
 //! A temp directory per test, and `leash` (or a bash script calling it)
-//! run there, isolated from the developer's own setup ([`isolate`]): no
-//! `LEASH_*`, `OPENAI_*`, `ANTHROPIC_*` or `NO_COLOR` inherited, and `HOME`
-//! and `XDG_CONFIG_HOME` inside the directory, so no real config file is
-//! read.
+//! run there, isolated from the developer's own setup
+//! ([`super::isolate`]), with `HOME` and `XDG_CONFIG_HOME` inside the
+//! directory, so no real config file is read.
 
 #![allow(dead_code)] // each test file uses part of this
 
@@ -48,11 +47,21 @@ impl Workspace {
         self.write("home/.config/leash/config.toml", text)
     }
 
-    /// `leash` in this directory, isolated.
+    /// The test's own `HOME` (no developer's config file may change a result).
+    pub fn home(&self) -> PathBuf {
+        self.path("home")
+    }
+
+    /// `leash` in this directory, isolated ([`super::leash`]).
     pub fn leash(&self) -> Command {
-        let mut cmd = Command::cargo_bin("leash").unwrap();
+        Command::from_std(self.child())
+    }
+
+    /// `leash` as a plain child process (for signals and open pipes),
+    /// isolated like [`Workspace::leash`].
+    pub fn child(&self) -> std::process::Command {
+        let mut cmd = super::leash(&self.home());
         cmd.current_dir(self.dir.path());
-        isolate(&mut cmd, &self.path("home"));
         cmd
     }
 
@@ -71,8 +80,9 @@ impl Workspace {
         let mut cmd = std::process::Command::new("bash");
         cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
             .current_dir(self.dir.path());
-        isolate(&mut cmd, &self.path("home"));
-        let bin = leash_bin();
+        let home = self.path("home");
+        super::isolate(&mut cmd, &home, &home.join(".config"));
+        let bin = super::leash_bin();
         let dir = bin.parent().unwrap();
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![dir.to_path_buf()];
@@ -82,68 +92,9 @@ impl Workspace {
     }
 }
 
-/// The binary under test.
-pub fn leash_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_leash"))
-}
-
-/// A command whose environment can be edited: std's and assert_cmd's.
-pub trait EnvCommand {
-    fn remove_var(&mut self, name: &str);
-    fn set_var(&mut self, name: &str, value: &Path);
-}
-
-impl EnvCommand for std::process::Command {
-    fn remove_var(&mut self, name: &str) {
-        self.env_remove(name);
-    }
-    fn set_var(&mut self, name: &str, value: &Path) {
-        self.env(name, value);
-    }
-}
-
-impl EnvCommand for Command {
-    fn remove_var(&mut self, name: &str) {
-        self.env_remove(name);
-    }
-    fn set_var(&mut self, name: &str, value: &Path) {
-        self.env(name, value);
-    }
-}
-
-/// Isolates `cmd` from the developer's setup: none of the variables
-/// that change a run (`LEASH_*`, the provider variables, `NO_COLOR`, the
-/// TLS roots, ...), and `HOME` and `XDG_CONFIG_HOME` under `home`, so no
-/// real config file is read. Every integration test's command goes
-/// through this (or [`Workspace::leash`]).
-pub fn isolate<C: EnvCommand>(cmd: &mut C, home: &Path) {
-    for name in inherited() {
-        cmd.remove_var(&name);
-    }
-    cmd.set_var("HOME", home);
-    cmd.set_var("XDG_CONFIG_HOME", &home.join(".config"));
-}
-
-/// Variables of the developer's environment that would change a run.
-fn inherited() -> Vec<String> {
-    std::env::vars_os()
-        .filter_map(|(name, _)| name.into_string().ok())
-        .filter(|name| {
-            name.starts_with("LEASH_")
-                || name.starts_with("OPENAI_")
-                || name.starts_with("ANTHROPIC_")
-                || name.starts_with("GITHUB_")
-                || name.starts_with("SSL_CERT_")
-                || name.starts_with("XDG_")
-                || name == "NO_COLOR"
-                || name == "RUST_BACKTRACE"
-        })
-        .collect()
-}
-
 /// Whether `program` is on the PATH (`command -v`). Programs named in
 /// `LEASH_TEST_WITHOUT` (comma-separated) count as missing, to exercise the
-/// fallbacks: `LEASH_TEST_WITHOUT=jq cargo test --test recipes`.
+/// fallbacks: `LEASH_TEST_WITHOUT=jq cargo test --test all recipes`.
 pub fn has(program: &str) -> bool {
     if std::env::var("LEASH_TEST_WITHOUT")
         .is_ok_and(|list| list.split(',').any(|name| name.trim() == program))
@@ -172,8 +123,21 @@ pub fn stderr(output: &std::process::Output) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()
 }
 
+/// The sample file the seed task reads (`fixtures/sample.ts`).
+pub fn sample_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts")
+}
+
 /// The sample file the seed task reads, copied into `dir`.
 pub fn copy_sample(dir: &Path) {
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts");
-    std::fs::copy(sample, dir.join("sample.ts")).unwrap();
+    std::fs::copy(sample_path(), dir.join("sample.ts")).unwrap();
+}
+
+/// A temp directory holding `fixtures/sample.ts`, so `--root fixtures`
+/// works and no `.env` of the repository is picked up.
+pub fn fixtures_dir() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("fixtures")).unwrap();
+    copy_sample(&dir.path().join("fixtures"));
+    dir
 }

@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/hostile.rs"]
-mod hostile;
+use crate::support::hostile;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/hostile.rs"]
-mod hostile;
+use crate::support::{self, hostile};
 
 use std::io::Read;
 use std::process::Stdio;
@@ -48,13 +47,13 @@ fn a_reader_that_takes_one_byte_and_leaves_ends_the_run_quietly() {
 fn the_same_through_a_shell_pipeline() {
     let ws = Workspace::new();
     let script = ws.script(big_reply());
-    let output = std::process::Command::new("bash")
+    let output = shell(&ws, "bash")
         .current_dir(ws.path(""))
         .env("LEASH_ROOT", "root")
         .env("XDG_CONFIG_HOME", ws.path("config"))
         .arg("-c")
         .arg(r#"set -o pipefail; "$0" --provider faux --faux-script "$1" --no-stdin go | head -c1"#)
-        .arg(env!("CARGO_BIN_EXE_leash"))
+        .arg(support::leash_bin())
         .arg(&script)
         .stdin(Stdio::null())
         .output()
@@ -68,9 +67,9 @@ fn the_same_through_a_shell_pipeline() {
 fn a_closed_stdout_or_stderr_ends_the_run_with_its_own_code() {
     let ws = Workspace::new();
     let ok = ws.script(big_reply());
-    let leash = env!("CARGO_BIN_EXE_leash");
+    let leash = support::leash_bin();
     for (redirect, script, code) in [(">&-", &ok, 0), ("2>&-", &ok, 0), (">&- 2>&-", &ok, 0)] {
-        let status = std::process::Command::new("sh")
+        let status = shell(&ws, "sh")
             .current_dir(ws.path(""))
             .env("LEASH_ROOT", "root")
             .env("XDG_CONFIG_HOME", ws.path("config"))
@@ -78,7 +77,7 @@ fn a_closed_stdout_or_stderr_ends_the_run_with_its_own_code() {
             .arg(format!(
                 r#"exec "$0" --provider faux --faux-script "$1" --no-stdin --events jsonl go {redirect}"#
             ))
-            .arg(leash)
+            .arg(&leash)
             .arg(script)
             .stdin(Stdio::null())
             .stderr(if redirect.contains("2>") { Stdio::null() } else { Stdio::piped() })
@@ -89,7 +88,7 @@ fn a_closed_stdout_or_stderr_ends_the_run_with_its_own_code() {
     }
     // A failing run keeps its code when nobody reads its output.
     let failing = ws.script(json!([{"text": "x", "error": "boom"}]));
-    let status = std::process::Command::new("sh")
+    let status = shell(&ws, "sh")
         .current_dir(ws.path(""))
         .env("XDG_CONFIG_HOME", ws.path("config"))
         .arg("-c")
@@ -115,4 +114,12 @@ fn a_stderr_reader_that_goes_away_does_not_stop_the_run() {
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(result.status.code(), Some(0));
     assert_eq!(result.stdout.len(), 150_001);
+}
+
+/// `program` (a shell that runs leash), isolated like leash itself
+/// ([`support::isolate`]), with the workspace's `HOME` and config home.
+fn shell(ws: &Workspace, program: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    support::isolate(&mut cmd, &ws.path(""), &ws.path("config"));
+    cmd
 }

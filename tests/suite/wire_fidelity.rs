@@ -8,12 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/anthropic.rs"]
-mod anthropic_support;
-#[path = "support/hostile.rs"]
-mod hostile;
-#[path = "support/openai.rs"]
-mod openai_support;
+use crate::support::hostile;
+use crate::support::sse::anthropic as anthropic_support;
+use crate::support::sse::openai as openai_support;
 
 use anthropic_support as anthropic;
 use hostile::*;

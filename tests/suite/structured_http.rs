@@ -4,17 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-#[path = "support/anthropic.rs"]
-mod anthropic_support;
-#[path = "support/openai.rs"]
-mod openai_support;
-#[path = "support/shell.rs"]
-mod shell;
+use crate::support;
+use crate::support::sse::anthropic as anthropic_support;
+use crate::support::sse::openai as openai_support;
 
 use std::path::PathBuf;
 use std::process::Output;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use wiremock::matchers::method;
@@ -49,9 +45,8 @@ async fn run(provider: &str, server: &MockServer, args: Vec<String>) -> Output {
         // Its own directory and HOME: no `.env`, config file or variable
         // of the developer's may change a result.
         let dir = tempfile::tempdir().unwrap();
-        let mut cmd = Command::cargo_bin("leash").unwrap();
+        let mut cmd = support::leash(dir.path());
         cmd.current_dir(dir.path());
-        shell::isolate(&mut cmd, dir.path());
         cmd.env(key_var, KEY)
             .args([
                 "--provider",

@@ -6,10 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/hostile.rs"]
-mod hostile;
-#[path = "support/openai.rs"]
-mod openai_support;
+use crate::support::hostile;
+use crate::support::sse::openai as openai_support;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -313,7 +311,8 @@ fn the_first_event_line_is_agent_start_even_after_a_notice_or_without_a_run() {
     let ws = Workspace::new();
     let script = ws.script(json!([{"text": "ok"}]));
     // An open stdin that never writes: leash goes on after a grace, with a notice.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leash"))
+    // Through the one launcher, then a deliberately empty environment.
+    let mut child = crate::support::leash(&ws.path(""))
         .current_dir(ws.path(""))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())

@@ -1,74 +1,25 @@
 //! The real binary on the scripted model: the CLI contract of SPEC 2 —
 //! exit codes, the stdout/stderr split, events, JSON output, stdin rules,
-//! transcripts, signals.
+//! transcripts; stdin and signals in [`input`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-#[path = "support/shell.rs"]
-mod shell;
+mod input;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use crate::support::shell::{Workspace, copy_sample};
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, and why.";
 
-/// A temp working directory holding a copy of `sample.ts` and the scripts.
-struct Workspace {
-    dir: TempDir,
-}
-
-impl Workspace {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts");
-        std::fs::copy(sample, dir.path().join("sample.ts")).unwrap();
-        Workspace { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn script(&self, script: Value) -> PathBuf {
-        let path = self.path("script.json");
-        std::fs::write(&path, script.to_string()).unwrap();
-        path
-    }
-
-    /// `leash` in this directory, with no provider variables inherited.
-    fn leash(&self) -> Command {
-        let mut cmd = Command::cargo_bin("leash").unwrap();
-        cmd.current_dir(self.dir.path());
-        shell::isolate(&mut cmd, &self.home());
-        cmd
-    }
-
-    /// `leash` as a plain child process (for signals and open pipes),
-    /// isolated like [`Workspace::leash`].
-    fn child(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("leash"));
-        cmd.current_dir(self.dir.path());
-        shell::isolate(&mut cmd, &self.home());
-        cmd
-    }
-
-    /// The test's own `HOME` (no developer's config file may change a result).
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    /// `leash` on the faux provider with `script`.
-    fn faux(&self, script: Value) -> Command {
-        let path = self.script(script);
-        let mut cmd = self.leash();
-        cmd.args(["--provider", "faux", "--faux-script"]).arg(path);
-        cmd
-    }
+/// A temp working directory holding a copy of `sample.ts`, for the scripts.
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    copy_sample(ws.dir.path());
+    ws
 }
 
 fn seed_script() -> Value {
@@ -98,7 +49,7 @@ fn tool_call(name: &str, args: Value) -> Value {
 
 #[test]
 fn the_seed_task_prints_the_reply_alone_on_stdout_and_the_events_on_stderr() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(seed_script())
         .args(["-s", "Read the file before explaining.", SEED_PROMPT])
@@ -145,7 +96,7 @@ fn the_seed_task_prints_the_reply_alone_on_stdout_and_the_events_on_stderr() {
 
 #[test]
 fn the_file_text_reaches_the_model_as_the_tool_result() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let transcript = ws.path("transcript.jsonl");
     ws.faux(seed_script())
         .arg("--transcript")
@@ -180,7 +131,7 @@ fn the_file_text_reaches_the_model_as_the_tool_result() {
 
 #[test]
 fn the_turn_limit_exits_3_and_says_so() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = json!([
         tool_call("read_file", json!({"path": "sample.ts", "limit": 1})),
         tool_call("read_file", json!({"path": "sample.ts", "limit": 2})),
@@ -203,7 +154,7 @@ fn the_turn_limit_exits_3_and_says_so() {
 
 #[test]
 fn a_text_answer_in_the_last_turn_is_a_success() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = json!([
         tool_call("list_dir", json!({})),
         {"text": "done"}
@@ -219,7 +170,7 @@ fn a_text_answer_in_the_last_turn_is_a_success() {
 
 #[test]
 fn a_repeated_identical_call_is_blocked_and_terminates_with_4() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let script = json!({
         "responses": [tool_call("read_file", json!({"path": "sample.ts"}))],
         "repeatLast": true
@@ -247,7 +198,7 @@ fn a_repeated_identical_call_is_blocked_and_terminates_with_4() {
 
 #[test]
 fn a_cut_off_answer_exits_5() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"text": "The answer is", "stop": "length"}]))
         .arg("go")
@@ -263,7 +214,7 @@ fn a_cut_off_answer_exits_5() {
 
 #[test]
 fn a_provider_error_exits_1_with_the_error_in_words() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"error": "HTTP 503 Service Unavailable: overloaded"}]))
         .arg("go")
@@ -278,7 +229,7 @@ fn a_provider_error_exits_1_with_the_error_in_words() {
 
 #[test]
 fn the_abort_timer_exits_124_in_about_a_second() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let started = Instant::now();
     let output = ws
         .faux(json!([{"text": "too late", "delayMs": 20000}]))
@@ -296,7 +247,7 @@ fn the_abort_timer_exits_124_in_about_a_second() {
 
 #[test]
 fn a_missing_key_is_a_usage_error() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .leash()
         .args(["--provider", "openai", "go"])
@@ -311,7 +262,7 @@ fn a_missing_key_is_a_usage_error() {
 
 #[test]
 fn bad_flags_and_unknown_providers_are_usage_errors() {
-    let ws = Workspace::new();
+    let ws = workspace();
     ws.leash()
         .args(["--max-turns", "zero", "go"])
         .assert()
@@ -338,7 +289,7 @@ fn bad_flags_and_unknown_providers_are_usage_errors() {
 
 #[test]
 fn an_invalid_script_is_a_usage_error_naming_the_problem() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"txt": "typo"}]))
         .arg("go")
@@ -351,7 +302,7 @@ fn an_invalid_script_is_a_usage_error_naming_the_problem() {
 
 #[test]
 fn a_root_that_does_not_exist_is_a_usage_error() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"text": "x"}]))
         .args(["--root", "no/such/dir", "go"])
@@ -370,7 +321,7 @@ fn a_root_that_does_not_exist_is_a_usage_error() {
 
 #[test]
 fn output_json_is_one_object_with_the_result_fields() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(seed_script())
         .args(["--output", "json", "-q", SEED_PROMPT])
@@ -395,7 +346,7 @@ fn output_json_is_one_object_with_the_result_fields() {
 
 #[test]
 fn output_json_reports_failures_too() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"error": "boom"}]))
         .args(["--output", "json", "go"])
@@ -411,7 +362,7 @@ fn output_json_reports_failures_too() {
 
 #[test]
 fn events_jsonl_are_json_lines_from_agent_start_to_run_end() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(seed_script())
         .args(["--events", "jsonl", SEED_PROMPT])
@@ -479,7 +430,7 @@ fn events_jsonl_are_json_lines_from_agent_start_to_run_end() {
 
 #[test]
 fn with_jsonl_events_the_last_line_of_a_failure_is_run_end() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws
         .faux(json!([{"text": "cut", "stop": "length"}]))
         .args(["--events", "jsonl", "go"])
@@ -498,7 +449,7 @@ fn with_jsonl_events_the_last_line_of_a_failure_is_run_end() {
 
 #[test]
 fn help_lists_the_exit_codes_and_version_prints() {
-    let ws = Workspace::new();
+    let ws = workspace();
     let output = ws.leash().arg("--help").output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     let help = String::from_utf8(output.stdout).unwrap();
@@ -516,192 +467,5 @@ fn help_lists_the_exit_codes_and_version_prints() {
     assert_eq!(
         String::from_utf8(version.stdout).unwrap(),
         format!("leash {}\n", env!("CARGO_PKG_VERSION"))
-    );
-}
-
-// ---------------------------------------------------------------- input
-
-#[test]
-fn the_prompt_can_come_from_stdin() {
-    let ws = Workspace::new();
-    let transcript = ws.path("t.jsonl");
-    ws.faux(json!([{"text": "ok"}]))
-        .arg("--transcript")
-        .arg(&transcript)
-        .write_stdin("question from a pipe\n")
-        .assert()
-        .code(0);
-    let first: Value = serde_json::from_str(
-        std::fs::read_to_string(&transcript)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(first["content"][0]["text"], "question from a pipe\n");
-}
-
-#[test]
-fn piped_stdin_is_appended_to_a_given_prompt() {
-    let ws = Workspace::new();
-    let transcript = ws.path("t.jsonl");
-    ws.faux(json!([{"text": "no bugs"}]))
-        .args(["-s", "Review"])
-        .arg("--transcript")
-        .arg(&transcript)
-        .arg("Any bugs?")
-        .write_stdin("-a\n+b\n")
-        .assert()
-        .code(0)
-        .stdout("no bugs\n");
-    let first: Value = serde_json::from_str(
-        std::fs::read_to_string(&transcript)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        first["content"][0]["text"],
-        "Any bugs?\n\n<stdin>\n-a\n+b\n</stdin>"
-    );
-}
-
-#[test]
-fn an_empty_prompt_is_a_usage_error() {
-    let ws = Workspace::new();
-    ws.faux(json!([{"text": "x"}]))
-        .write_stdin("")
-        .assert()
-        .code(2);
-    ws.faux(json!([{"text": "x"}])).arg("   ").assert().code(2);
-}
-
-#[test]
-fn an_open_silent_pipe_does_not_hang_the_run() {
-    let ws = Workspace::new();
-    let script = ws.script(json!([{"text": "answered"}]));
-    // A child whose stdin is a pipe we keep open and never write to.
-    let mut child = ws
-        .child()
-        .args(["--provider", "faux", "--faux-script"])
-        .arg(script)
-        .arg("question")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _keep_open = child.stdin.take();
-    let started = Instant::now();
-    let output = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(output.stdout, b"answered\n");
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        stderr.contains("leash: stdin gave nothing within 1s"),
-        "{stderr}"
-    );
-}
-
-#[test]
-fn dot_env_is_loaded_but_the_real_environment_wins() {
-    let ws = Workspace::new();
-    let good = ws.script(json!([{"text": "from the real env"}]));
-    std::fs::write(
-        ws.path(".env"),
-        "LEASH_PROVIDER=faux\nLEASH_FAUX_SCRIPT=missing.json\nLEASH_MAX_TURNS=2\n",
-    )
-    .unwrap();
-    // .env alone names a missing script: usage error.
-    ws.leash().arg("go").assert().code(2);
-    // The real variable overrides the .env one.
-    ws.leash()
-        .env("LEASH_FAUX_SCRIPT", &good)
-        .arg("go")
-        .assert()
-        .code(0)
-        .stdout("from the real env\n");
-}
-
-#[test]
-fn follow_ups_are_delivered_when_the_agent_would_stop() {
-    let ws = Workspace::new();
-    let transcript = ws.path("t.jsonl");
-    ws.faux(json!([{"text": "first"}, {"text": "second"}]))
-        .args(["--follow-up", "and in one line?"])
-        .arg("--transcript")
-        .arg(&transcript)
-        .arg("go")
-        .assert()
-        .code(0)
-        .stdout("second\n");
-    let roles: Vec<String> = std::fs::read_to_string(&transcript)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["role"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    assert_eq!(roles, vec!["user", "assistant", "user", "assistant"]);
-}
-
-// ---------------------------------------------------------------- signals
-
-fn signal_run(signal: &str) -> (std::process::Output, Duration, String) {
-    let ws = Workspace::new();
-    let script = ws.script(json!([{"text": "never", "delayMs": 20000}]));
-    let transcript = ws.path("t.jsonl");
-    let child = ws
-        .child()
-        .args(["--provider", "faux", "--no-stdin", "--faux-script"])
-        .arg(script)
-        .arg("--transcript")
-        .arg(&transcript)
-        .arg("go")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    let started = Instant::now();
-    let status = std::process::Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let output = child.wait_with_output().unwrap();
-    let transcript = std::fs::read_to_string(&transcript).unwrap();
-    (output, started.elapsed(), transcript)
-}
-
-#[test]
-fn sigint_aborts_cleanly_with_130() {
-    let (output, elapsed, transcript) = signal_run("-INT");
-    assert_eq!(output.status.code(), Some(130));
-    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
-    let lines = stderr_lines(&output);
-    assert_eq!(lines.last().unwrap(), "leash: interrupted by SIGINT");
-    assert!(lines.iter().any(|l| l == "[turn_end] 0"));
-    // The transcript is complete: the prompt and the aborted reply.
-    let last: Value = serde_json::from_str(transcript.lines().last().unwrap()).unwrap();
-    assert_eq!(last["stopReason"], "aborted");
-    assert_eq!(last["errorMessage"], "Operation aborted");
-}
-
-#[test]
-fn sigterm_aborts_cleanly_with_143() {
-    let (output, elapsed, _) = signal_run("-TERM");
-    assert_eq!(output.status.code(), Some(143));
-    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
-    assert_eq!(
-        stderr_lines(&output).last().unwrap(),
-        "leash: terminated by SIGTERM"
     );
 }

@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-#[path = "support/shell.rs"]
-mod shell;
+use crate::support::shell;
 
 use std::collections::BTreeSet;
 

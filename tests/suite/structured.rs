@@ -3,49 +3,27 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-#[path = "support/shell.rs"]
-mod shell;
+use crate::support::shell::Workspace;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
-struct Workspace {
-    dir: TempDir,
+/// `leash` on the scripted model with `script`, stdin not read.
+fn faux(ws: &Workspace, script: Value) -> Command {
+    let mut cmd = ws.faux(script);
+    cmd.arg("--no-stdin");
+    cmd
 }
 
-impl Workspace {
-    fn new() -> Self {
-        Workspace {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn write(&self, name: &str, value: &Value) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, value.to_string()).unwrap();
-        path
-    }
-
-    fn faux(&self, script: Value) -> Command {
-        let script = self.write("script.json", &script);
-        let mut cmd = Command::cargo_bin("leash").unwrap();
-        cmd.current_dir(self.dir.path());
-        shell::isolate(&mut cmd, &self.dir.path().join("home"));
-        cmd.args(["--provider", "faux", "--no-stdin", "--faux-script"])
-            .arg(script);
-        cmd
-    }
-
-    fn transcript(&self, path: &Path) -> Vec<Value> {
-        std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
+/// The messages of a transcript.
+fn read_transcript(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }
 
 fn verdict_schema() -> Value {
@@ -68,9 +46,8 @@ fn last_stderr_line(output: &std::process::Output) -> String {
 #[test]
 fn a_valid_reply_is_printed_as_json_alone() {
     let ws = Workspace::new();
-    let schema = ws.write("schema.json", &verdict_schema());
-    let output = ws
-        .faux(json!([{"text": "{\"verdict\": \"pass\"}"}]))
+    let schema = ws.write("schema.json", &verdict_schema().to_string());
+    let output = faux(&ws, json!([{"text": "{\"verdict\": \"pass\"}"}]))
         .arg("--output-schema")
         .arg(&schema)
         .arg("Is it good?")
@@ -84,14 +61,16 @@ fn a_valid_reply_is_printed_as_json_alone() {
 #[test]
 fn with_output_json_the_value_is_embedded_as_output() {
     let ws = Workspace::new();
-    let schema = ws.write("schema.json", &verdict_schema());
-    let output = ws
-        .faux(json!([{"text": "```json\n{\"verdict\": \"fail\"}\n```"}]))
-        .arg("--output-schema")
-        .arg(&schema)
-        .args(["--output", "json", "Is it good?"])
-        .output()
-        .unwrap();
+    let schema = ws.write("schema.json", &verdict_schema().to_string());
+    let output = faux(
+        &ws,
+        json!([{"text": "```json\n{\"verdict\": \"fail\"}\n```"}]),
+    )
+    .arg("--output-schema")
+    .arg(&schema)
+    .args(["--output", "json", "Is it good?"])
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(0));
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["output"], json!({"verdict": "fail"}));
@@ -101,23 +80,25 @@ fn with_output_json_the_value_is_embedded_as_output() {
 #[test]
 fn an_invalid_reply_gets_one_corrective_turn_carrying_the_errors() {
     let ws = Workspace::new();
-    let schema = ws.write("schema.json", &verdict_schema());
+    let schema = ws.write("schema.json", &verdict_schema().to_string());
     let transcript = ws.dir.path().join("t.jsonl");
-    let output = ws
-        .faux(json!([{"text": "It passes."}, {"text": "{\"verdict\": \"pass\"}"}]))
-        .arg("--output-schema")
-        .arg(&schema)
-        .arg("--transcript")
-        .arg(&transcript)
-        .arg("Is it good?")
-        .output()
-        .unwrap();
+    let output = faux(
+        &ws,
+        json!([{"text": "It passes."}, {"text": "{\"verdict\": \"pass\"}"}]),
+    )
+    .arg("--output-schema")
+    .arg(&schema)
+    .arg("--transcript")
+    .arg(&transcript)
+    .arg("Is it good?")
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
         "{\"verdict\": \"pass\"}\n"
     );
-    let messages = ws.transcript(&transcript);
+    let messages = read_transcript(&transcript);
     let roles: Vec<&str> = messages
         .iter()
         .map(|m| m["role"].as_str().unwrap())
@@ -133,9 +114,8 @@ fn an_invalid_reply_gets_one_corrective_turn_carrying_the_errors() {
 #[test]
 fn invalid_twice_exits_6_listing_the_errors() {
     let ws = Workspace::new();
-    let schema = ws.write("schema.json", &verdict_schema());
-    let output = ws
-        .faux(json!([{"text": "{\"verdict\": \"maybe\"}"}, {"text": "{\"verdict\": \"perhaps\"}"}, {"text": "never asked"}]))
+    let schema = ws.write("schema.json", &verdict_schema().to_string());
+    let output = faux(&ws, json!([{"text": "{\"verdict\": \"maybe\"}"}, {"text": "{\"verdict\": \"perhaps\"}"}, {"text": "never asked"}]))
         .arg("--output-schema")
         .arg(&schema)
         .arg("Is it good?")
@@ -153,24 +133,25 @@ fn invalid_twice_exits_6_listing_the_errors() {
 #[test]
 fn an_invalid_answer_in_the_last_turn_gets_no_corrective_turn() {
     let ws = Workspace::new();
-    let schema = ws.write("schema.json", &verdict_schema());
-    let output = ws
-        .faux(json!([{"text": "nope"}, {"text": "{\"verdict\": \"pass\"}"}]))
-        .arg("--output-schema")
-        .arg(&schema)
-        .args(["--max-turns", "1", "Is it good?"])
-        .output()
-        .unwrap();
+    let schema = ws.write("schema.json", &verdict_schema().to_string());
+    let output = faux(
+        &ws,
+        json!([{"text": "nope"}, {"text": "{\"verdict\": \"pass\"}"}]),
+    )
+    .arg("--output-schema")
+    .arg(&schema)
+    .args(["--max-turns", "1", "Is it good?"])
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(6));
 }
 
 #[test]
 fn a_schema_that_is_not_a_json_schema_is_a_usage_error_before_any_request() {
     let ws = Workspace::new();
-    let schema = ws.write("schema.json", &json!({"type": 12}));
+    let schema = ws.write("schema.json", &json!({"type": 12}).to_string());
     // The script would fail if a request were made: it has no responses.
-    let output = ws
-        .faux(json!([]))
+    let output = faux(&ws, json!([]))
         .arg("--output-schema")
         .arg(&schema)
         .arg("go")
@@ -180,7 +161,7 @@ fn a_schema_that_is_not_a_json_schema_is_a_usage_error_before_any_request() {
     assert!(last_stderr_line(&output).contains("is not a valid JSON Schema"));
     let not_json = ws.dir.path().join("broken.json");
     std::fs::write(&not_json, "{").unwrap();
-    ws.faux(json!([]))
+    faux(&ws, json!([]))
         .arg("--output-schema")
         .arg(&not_json)
         .arg("go")
@@ -200,21 +181,23 @@ fn the_budget_stops_the_run_in_the_turn_it_is_exceeded_and_not_earlier() {
         std::fs::create_dir(ws.dir.path().join(format!("d{n}"))).unwrap();
     }
     let transcript = ws.dir.path().join("t.jsonl");
-    let output = ws
-        .faux(json!([read_turn(1), read_turn(2), read_turn(3), read_turn(4), {"text": "done"}]))
-        .args([
-            "--max-tokens-total",
-            "250",
-            "--max-turns",
-            "10",
-            "--output",
-            "json",
-        ])
-        .arg("--transcript")
-        .arg(&transcript)
-        .arg("go")
-        .output()
-        .unwrap();
+    let output = faux(
+        &ws,
+        json!([read_turn(1), read_turn(2), read_turn(3), read_turn(4), {"text": "done"}]),
+    )
+    .args([
+        "--max-tokens-total",
+        "250",
+        "--max-turns",
+        "10",
+        "--output",
+        "json",
+    ])
+    .arg("--transcript")
+    .arg(&transcript)
+    .arg("go")
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(7), "{output:?}");
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["status"], "budget");
@@ -225,8 +208,7 @@ fn the_budget_stops_the_run_in_the_turn_it_is_exceeded_and_not_earlier() {
         "leash: token budget used up: 300 of 250 tokens after 3 turns"
     );
     // Three requests: 100, 200 (under), 300 (over) — then no fourth.
-    let assistants = ws
-        .transcript(&transcript)
+    let assistants = read_transcript(&transcript)
         .iter()
         .filter(|m| m["role"] == "assistant")
         .count();
@@ -236,11 +218,13 @@ fn the_budget_stops_the_run_in_the_turn_it_is_exceeded_and_not_earlier() {
 #[test]
 fn a_final_answer_over_the_budget_still_stands() {
     let ws = Workspace::new();
-    let output = ws
-        .faux(json!([{"text": "done", "usage": {"input": 500, "output": 10}}]))
-        .args(["--max-tokens-total", "100", "--events", "jsonl", "go"])
-        .output()
-        .unwrap();
+    let output = faux(
+        &ws,
+        json!([{"text": "done", "usage": {"input": 500, "output": 10}}]),
+    )
+    .args(["--max-tokens-total", "100", "--events", "jsonl", "go"])
+    .output()
+    .unwrap();
     // Over budget, but there was no further request to stop: the answer stands.
     assert_eq!(output.status.code(), Some(0));
     let run_end: Value = serde_json::from_str(&last_stderr_line(&output)).unwrap();

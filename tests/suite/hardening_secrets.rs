@@ -8,10 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/hostile.rs"]
-mod hostile;
-#[path = "support/openai.rs"]
-mod openai_support;
+use crate::support::hostile;
+use crate::support::sse::openai as openai_support;
 
 use hostile::*;
 use serde_json::json;

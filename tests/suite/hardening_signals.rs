@@ -11,8 +11,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/hostile.rs"]
-mod hostile;
+use crate::support::hostile;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command};

@@ -7,7 +7,10 @@
 #![allow(dead_code)]
 
 use serde_json::{Value, json};
-use wiremock::{MockServer, ResponseTemplate};
+use wiremock::ResponseTemplate;
+
+#[allow(unused_imports)] // not every test binary uses both
+pub use super::{request_bodies, sse};
 
 /// One `chat.completion.chunk` holding `delta` for choice 0.
 pub fn delta(delta: Value) -> Value {
@@ -79,24 +82,8 @@ pub fn text_reply(deltas: &[&str]) -> String {
     body(&chunks, true)
 }
 
-/// A 200 streaming `body`, byte for byte.
-pub fn sse(body: impl Into<String>) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(body.into().into_bytes(), "text/event-stream")
-}
-
 /// An HTTP error with the API's error JSON.
 pub fn http_error(status: u16, message: &str) -> ResponseTemplate {
     let error = json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": null}});
     ResponseTemplate::new(status).set_body_raw(error.to_string().into_bytes(), "application/json")
-}
-
-/// The JSON bodies of every request the server received, in order.
-pub async fn request_bodies(server: &MockServer) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|request| serde_json::from_slice(&request.body).unwrap_or(Value::Null))
-        .collect()
 }

@@ -5,18 +5,16 @@
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/openai.rs"]
-mod openai_support;
+use crate::support;
+use crate::support::shell::{fixtures_dir, sample_path};
+use crate::support::sse::openai as openai_support;
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use openai_support::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tempfile::TempDir;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer};
 
@@ -25,34 +23,13 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const REPLY: &str =
     "`first([])` returns `undefined`: indexing past the end of an array does not throw.";
 
-fn sample_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.ts")
-}
-
-/// A temp directory holding `fixtures/sample.ts`, so `--root fixtures`
-/// works and no `.env` of the repository is picked up.
-fn workspace() -> TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("fixtures")).unwrap();
-    std::fs::copy(sample_path(), dir.path().join("fixtures/sample.ts")).unwrap();
-    dir
-}
-
 /// Runs `leash --provider openai` against `base_url` with `extra` flags and
 /// `key` as `OPENAI_API_KEY`; provider variables of the calling
 /// environment are not inherited. Returns the output and how long it took.
 async fn leash(base_url: &str, key: Option<&str>, extra: &[&str]) -> (Output, Duration) {
-    let dir = workspace();
-    let mut cmd = Command::cargo_bin("leash").unwrap();
+    let dir = fixtures_dir();
+    let mut cmd = support::leash(dir.path());
     cmd.current_dir(dir.path());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("LEASH_")
-            || name.starts_with("OPENAI_")
-            || name.starts_with("ANTHROPIC_")
-        {
-            cmd.env_remove(name);
-        }
-    }
     if let Some(key) = key {
         cmd.env("OPENAI_API_KEY", key);
     }

@@ -7,7 +7,10 @@
 #![allow(dead_code)]
 
 use serde_json::{Value, json};
-use wiremock::{MockServer, ResponseTemplate};
+use wiremock::ResponseTemplate;
+
+#[allow(unused_imports)] // not every test binary uses both
+pub use super::{request_bodies, sse};
 
 /// One SSE event: its name, and its data with the same `type`.
 pub fn event(name: &str, data: Value) -> String {
@@ -118,26 +121,10 @@ pub fn text_reply(text: &str) -> String {
     .concat()
 }
 
-/// A 200 streaming `body`.
-pub fn sse(body: impl Into<String>) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(body.into().into_bytes(), "text/event-stream")
-}
-
 /// An HTTP error with the API's error JSON.
 pub fn http_error(status: u16, kind: &str, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_raw(
         error_json(kind, message).to_string().into_bytes(),
         "application/json",
     )
-}
-
-/// The JSON bodies of every request the server received, in order.
-pub async fn request_bodies(server: &MockServer) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|request| serde_json::from_slice(&request.body).unwrap_or(Value::Null))
-        .collect()
 }

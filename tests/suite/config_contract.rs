@@ -6,10 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-#[path = "support/hostile.rs"]
-mod hostile;
-#[path = "support/shell.rs"]
-mod shell;
+use crate::support::hostile;
+use crate::support::shell;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -370,7 +368,8 @@ fn bad_paths_are_reported_before_stdin_is_read() {
         ["--output-last-message", "/nonexistent/last.txt"],
     ] {
         // --stdin waits for a pipe nobody writes to, up to the timeout.
-        let mut cmd = std::process::Command::new(shell::leash_bin());
+        // Through the one launcher, then a deliberately empty environment.
+        let mut cmd = crate::support::leash(&ws.path("home"));
         let mut child = cmd
             .current_dir(ws.dir.path())
             .env_clear()

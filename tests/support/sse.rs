@@ -1,0 +1,26 @@
+//! The SSE bodies the mock servers send, per provider, in the documented
+//! wire formats: [`openai`] (Chat Completions `data:` chunks) and
+//! [`anthropic`] (Messages `event:` / `data:` pairs), with canned error
+//! responses and the request log of a mock server.
+
+pub mod anthropic;
+pub mod openai;
+
+use serde_json::Value;
+use wiremock::{MockServer, ResponseTemplate};
+
+/// A 200 streaming `body`, byte for byte.
+pub fn sse(body: impl Into<String>) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body.into().into_bytes(), "text/event-stream")
+}
+
+/// The JSON bodies of every request the server received, in order.
+pub async fn request_bodies(server: &MockServer) -> Vec<Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|request| serde_json::from_slice(&request.body).unwrap_or(Value::Null))
+        .collect()
+}
