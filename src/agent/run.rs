@@ -16,11 +16,11 @@ use super::tool_batch::{
     BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
 };
 use super::tool_call::ToolSet;
-use super::types::{
-    AgentEvent, AssistantMessage, EmitFn, Message, StopReason, ToolCall, ToolResultMessage,
-    TurnDecision,
+use super::types::{AgentEvent, EmitFn, TurnDecision};
+use crate::protocol::{
+    AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage, ToolSpec,
 };
-use crate::provider::{Provider, Request, ToolSpec};
+use crate::provider::{Provider, Request};
 use crate::tools::Tool;
 
 /// Everything that shapes a run but is not the conversation.

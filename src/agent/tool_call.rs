@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use super::assistant_stream::ABORTED;
 use super::hooks::{BeforeToolCall, ExecutedToolCall, ToolCallContext};
 use super::tool_batch::BatchContext;
-use super::types::{ToolCall, ToolOutput, ToolResultMessage, now_ms};
 use crate::json_schema::violations;
+use crate::protocol::{ToolCall, ToolOutput, ToolResultMessage, now_ms};
 use crate::tools::{Tool, ToolUpdates};
 
 /// The default text of a call `before_tool_call` blocked without a reason.
@@ -335,7 +335,7 @@ pub(crate) fn result_text(result: &ToolResultMessage) -> String {
     result
         .content
         .iter()
-        .map(|super::types::Content::Text { text }| text.as_str())
+        .map(|crate::protocol::Content::Text { text }| text.as_str())
         .collect()
 }
 

@@ -19,8 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
 use super::{Blocking, Tool, ToolError, ToolUpdates, run_blocking};
-use crate::agent::types::{Content, ToolOutput};
-use crate::provider::ToolSpec;
+use crate::protocol::{Content, ToolOutput, ToolSpec};
 
 /// The most entries one call shows.
 pub const MAX_ENTRIES: usize = 1000;

@@ -15,8 +15,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::types::ToolOutput;
-use crate::provider::ToolSpec;
+use crate::protocol::{ToolOutput, ToolSpec};
 
 /// How blocking work started by [`run_blocking`] ended.
 #[derive(Debug)]

@@ -16,8 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
 use super::{Blocking, Tool, ToolError, ToolUpdates, run_blocking};
-use crate::agent::types::{Content, ToolOutput};
-use crate::provider::ToolSpec;
+use crate::protocol::{Content, ToolOutput, ToolSpec};
 
 /// The most lines one call shows, whatever `limit` asks for.
 pub const MAX_LINES: u64 = 2000;

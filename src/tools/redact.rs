@@ -14,9 +14,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Tool, ToolError, ToolUpdates};
-use crate::agent::types::{Content, ToolOutput};
+use crate::protocol::{Content, ToolOutput, ToolSpec};
+use crate::provider::ApiKey;
 use crate::provider::http::redact;
-use crate::provider::{ApiKey, ToolSpec};
 
 /// A tool whose results never hold a known key.
 pub struct Redacted {
