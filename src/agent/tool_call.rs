@@ -15,7 +15,6 @@ use tokio_util::sync::CancellationToken;
 use super::assistant_stream::ABORTED;
 use super::hooks::{BeforeToolCall, ExecutedToolCall, ToolCallContext};
 use super::tool_batch::BatchContext;
-use crate::json_schema::violations;
 use crate::protocol::{ToolCall, ToolOutput, ToolResultMessage, now_ms};
 use crate::tools::{Tool, ToolUpdates};
 
@@ -217,6 +216,30 @@ pub(crate) fn validate_arguments(schema: &ArgumentSchema, args: &Value) -> Resul
     } else {
         Err(problems.join("; "))
     }
+}
+
+/// The first `max` violations of `value` against a compiled JSON Schema, in
+/// words, each `{prefix}{path}: {message}` (just the message when the whole
+/// value is at fault). The one formatter behind tool-argument validation and
+/// `--output-schema`, so the model reads violations the same way in both.
+pub fn violations(
+    validator: &jsonschema::Validator,
+    value: &Value,
+    max: usize,
+    prefix: &str,
+) -> Vec<String> {
+    validator
+        .iter_errors(value)
+        .take(max)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("{prefix}{at}: {error}")
+            }
+        })
+        .collect()
 }
 
 /// Runs a prepared call, measuring `execute` with a monotonic clock. An
