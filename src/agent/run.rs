@@ -17,9 +17,7 @@ use super::tool_batch::{
 };
 use super::tool_call::ToolSet;
 use super::types::{AgentEvent, EmitFn, TurnDecision};
-use crate::protocol::{
-    AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage, ToolSpec,
-};
+use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
 use crate::provider::{Provider, Request};
 use crate::tools::Tool;
 
@@ -167,11 +165,6 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
         emit,
     } = *inputs;
     let hooks = config.hooks.as_ref();
-    let tool_specs: Vec<ToolSpec> = config
-        .tools
-        .iter()
-        .map(|tool| tool.spec().clone())
-        .collect();
     let tool_set = ToolSet::new(&config.tools);
     let mut pending = queues.steering();
     // Set by a `Continue` decision, cleared by the next request.
@@ -221,7 +214,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
                 model: &state.model,
                 system: &config.system,
                 messages: &state.context,
-                tools: &tool_specs,
+                tools: tool_set.specs(),
             };
             let message = stream_assistant_response(provider, request, cancel, emit).await;
             state.append(Message::Assistant(message.clone()));

@@ -64,7 +64,7 @@ fn redact_value(value: &mut Value, keys: &[ApiKey]) {
 }
 
 impl Tool for Redacted {
-    fn spec(&self) -> &ToolSpec {
+    fn spec(&self) -> ToolSpec {
         self.inner.spec()
     }
 
@@ -104,7 +104,7 @@ mod tests {
     struct Leaky;
 
     impl Tool for Leaky {
-        fn spec(&self) -> &ToolSpec {
+        fn spec(&self) -> ToolSpec {
             unreachable!()
         }
 

@@ -261,8 +261,8 @@ struct Detached {
 }
 
 impl Tool for Detached {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
     }
     fn execute<'a>(
         &'a self,

@@ -108,8 +108,8 @@ impl TestTool {
 }
 
 impl Tool for TestTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
     }
     fn sequential(&self) -> bool {
         self.sequential
