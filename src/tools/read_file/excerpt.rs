@@ -283,3 +283,59 @@ impl<R: BufRead> LineReader<'_, R> {
         }
     }
 }
+
+/// The excerpt reader on streams no file system could give.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed setup step should fail the test loudly
+mod tests {
+    use super::super::Interrupted;
+    use super::*;
+
+    #[test]
+    fn an_endless_stream_stops_when_cancelled() {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            trigger.cancel();
+        });
+        let err = read_excerpt(io::repeat(b'x'), "endless", 1, None, &cancel).unwrap_err();
+        canceller.join().unwrap();
+        assert!(
+            matches!(
+                err,
+                ReadFileError::Interrupted(Interrupted::Cancelled { tool: "read_file" })
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_huge_single_line_keeps_only_the_cut() {
+        let source = io::repeat(b'y').take(20 * 1024 * 1024);
+        let excerpt = read_excerpt(source, "huge", 1, None, &CancellationToken::new()).unwrap();
+        assert_eq!(excerpt.text.len(), MAX_BYTES);
+        assert!(excerpt.text.capacity() < 2 * MAX_BYTES + READ_BUFFER_BYTES);
+        assert_eq!(excerpt.total, 1);
+        assert_eq!(
+            excerpt.cut,
+            Cut::LongLine {
+                len: 20 * 1024 * 1024
+            }
+        );
+    }
+
+    #[test]
+    fn crlf_lines_are_kept_as_they_are() {
+        let excerpt = read_excerpt(
+            io::Cursor::new("a\r\nb\r\n"),
+            "crlf",
+            1,
+            None,
+            &CancellationToken::new(),
+        )
+        .unwrap();
+        assert_eq!(render(&excerpt), "a\r\nb\r\n");
+        assert_eq!(excerpt.total, 2);
+    }
+}
