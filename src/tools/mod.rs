@@ -15,6 +15,8 @@ pub mod list_dir;
 pub mod read_file;
 pub mod redact;
 pub mod sandbox;
+#[cfg(test)]
+mod testing;
 mod typed;
 
 use futures::future::BoxFuture;

@@ -99,6 +99,7 @@ impl Tool for Redacted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::testing::call;
     use serde_json::json;
 
     struct Leaky;
@@ -127,18 +128,6 @@ mod tests {
                 })
             })
         }
-    }
-
-    async fn call(tool: &Redacted, args: Value) -> Result<ToolOutput, String> {
-        let (sink, _rx) = tokio::sync::mpsc::unbounded_channel();
-        tool.execute(
-            "c",
-            args,
-            CancellationToken::new(),
-            ToolUpdates::new(0, sink),
-        )
-        .await
-        .map_err(|error| error.to_string())
     }
 
     #[tokio::test]

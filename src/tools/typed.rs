@@ -130,6 +130,7 @@ fn tidy(schema: &mut Value) {
 #[allow(clippy::unwrap_used)] // a failed setup step should fail the test loudly
 mod tests {
     use super::*;
+    use crate::tools::testing::{call, text_of};
     use serde::Deserialize;
     use serde_json::json;
 
@@ -181,22 +182,7 @@ mod tests {
     }
 
     async fn run(tool: &dyn Tool, args: Value) -> Result<String, String> {
-        let (sink, _rx) = tokio::sync::mpsc::unbounded_channel();
-        tool.execute(
-            "call_1",
-            args,
-            CancellationToken::new(),
-            ToolUpdates::new(0, sink),
-        )
-        .await
-        .map(|output| {
-            output
-                .content
-                .iter()
-                .map(|crate::protocol::Content::Text { text }| text.as_str())
-                .collect()
-        })
-        .map_err(|error| error.to_string())
+        call(tool, args).await.map(|output| text_of(&output))
     }
 
     #[test]

@@ -3,60 +3,17 @@
 
 use super::*;
 use crate::tools::Tool;
-use serde_json::{Value, json};
+use crate::tools::testing::{Fixture, text_of, tree};
+use serde_json::json;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
 
 const SECRET_NAME: &str = "secret-name-outside.txt";
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    base: PathBuf,
-    root: PathBuf,
-    tool: ListDir,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(dir.path()).unwrap();
-    let root = base.join("root");
-    fs::create_dir_all(&root).unwrap();
-    fs::create_dir_all(base.join("outside")).unwrap();
-    fs::write(base.join("outside").join(SECRET_NAME), "secret").unwrap();
-    let tool = ListDir::new(Arc::new(Sandbox::new(&root).unwrap()));
-    Fixture {
-        _dir: dir,
-        base,
-        root,
-        tool,
-    }
-}
-
-impl Fixture {
-    async fn call(&self, args: Value) -> Result<String, String> {
-        self.call_output(args).await.map(|out| text_of(&out))
-    }
-
-    async fn call_output(&self, args: Value) -> Result<ToolOutput, String> {
-        let (sink, _rx) = tokio::sync::mpsc::unbounded_channel();
-        self.tool
-            .execute(
-                "call_1",
-                args,
-                CancellationToken::new(),
-                ToolUpdates::new(0, sink),
-            )
-            .await
-            .map_err(|e| e.to_string())
-    }
-}
-
-fn text_of(out: &ToolOutput) -> String {
-    out.content
-        .iter()
-        .map(|Content::Text { text }| text.as_str())
-        .collect()
+fn fixture() -> Fixture<ListDir> {
+    let tree = tree(SECRET_NAME, "secret");
+    let tool = ListDir::new(Arc::new(Sandbox::new(&tree.root).unwrap()));
+    Fixture { tree, tool }
 }
 
 #[test]

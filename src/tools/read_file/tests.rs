@@ -3,61 +3,18 @@
 
 use super::*;
 use crate::tools::Tool;
-use serde_json::{Value, json};
+use crate::tools::testing::{Fixture, text_of, tree};
+use serde_json::json;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
 
 const SECRET: &str = "TOP-SECRET-CONTENT";
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    base: PathBuf,
-    root: PathBuf,
-    tool: ReadFile,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(dir.path()).unwrap();
-    let root = base.join("root");
-    fs::create_dir_all(root.join("src")).unwrap();
-    fs::create_dir_all(base.join("outside")).unwrap();
-    fs::write(base.join("outside/secret.txt"), SECRET).unwrap();
-    let tool = ReadFile::new(Arc::new(Sandbox::new(&root).unwrap()));
-    Fixture {
-        _dir: dir,
-        base,
-        root,
-        tool,
-    }
-}
-
-impl Fixture {
-    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) {
-        fs::write(self.root.join(name), bytes).unwrap();
-    }
-
-    /// The call's text, or its error's text.
-    async fn call(&self, args: Value) -> Result<String, String> {
-        self.call_output(args).await.map(|out| text_of(&out))
-    }
-
-    async fn call_output(&self, args: Value) -> Result<ToolOutput, String> {
-        let (sink, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let updates = ToolUpdates::new(0, sink);
-        self.tool
-            .execute("call_1", args, CancellationToken::new(), updates)
-            .await
-            .map_err(|e| e.to_string())
-    }
-}
-
-fn text_of(out: &ToolOutput) -> String {
-    out.content
-        .iter()
-        .map(|Content::Text { text }| text.as_str())
-        .collect()
+fn fixture() -> Fixture<ReadFile> {
+    let tree = tree("secret.txt", SECRET);
+    fs::create_dir_all(tree.root.join("src")).unwrap();
+    let tool = ReadFile::new(Arc::new(Sandbox::new(&tree.root).unwrap()));
+    Fixture { tree, tool }
 }
 
 fn numbered(from: u64, to: u64) -> String {
