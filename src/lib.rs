@@ -29,6 +29,7 @@ pub mod json_schema;
 pub mod manpage;
 pub mod outcome;
 pub mod output_schema;
+pub mod protocol;
 pub mod provider;
 pub mod render;
 pub mod runner;

@@ -26,8 +26,8 @@ struct SleepTool {
 }
 
 impl Tool for SleepTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
     }
 
     fn execute<'a>(

@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use super::run::{
     ContinueError, LoopConfig, MessageQueues, RunInputs, run_agent_loop, run_agent_loop_continue,
 };
-use super::types::{AgentEvent, EventSink, Message};
+use super::types::{AgentEvent, EventSink};
+use crate::protocol::Message;
 use crate::provider::Provider;
 
 /// A listener called inline with each event.

@@ -12,11 +12,11 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::types::{
-    AgentEvent, AssistantContent, AssistantMessage, AssistantMessageEvent, EmitFn, Message,
-    StopReason, ToolCall, Usage, now_ms,
+use super::types::{AgentEvent, AssistantMessageEvent, EmitFn};
+use crate::protocol::{
+    AssistantContent, AssistantMessage, Message, StopReason, StreamEvent, ToolCall, Usage, now_ms,
 };
-use crate::provider::{Provider, Request, StreamEvent};
+use crate::provider::{Provider, Request};
 
 /// The error text of every aborted message and aborted tool call.
 pub const ABORTED: &str = "Operation aborted";

@@ -14,9 +14,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::types::{
-    AssistantMessage, Block, Message, ResultOverride, ToolCall, ToolResultMessage, TurnDecision,
-};
+use super::types::{Block, ResultOverride, TurnDecision};
+use crate::protocol::{AssistantMessage, Message, ToolCall, ToolResultMessage};
 
 /// What the tool-call hooks see of one call (Pi's `BeforeToolCallContext`).
 #[derive(Debug, Clone, Copy)]

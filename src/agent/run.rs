@@ -16,11 +16,9 @@ use super::tool_batch::{
     BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
 };
 use super::tool_call::ToolSet;
-use super::types::{
-    AgentEvent, AssistantMessage, EmitFn, Message, StopReason, ToolCall, ToolResultMessage,
-    TurnDecision,
-};
-use crate::provider::{Provider, Request, ToolSpec};
+use super::types::{AgentEvent, EmitFn, TurnDecision};
+use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
+use crate::provider::{Provider, Request};
 use crate::tools::Tool;
 
 /// Everything that shapes a run but is not the conversation.
@@ -167,11 +165,6 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
         emit,
     } = *inputs;
     let hooks = config.hooks.as_ref();
-    let tool_specs: Vec<ToolSpec> = config
-        .tools
-        .iter()
-        .map(|tool| tool.spec().clone())
-        .collect();
     let tool_set = ToolSet::new(&config.tools);
     let mut pending = queues.steering();
     // Set by a `Continue` decision, cleared by the next request.
@@ -221,7 +214,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
                 model: &state.model,
                 system: &config.system,
                 messages: &state.context,
-                tools: &tool_specs,
+                tools: tool_set.specs(),
             };
             let message = stream_assistant_response(provider, request, cancel, emit).await;
             state.append(Message::Assistant(message.clone()));

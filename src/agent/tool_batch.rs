@@ -16,7 +16,8 @@ use super::tool_call::{
     Finalized, Prepared, TRUNCATED_CALL, ToolSet, execute_prepared_tool_call,
     finalize_executed_tool_call, prepare_tool_call, tool_result_message,
 };
-use super::types::{AgentEvent, AssistantMessage, EmitFn, Message, ToolCall, ToolResultMessage};
+use super::types::{AgentEvent, EmitFn};
+use crate::protocol::{AssistantMessage, Message, ToolCall, ToolResultMessage};
 use crate::tools::{Tool, ToolUpdates};
 
 /// How the calls of a batch run.
@@ -294,7 +295,7 @@ async fn emit_result_messages(results: &[ToolResultMessage], emit: &EmitFn<'_>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::types::ToolOutput;
+    use crate::protocol::ToolOutput;
 
     fn outcome(terminate: bool) -> Finalized {
         Finalized {

@@ -15,8 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::assistant_stream::ABORTED;
 use super::hooks::{BeforeToolCall, ExecutedToolCall, ToolCallContext};
 use super::tool_batch::BatchContext;
-use super::types::{ToolCall, ToolOutput, ToolResultMessage, now_ms};
-use crate::json_schema::violations;
+use crate::protocol::{ToolCall, ToolOutput, ToolResultMessage, ToolSpec, now_ms};
 use crate::tools::{Tool, ToolUpdates};
 
 /// The default text of a call `before_tool_call` blocked without a reason.
@@ -68,29 +67,37 @@ impl Finalized {
 /// A tool's argument schema, compiled; the error says why it does not compile.
 pub(crate) type ArgumentSchema = Result<jsonschema::Validator, String>;
 
-/// The tools of a run, each with its argument schema compiled once per run
-/// rather than once per call.
+/// The tools of a run, each with its spec asked for and its argument schema
+/// compiled once per run rather than once per call.
 pub(crate) struct ToolSet<'a> {
     tools: &'a [Arc<dyn Tool>],
+    specs: Vec<ToolSpec>,
     schemas: Vec<ArgumentSchema>,
 }
 
 impl<'a> ToolSet<'a> {
-    /// Compiles every tool's schema.
+    /// Asks every tool for its spec and compiles its schema.
     pub(crate) fn new(tools: &'a [Arc<dyn Tool>]) -> Self {
-        let schemas = tools
+        let specs: Vec<ToolSpec> = tools.iter().map(|tool| tool.spec()).collect();
+        let schemas = specs
             .iter()
-            .map(|tool| compile_argument_schema(&tool.spec().parameters))
+            .map(|spec| compile_argument_schema(&spec.parameters))
             .collect();
-        ToolSet { tools, schemas }
+        ToolSet {
+            tools,
+            specs,
+            schemas,
+        }
+    }
+
+    /// The specs, as the provider is told about the tools.
+    pub(crate) fn specs(&self) -> &[ToolSpec] {
+        &self.specs
     }
 
     /// The tool called `name`, with its compiled schema.
     fn find(&self, name: &str) -> Option<(&'a Arc<dyn Tool>, &ArgumentSchema)> {
-        let index = self
-            .tools
-            .iter()
-            .position(|tool| tool.spec().name == name)?;
+        let index = self.specs.iter().position(|spec| spec.name == name)?;
         Some((&self.tools[index], &self.schemas[index]))
     }
 
@@ -219,6 +226,30 @@ pub(crate) fn validate_arguments(schema: &ArgumentSchema, args: &Value) -> Resul
     }
 }
 
+/// The first `max` violations of `value` against a compiled JSON Schema, in
+/// words, each `{prefix}{path}: {message}` (just the message when the whole
+/// value is at fault). The one formatter behind tool-argument validation and
+/// `--output-schema`, so the model reads violations the same way in both.
+pub fn violations(
+    validator: &jsonschema::Validator,
+    value: &Value,
+    max: usize,
+    prefix: &str,
+) -> Vec<String> {
+    validator
+        .iter_errors(value)
+        .take(max)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("{prefix}{at}: {error}")
+            }
+        })
+        .collect()
+}
+
 /// Runs a prepared call, measuring `execute` with a monotonic clock. An
 /// abort ends the wait at once; the tool is dropped and told to stop.
 pub(crate) async fn execute_prepared_tool_call(
@@ -335,7 +366,7 @@ pub(crate) fn result_text(result: &ToolResultMessage) -> String {
     result
         .content
         .iter()
-        .map(|super::types::Content::Text { text }| text.as_str())
+        .map(|crate::protocol::Content::Text { text }| text.as_str())
         .collect()
 }
 

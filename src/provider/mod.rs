@@ -18,7 +18,9 @@ pub mod sse;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
-use crate::agent::types::{Message, StopReason, Usage};
+pub use crate::protocol::{StreamEvent, ToolSpec};
+
+use crate::protocol::Message;
 
 /// How every error for a reply that did not arrive whole ends, on every
 /// provider: a script can tell the case apart whatever the wire format.
@@ -28,17 +30,6 @@ pub const INCOMPLETE: &str = "the reply is incomplete";
 /// reply ended (OpenAI: `[DONE]` without a `finish_reason`; Anthropic:
 /// `message_stop` without a `stop_reason`). The same words on every provider.
 pub const NO_STOP_REASON: &str = "the stream ended without a stop reason; the reply is incomplete";
-
-/// A tool as the model is told about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    /// The name the model calls it by.
-    pub name: String,
-    /// What it does, for the model.
-    pub description: String,
-    /// A JSON Schema (an object schema) for its arguments.
-    pub parameters: Value,
-}
 
 /// Everything one provider request needs. Borrowed: providers serialize the
 /// body before their stream starts, so nothing is cloned per request.
@@ -52,57 +43,6 @@ pub struct Request<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
-}
-
-/// One decoded step of a streamed reply. Every wire format maps onto these;
-/// the loop turns them into the assistant message and `message_update`s.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StreamEvent {
-    /// Reply text, appended to the current text block (a new block opens
-    /// when the previous block is not text).
-    Text(String),
-    /// Reasoning text, appended to the current thinking block.
-    Thinking(String),
-    /// The signature of the current thinking block (Anthropic).
-    ThinkingSignature(String),
-    /// A whole reasoning block the provider encrypted (Anthropic
-    /// `redacted_thinking`): its opaque `data`, kept to be sent back
-    /// unchanged.
-    RedactedThinking(String),
-    /// A tool call opened. `key` is the provider's handle for it (OpenAI's
-    /// `index`, Anthropic's content block index); fragments name it again.
-    ToolCallStart {
-        /// The provider's handle for this call within the message.
-        key: usize,
-        /// The call's id.
-        id: String,
-        /// The tool's name.
-        name: String,
-    },
-    /// A fragment of a tool call's argument JSON.
-    ToolCallArgs {
-        /// The handle given in `ToolCallStart`.
-        key: usize,
-        /// The fragment, to be appended.
-        fragment: String,
-    },
-    /// Token usage (may arrive more than once; later values replace
-    /// earlier non-zero ones field by field).
-    Usage(Usage),
-    /// A failed attempt is retried after a delay (no byte of it was used).
-    Retry {
-        /// 1 for the first retry.
-        attempt: u32,
-        /// The wait before the retry.
-        delay_ms: u64,
-        /// Why the attempt failed, in words.
-        reason: String,
-    },
-    /// The reply is complete. The last event of a successful stream.
-    Done(StopReason),
-    /// The reply failed; the message ends with `stopReason: error`. The
-    /// last event of a failed stream. Never holds the API key.
-    Error(String),
 }
 
 /// A model the loop can ask. Dropping the returned stream cancels the

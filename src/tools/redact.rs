@@ -14,9 +14,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Tool, ToolError, ToolUpdates};
-use crate::agent::types::{Content, ToolOutput};
+use crate::protocol::{Content, ToolOutput, ToolSpec};
+use crate::provider::ApiKey;
 use crate::provider::http::redact;
-use crate::provider::{ApiKey, ToolSpec};
 
 /// A tool whose results never hold a known key.
 pub struct Redacted {
@@ -64,7 +64,7 @@ fn redact_value(value: &mut Value, keys: &[ApiKey]) {
 }
 
 impl Tool for Redacted {
-    fn spec(&self) -> &ToolSpec {
+    fn spec(&self) -> ToolSpec {
         self.inner.spec()
     }
 
@@ -99,12 +99,13 @@ impl Tool for Redacted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::testing::call;
     use serde_json::json;
 
     struct Leaky;
 
     impl Tool for Leaky {
-        fn spec(&self) -> &ToolSpec {
+        fn spec(&self) -> ToolSpec {
             unreachable!()
         }
 
@@ -127,18 +128,6 @@ mod tests {
                 })
             })
         }
-    }
-
-    async fn call(tool: &Redacted, args: Value) -> Result<ToolOutput, String> {
-        let (sink, _rx) = tokio::sync::mpsc::unbounded_channel();
-        tool.execute(
-            "c",
-            args,
-            CancellationToken::new(),
-            ToolUpdates::new(0, sink),
-        )
-        .await
-        .map_err(|error| error.to_string())
     }
 
     #[tokio::test]

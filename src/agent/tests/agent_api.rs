@@ -12,7 +12,7 @@ fn user_texts(messages: &[Message]) -> Vec<String> {
             Message::User(u) => u
                 .content
                 .first()
-                .map(|crate::agent::types::Content::Text { text }| text.clone()),
+                .map(|crate::protocol::Content::Text { text }| text.clone()),
             _ => None,
         })
         .collect()

@@ -156,7 +156,7 @@ async fn after_tool_call_replaces_fields() {
         after: Some(Box::new(|result| {
             assert!(result.is_error);
             Some(ResultOverride {
-                content: Some(vec![crate::agent::types::Content::text("rewritten")]),
+                content: Some(vec![crate::protocol::Content::text("rewritten")]),
                 is_error: Some(false),
                 ..ResultOverride::default()
             })

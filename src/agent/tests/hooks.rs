@@ -3,7 +3,7 @@
 //! run's cancellation token, inject messages before the next turn.
 
 use super::*;
-use crate::agent::types::{AssistantMessage, Content};
+use crate::protocol::{AssistantMessage, Content};
 use pretty_assertions::assert_eq;
 
 /// Replaces the arguments of every call, or fails `after_tool_call`, and
@@ -261,8 +261,8 @@ struct Detached {
 }
 
 impl Tool for Detached {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
     }
     fn execute<'a>(
         &'a self,

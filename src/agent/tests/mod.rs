@@ -18,13 +18,13 @@ use crate::agent::hooks::{
 };
 use crate::agent::tool_batch::ToolExecution;
 use crate::agent::tool_call::{BLOCKED, TRUNCATED_CALL, result_text};
-use crate::agent::types::{
-    AgentEvent, Block, Message, ResultOverride, StopReason, ToolCall, ToolOutput,
-    ToolResultMessage, TurnDecision,
-};
+use crate::agent::types::{AgentEvent, Block, ResultOverride, TurnDecision};
 use crate::agent::{Agent, AgentError, LoopConfig, QueueMode};
+use crate::protocol::{
+    Message, StopReason, StreamEvent, ToolCall, ToolOutput, ToolResultMessage, ToolSpec,
+};
 use crate::provider::faux::{FauxProvider, Script};
-use crate::provider::{Provider, Request, StreamEvent, ToolSpec};
+use crate::provider::{Provider, Request};
 use crate::tools::{Tool, ToolError, ToolUpdates};
 
 // ---------------------------------------------------------------- helpers
@@ -108,8 +108,8 @@ impl TestTool {
 }
 
 impl Tool for TestTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
     }
     fn sequential(&self) -> bool {
         self.sequential

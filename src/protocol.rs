@@ -1,0 +1,357 @@
+//! The shared vocabulary (SPEC 1.1, 1.3): the messages of a transcript and
+//! their content blocks, tool calls and what a tool returns, token usage,
+//! stop reasons, a tool as the model is told about it, and the decoded
+//! steps of a streamed reply. `agent`, `provider` and `tools` all speak it;
+//! it depends on none of them.
+//!
+//! Everything that leaves the process as JSON is serialized from these types
+//! in camelCase, the field names of Pi's agent runtime, so readers written
+//! for Pi's events read leash's too. Nothing here does I/O or keeps state.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Milliseconds since the Unix epoch: the `timestamp` of every message.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// One block of user-visible content: what users send and tools return.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Content {
+    /// Plain text.
+    Text {
+        /// The text itself.
+        text: String,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+}
+
+/// A tool call the model asked for, as one block of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ToolCall {
+    /// The provider's id for this call; the tool result answers it by id.
+    pub id: String,
+    /// Which tool the model wants.
+    pub name: String,
+    /// The arguments as the model sent them. Normally an object; when the
+    /// model's JSON did not parse this holds the raw text as a string so the
+    /// call fails validation instead of vanishing.
+    pub arguments: Value,
+}
+
+/// One block of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum AssistantContent {
+    /// Reply text.
+    Text {
+        /// The text itself.
+        text: String,
+    },
+    /// The model's reasoning, kept so providers that require it get it back.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// An opaque signature some providers attach and require verbatim.
+        /// For a redacted block: the encrypted reasoning itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        /// The provider encrypted this reasoning (Anthropic
+        /// `redacted_thinking`): `thinking` is a placeholder and `signature`
+        /// holds the data to send back (Pi's `redacted`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        redacted: bool,
+    },
+    /// A request to run a tool.
+    ToolCall(ToolCall),
+}
+
+/// Why an assistant message ended (SPEC 1.1).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// A complete answer.
+    #[default]
+    Stop,
+    /// Cut off by the output token limit.
+    Length,
+    /// The model wants tools to run.
+    ToolUse,
+    /// The provider or the stream failed; see `errorMessage`.
+    Error,
+    /// The run was aborted while this message streamed.
+    Aborted,
+}
+
+impl StopReason {
+    /// The spelling used on the wire and in messages to people.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+        }
+    }
+}
+
+/// Token counts as the provider reported them.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Prompt tokens not served from a cache.
+    pub input: u64,
+    /// Generated tokens.
+    pub output: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cache_read: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write: u64,
+    /// The sum of the four above.
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another message's usage to this one (for run totals).
+    pub fn add(&mut self, other: &Usage) {
+        // Saturating: the counts come from a server, which may send any number.
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+    }
+
+    /// Recomputes `total_tokens` from the parts.
+    pub fn with_total(mut self) -> Self {
+        self.total_tokens = self
+            .input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write);
+        self
+    }
+}
+
+/// A message from the user (the prompt, steering, follow-ups).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    /// What the user said.
+    pub content: Vec<Content>,
+    /// When the message was made.
+    pub timestamp: u64,
+}
+
+/// A message from the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    /// Text, thinking and tool-call blocks in the order the model produced them.
+    pub content: Vec<AssistantContent>,
+    /// Which provider produced it (`openai`, `anthropic`, `faux`).
+    pub provider: String,
+    /// Which model produced it.
+    pub model: String,
+    /// Tokens this request used.
+    pub usage: Usage,
+    /// Why the message ended.
+    pub stop_reason: StopReason,
+    /// What went wrong, for `error` and `aborted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// When the message was made.
+    pub timestamp: u64,
+}
+
+impl AssistantMessage {
+    /// The tool calls of this message, in the model's order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|block| match block {
+            AssistantContent::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+
+    /// Whether the model asked for any tool.
+    pub fn has_tool_calls(&self) -> bool {
+        self.tool_calls().next().is_some()
+    }
+
+    /// The reply text: every text block, joined.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let AssistantContent::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// The answer to one tool call, as the model will see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    /// Which call this answers (a batch may call one tool several times).
+    pub tool_call_id: String,
+    /// The tool's name, for people reading logs.
+    pub tool_name: String,
+    /// What the model sees; never null, an empty list when the tool gave none.
+    pub content: Vec<Content>,
+    /// Program-side data, never sent to the model.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+    /// Whether the call failed (blocked, unknown, invalid, or the tool erred).
+    pub is_error: bool,
+    /// How long `execute` ran; absent when it never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// When the message was made.
+    pub timestamp: u64,
+}
+
+impl ToolResultMessage {
+    /// The text of the result's content, joined.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for Content::Text { text } in &self.content {
+            out.push_str(text);
+        }
+        out
+    }
+}
+
+/// Any message of a run's transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    /// From the user.
+    User(UserMessage),
+    /// From the model.
+    Assistant(AssistantMessage),
+    /// From a tool.
+    ToolResult(ToolResultMessage),
+}
+
+impl Message {
+    /// A user message holding one text block.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message::User(UserMessage {
+            content: vec![Content::text(text)],
+            timestamp: now_ms(),
+        })
+    }
+
+    /// The role's name as it appears on the wire.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+        }
+    }
+}
+
+/// What a tool returns when it runs (SPEC 1.3).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: Vec<Content>,
+    /// Program-side data, never sent to the model.
+    pub details: Value,
+    /// Ask for no automatic request after this batch; honoured only when
+    /// every result of the batch asks.
+    pub terminate: bool,
+}
+
+impl ToolOutput {
+    /// An output holding one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![Content::text(text)],
+            ..ToolOutput::default()
+        }
+    }
+}
+
+/// A tool as the model is told about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// A JSON Schema (an object schema) for its arguments.
+    pub parameters: Value,
+}
+
+/// One decoded step of a streamed reply. Every wire format maps onto these;
+/// the loop turns them into the assistant message and `message_update`s.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Reply text, appended to the current text block (a new block opens
+    /// when the previous block is not text).
+    Text(String),
+    /// Reasoning text, appended to the current thinking block.
+    Thinking(String),
+    /// The signature of the current thinking block (Anthropic).
+    ThinkingSignature(String),
+    /// A whole reasoning block the provider encrypted (Anthropic
+    /// `redacted_thinking`): its opaque `data`, kept to be sent back
+    /// unchanged.
+    RedactedThinking(String),
+    /// A tool call opened. `key` is the provider's handle for it (OpenAI's
+    /// `index`, Anthropic's content block index); fragments name it again.
+    ToolCallStart {
+        /// The provider's handle for this call within the message.
+        key: usize,
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A fragment of a tool call's argument JSON.
+    ToolCallArgs {
+        /// The handle given in `ToolCallStart`.
+        key: usize,
+        /// The fragment, to be appended.
+        fragment: String,
+    },
+    /// Token usage (may arrive more than once; later values replace
+    /// earlier non-zero ones field by field).
+    Usage(Usage),
+    /// A failed attempt is retried after a delay (no byte of it was used).
+    Retry {
+        /// 1 for the first retry.
+        attempt: u32,
+        /// The wait before the retry.
+        delay_ms: u64,
+        /// Why the attempt failed, in words.
+        reason: String,
+    },
+    /// The reply is complete. The last event of a successful stream.
+    Done(StopReason),
+    /// The reply failed; the message ends with `stopReason: error`. The
+    /// last event of a failed stream. Never holds the API key.
+    Error(String),
+}

@@ -1,0 +1,153 @@
+//! Path resolution: a model-given path turned into the canonical path it
+//! names under the root, one name at a time, following symlinks by hand so
+//! nothing outside the root is ever looked at.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use super::{
+    MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_SYMLINK_HOPS, Sandbox, SandboxError, identity, io_error,
+    shown_path,
+};
+
+/// One step of a walk: a name to descend into, or up one level (only
+/// symlink targets produce these; the model's own `..` is refused).
+enum Step {
+    Name(OsString),
+    Up,
+}
+
+impl Sandbox {
+    /// The canonical path a model-given path names, inside the root, found
+    /// without touching anything outside the root. Not opened: use `open`.
+    pub(super) fn resolve(&self, path: &str) -> Result<PathBuf, SandboxError> {
+        let relative = self.check_path(path)?;
+        self.check_root()?;
+        self.walk(path, &relative)
+    }
+
+    /// The checks that need no file system: emptiness, NUL, length, `..`,
+    /// and an absolute path's prefix. Returns the path relative to the root.
+    fn check_path(&self, path: &str) -> Result<PathBuf, SandboxError> {
+        if path.is_empty() {
+            return Err(SandboxError::Empty);
+        }
+        if path.contains('\0') {
+            return Err(SandboxError::NulByte {
+                path: shown_path(path),
+            });
+        }
+        let p = Path::new(path);
+        let longest_name = p
+            .components()
+            .map(|c| c.as_os_str().len())
+            .max()
+            .unwrap_or(0);
+        if path.len() > MAX_PATH_BYTES || longest_name > MAX_NAME_BYTES {
+            return Err(SandboxError::TooLong {
+                path: shown_path(path),
+                len: path.len(),
+            });
+        }
+        if p.components().any(|c| c == Component::ParentDir) {
+            return Err(SandboxError::ParentDir {
+                path: shown_path(path),
+            });
+        }
+        if p.is_absolute() {
+            return self.strip_root(p).ok_or_else(|| SandboxError::Outside {
+                path: shown_path(path),
+            });
+        }
+        Ok(p.to_path_buf())
+    }
+
+    /// Refuses to go on when the root directory was swapped since `new`.
+    fn check_root(&self) -> Result<(), SandboxError> {
+        match fs::metadata(&self.root) {
+            Ok(meta) if meta.is_dir() && identity(&meta) == self.identity => Ok(()),
+            _ => Err(SandboxError::RootChanged),
+        }
+    }
+
+    /// An absolute path under the root (canonical or as given), made
+    /// relative to it. Purely lexical: nothing is looked up.
+    fn strip_root(&self, absolute: &Path) -> Option<PathBuf> {
+        if let Ok(rest) = absolute.strip_prefix(&self.root) {
+            return Some(rest.to_path_buf());
+        }
+        let given = self.given.as_ref()?;
+        absolute.strip_prefix(given).ok().map(Path::to_path_buf)
+    }
+
+    /// Follows `relative` from the root one name at a time. Symlinks are
+    /// read, never followed by the kernel; a target that leaves the root is
+    /// refused before it is looked at.
+    fn walk(&self, path: &str, relative: &Path) -> Result<PathBuf, SandboxError> {
+        let mut steps: Vec<Step> = Vec::new();
+        push_steps(&mut steps, relative).map_err(|()| SandboxError::Outside {
+            path: shown_path(path),
+        })?;
+        let mut current = self.root.clone();
+        let mut hops = 0usize;
+        while let Some(step) = steps.pop() {
+            let name = match step {
+                Step::Up => {
+                    if current == self.root {
+                        return Err(SandboxError::SymlinkOutside {
+                            path: shown_path(path),
+                        });
+                    }
+                    current.pop();
+                    continue;
+                }
+                Step::Name(name) => name,
+            };
+            let candidate = current.join(&name);
+            let meta = fs::symlink_metadata(&candidate)
+                .map_err(|source| io_error(shown_path(path), source))?;
+            if !meta.file_type().is_symlink() {
+                current = candidate;
+                continue;
+            }
+            hops += 1;
+            if hops > MAX_SYMLINK_HOPS {
+                return Err(SandboxError::SymlinkLoop {
+                    path: shown_path(path),
+                });
+            }
+            let target =
+                fs::read_link(&candidate).map_err(|source| io_error(shown_path(path), source))?;
+            let rest = if target.is_absolute() {
+                let Some(rest) = self.strip_root(&target) else {
+                    return Err(SandboxError::SymlinkOutside {
+                        path: shown_path(path),
+                    });
+                };
+                current = self.root.clone();
+                rest
+            } else {
+                target
+            };
+            push_steps(&mut steps, &rest).map_err(|()| SandboxError::SymlinkOutside {
+                path: shown_path(path),
+            })?;
+        }
+        Ok(current)
+    }
+}
+
+/// Pushes the components of a relative path onto the walk's stack so the
+/// first component is popped first. Fails on a root or prefix component.
+fn push_steps(steps: &mut Vec<Step>, relative: &Path) -> Result<(), ()> {
+    for component in relative.components().rev() {
+        match component {
+            Component::Normal(name) => steps.push(Step::Name(name.to_os_string())),
+            Component::ParentDir => steps.push(Step::Up),
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => return Err(()),
+        }
+    }
+    Ok(())
+}
