@@ -17,21 +17,16 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
-pub mod choices;
 pub mod cli;
-pub mod commands;
 pub mod config;
-pub mod config_file;
-pub mod guards;
-pub mod indicator;
-pub mod input;
 pub mod json_schema;
-pub mod manpage;
-pub mod outcome;
-pub mod output_schema;
 pub mod provider;
 pub mod render;
-pub mod runner;
-pub mod schema;
-pub mod sources;
+pub mod run;
 pub mod tools;
+
+// The paths of before the layout (issue 13), kept until the merge.
+pub use cli::{commands, man as manpage, schema};
+pub use config::{file as config_file, layers as sources, precedence as choices};
+pub use render::spinner as indicator;
+pub use run::{input, job as runner, limits as guards, outcome, output_schema};

@@ -7,6 +7,7 @@
 pub mod jsonl;
 pub mod lane;
 pub mod result;
+pub mod spinner;
 pub mod text;
 
 use std::io::Write;

@@ -9,6 +9,10 @@
 //! `leash -- man` — is still a prompt. [`command_tree`] joins both for
 //! completions and the man page.
 
+pub mod commands;
+pub mod man;
+pub mod schema;
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 

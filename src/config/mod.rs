@@ -8,6 +8,10 @@
 //! `choices`, shared with `leash config`. The API key is wrapped at once
 //! and never formatted.
 
+pub mod file;
+pub mod layers;
+pub mod precedence;
+
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
