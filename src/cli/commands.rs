@@ -21,17 +21,38 @@ use crate::cli::{
 };
 use crate::config::{self, Inputs};
 use crate::config_file::{ConfigFile, ConfigFileError, flag_keys};
+use crate::run::outcome::{Outcome, Status};
 use crate::runner::{self, Streams};
 use crate::schema::{SchemaKind, schema};
 use crate::sources::{Environment, ParseError, ParsedRun, Source, parse_flags, parse_run};
 
-/// Runs what `args` (program name first) ask for and returns the exit code.
+/// Runs what `args` (program name first) ask for and returns how it
+/// ended; `--help` and `--version` come back as the `clap::Error` that
+/// shows them, for `main` to print (see [`shown`]).
 pub fn main(
     args: Vec<OsString>,
     env: Environment,
     stderr_is_terminal: bool,
     streams: Streams,
-) -> Result<u8, clap::Error> {
+) -> Result<Outcome, clap::Error> {
+    dispatch(args, env, stderr_is_terminal, streams).map(Outcome)
+}
+
+/// How a run ends whose `--help` or `--version` clap printed.
+pub fn shown(error: &clap::Error) -> Outcome {
+    // Help and the version go to stdout; clap's own errors to stderr.
+    Outcome(match error.use_stderr() {
+        false => Status::Ok,
+        true => Status::Usage,
+    })
+}
+
+fn dispatch(
+    args: Vec<OsString>,
+    env: Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<Status, clap::Error> {
     match command_name(&args) {
         None => run(&args, &env, stderr_is_terminal, streams),
         Some("config") => show_config(&args, &env, stderr_is_terminal, streams),
@@ -39,7 +60,7 @@ pub fn main(
             Ok(matches) => {
                 let mut stdout = streams.stdout;
                 print_command(&matches, &mut stdout);
-                Ok(0)
+                Ok(Status::Ok)
             }
             Err(error) => refuse_args(error, &args, &env, streams),
         },
@@ -56,7 +77,7 @@ fn refuse_args(
     args: &[OsString],
     env: &Environment,
     streams: Streams,
-) -> Result<u8, clap::Error> {
+) -> Result<Status, clap::Error> {
     use clap::error::ErrorKind;
     if matches!(
         error.kind(),
@@ -143,7 +164,7 @@ fn run(
     env: &Environment,
     stderr_is_terminal: bool,
     streams: Streams,
-) -> Result<u8, clap::Error> {
+) -> Result<Status, clap::Error> {
     let (file, parsed) = match layered_parse(args, env) {
         Layered::Ok { file, parsed } => (file, parsed),
         Layered::Clap(error) => return refuse_args(error, args, env, streams),
@@ -180,10 +201,10 @@ fn run(
             .build()
         {
             Ok(runtime) => {
-                let code = runtime.block_on(runner::run(config, streams));
+                let status = runtime.block_on(runner::run(config, streams));
                 // A blocking task stuck in a system call must not hold the exit.
                 runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-                code
+                status
             }
             Err(error) => runner::report_usage_error(
                 format!("cannot start the async runtime: {error}"),
@@ -277,7 +298,7 @@ fn show_config(
     env: &Environment,
     stderr_is_terminal: bool,
     streams: Streams,
-) -> Result<u8, clap::Error> {
+) -> Result<Status, clap::Error> {
     if let Err(error) = command_tree().try_get_matches_from(args) {
         return refuse_args(error, args, env, streams);
     }
@@ -322,9 +343,9 @@ fn show_config(
     Ok(match failure {
         Some(message) => {
             let _ = writeln!(stderr, "leash: {message}");
-            2
+            Status::Usage
         }
-        None => 0,
+        None => Status::Ok,
     })
 }
 

@@ -8,7 +8,8 @@ use std::io::{self, Write};
 
 use clap_mangen::Man;
 
-use crate::cli::{COMMANDS, EXIT_CODES_HELP, command_tree};
+use crate::cli::{COMMANDS, SETTINGS_HELP, command_tree};
+use crate::run::outcome::exit_lines;
 
 /// Writes the page as roff.
 pub fn render(out: &mut dyn Write) -> io::Result<()> {
@@ -33,20 +34,12 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     for (name, args, about) in COMMANDS {
         item(out, &format!("{name} {args}"), about)?;
     }
-    let (codes, settings) = EXIT_CODES_HELP
-        .split_once("\n\n")
-        .unwrap_or((EXIT_CODES_HELP, ""));
     section(out, "EXIT STATUS")?;
-    for line in codes.lines().skip(1) {
-        let mut words = line.split_whitespace();
-        let (Some(code), Some(status)) = (words.next(), words.next()) else {
-            continue;
-        };
-        let meaning: Vec<&str> = words.collect();
-        item(out, &format!("{code} {status}"), &meaning.join(" "))?;
+    for (code, status, meaning) in exit_lines() {
+        item(out, &format!("{code} {status}"), &meaning)?;
     }
     section(out, "ENVIRONMENT")?;
-    paragraph(out, &settings.replace('\n', " "))?;
+    paragraph(out, &SETTINGS_HELP.replace('\n', " "))?;
     item(
         out,
         "NO_COLOR",

@@ -19,20 +19,11 @@ use std::path::PathBuf;
 use clap::builder::BoolishValueParser;
 use clap::{Arg, Command, CommandFactory, Parser, ValueEnum};
 
-/// The footer of `--help`: exit codes (SPEC 2.1) and where settings come from.
-pub const EXIT_CODES_HELP: &str = "\
-Exit codes:
-    0    ok              the final answer ended normally
-    1    error           provider or model error (HTTP error after retries, broken stream)
-    2    usage           bad flags or configuration: missing key, unreadable file, unknown provider
-    3    turn_limit      --max-turns reached while the model still asked for tools
-    4    terminated      the run ended after a terminated tool batch without an answer
-    5    length          the final answer was cut off by the output token limit
-    6    invalid_output  --output-schema: the reply is not valid after one corrective turn
-    7    budget          --max-tokens-total: the run used up its token budget
-    124  timeout         the --timeout abort timer fired
-    130  interrupted     SIGINT (143 for SIGTERM)
+use crate::run::outcome::exit_lines;
 
+/// Where settings come from: the second part of the `--help` footer, and
+/// the man page's ENVIRONMENT.
+pub const SETTINGS_HELP: &str = "\
 Settings, layer by layer, the first layer that sets one wins: the flag; the environment
 (LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --stdin and
 --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
@@ -42,6 +33,18 @@ the same names in lower case (max-turns = 8, api-key = \"...\"); the default. Th
 never sent to a base URL from a lower layer than the key's unless --trust-base-url.
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
 
+/// The footer of `--help`: the exit table (SPEC 2.1), then where settings
+/// come from.
+pub fn help_footer() -> String {
+    let mut footer = String::from("Exit codes:\n");
+    for (code, name, meaning) in exit_lines() {
+        footer.push_str(&format!("    {code:<5}{name:<16}{meaning}\n"));
+    }
+    footer.push('\n');
+    footer.push_str(SETTINGS_HELP);
+    footer
+}
+
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -49,7 +52,7 @@ never sent to a base URL from a lower layer than the key's unless --trust-base-u
     version,
     about = "One bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
     override_usage = "leash [OPTIONS] [PROMPT]\n       leash <COMMAND> [ARGS]",
-    after_help = EXIT_CODES_HELP,
+    after_help = help_footer(),
     // A repeated flag: the last one wins, so a wrapper can override.
     args_override_self = true
 )]
@@ -466,7 +469,11 @@ mod tests {
     #[test]
     fn help_lists_the_exit_codes() {
         let help = run_command().render_long_help().to_string();
-        for code in ["124  timeout", "130  interrupted", "3    turn_limit"] {
+        for code in [
+            "124  timeout",
+            "130  interrupted     SIGINT (143 for SIGTERM, 129 for SIGHUP)",
+            "3    turn_limit",
+        ] {
             assert!(help.contains(code), "{code} missing from help");
         }
     }

@@ -260,7 +260,7 @@ impl EventRenderer for JsonlRenderer {
     fn run_end(&mut self, report: &RunReport) {
         self.write(&WireEvent::RunEnd {
             status: report.status.as_str(),
-            exit_code: report.exit_code,
+            exit_code: report.status.code(),
             message: &report.message,
             turns: report.turns,
             usage: &report.usage,

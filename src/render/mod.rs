@@ -22,8 +22,6 @@ use crate::outcome::Status;
 pub struct RunReport {
     /// How the run ended.
     pub status: Status,
-    /// The process exit code.
-    pub exit_code: u8,
     /// Why, in words.
     pub message: String,
     /// The final reply text (may be empty).

@@ -50,7 +50,7 @@ impl<'a> JsonResult<'a> {
     pub fn new(report: &'a RunReport) -> Self {
         JsonResult {
             status: report.status.as_str(),
-            exit_code: report.exit_code,
+            exit_code: report.status.code(),
             reply: &report.reply,
             output: report.output.as_ref(),
             stop_reason: report.stop_reason,

@@ -15,7 +15,8 @@ use owo_colors::OwoColorize;
 use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent, Message};
 use crate::config::Terminal;
-use crate::indicator::Indicator;
+use crate::render::spinner::Indicator;
+use crate::run::outcome::Status;
 
 /// Writes the human-readable event lines.
 pub struct TextRenderer {
@@ -286,7 +287,7 @@ impl EventRenderer for TextRenderer {
 
     fn run_end(&mut self, report: &RunReport) {
         self.settle();
-        if report.exit_code != 0 {
+        if report.status != Status::Ok {
             let line = format!("leash: {}", inert(&report.message, MAX_LINE_CHARS));
             let line = match self.color {
                 true => line.red().bold().to_string(),
@@ -363,7 +364,6 @@ mod tests {
     fn failed_report() -> RunReport {
         RunReport {
             status: crate::outcome::Status::Error,
-            exit_code: 1,
             message: "it broke".into(),
             reply: String::new(),
             output: None,

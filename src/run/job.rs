@@ -66,8 +66,8 @@ impl Streams {
     }
 }
 
-/// Runs the job described by `config` and returns the process exit code.
-pub async fn run(config: Config, streams: Streams) -> u8 {
+/// Runs the job described by `config` and returns how it ended.
+pub async fn run(config: Config, streams: Streams) -> Status {
     let started = StdInstant::now();
     // A timeout too long for the clock (`--timeout 18446744073709551615`)
     // is no timer at all rather than an overflow panic.
@@ -85,9 +85,9 @@ pub async fn run(config: Config, streams: Streams) -> u8 {
         transcript: None,
         deadline,
     };
-    let code = job.execute(abort).await;
+    let status = job.execute(abort).await;
     watcher.abort();
-    code
+    status
 }
 
 struct Job {
@@ -187,7 +187,7 @@ async fn wait_for_lane<R>(
 }
 
 impl Job {
-    async fn execute(&mut self, mut abort: watch::Receiver<Option<AbortCause>>) -> u8 {
+    async fn execute(&mut self, mut abort: watch::Receiver<Option<AbortCause>>) -> Status {
         // Emptied first, so a stale reply never passes for this run's.
         if let Some(path) = &self.config.output_last_message {
             match File::create(path) {
@@ -197,7 +197,7 @@ impl Job {
                         "cannot write --output-last-message {}: {error}",
                         path.display()
                     );
-                    let report = self.report_without_run(Status::Usage, None, Some(message));
+                    let report = self.report_without_run(Status::Usage, Some(message));
                     return self.deliver(report, &mut abort).await;
                 }
             }
@@ -211,19 +211,18 @@ impl Job {
         let prompt = match prompt {
             Ok(prompt) => prompt,
             Err(cause) => {
-                let report = self.report_without_run(status_of_abort(cause), cause, None);
+                let report = self.report_without_run(outcome::status_of_abort(cause), None);
                 return self.deliver(report, &mut abort).await;
             }
         };
         let prompt = match prompt {
             Ok(prompt) => prompt,
             Err(InputError::Timeout) => {
-                let report =
-                    self.report_without_run(Status::Timeout, Some(AbortCause::Timeout), None);
+                let report = self.report_without_run(Status::Timeout, None);
                 return self.deliver(report, &mut abort).await;
             }
             Err(error) => {
-                let report = self.report_without_run(Status::Usage, None, Some(error.to_string()));
+                let report = self.report_without_run(Status::Usage, Some(error.to_string()));
                 return self.deliver(report, &mut abort).await;
             }
         };
@@ -238,7 +237,7 @@ impl Job {
         let (provider, tools, transcript) = match prepared {
             Ok(prepared) => prepared,
             Err(message) => {
-                let report = self.report_without_run(Status::Usage, None, Some(message));
+                let report = self.report_without_run(Status::Usage, Some(message));
                 return self.deliver(report, &mut abort).await;
             }
         };
@@ -340,10 +339,9 @@ impl Job {
                 .map(|limit| (guards.tokens_used, limit)),
             corrected: guards.corrected,
         };
-        let message = outcome::describe(status, cause, &detail);
+        let message = outcome::describe(status, &detail);
         RunReport {
             status,
-            exit_code: outcome::exit_code(status, cause),
             message,
             reply,
             output,
@@ -359,12 +357,7 @@ impl Job {
 
     /// The report of a run that never started (usage error, or stopped
     /// while reading stdin).
-    fn report_without_run(
-        &self,
-        status: Status,
-        cause: Option<AbortCause>,
-        error: Option<String>,
-    ) -> RunReport {
+    fn report_without_run(&self, status: Status, error: Option<String>) -> RunReport {
         let detail = Detail {
             error_message: error.as_deref(),
             timeout: self.config.timeout,
@@ -372,8 +365,7 @@ impl Job {
         };
         RunReport {
             status,
-            exit_code: outcome::exit_code(status, cause),
-            message: outcome::describe(status, cause, &detail),
+            message: outcome::describe(status, &detail),
             reply: String::new(),
             output: None,
             stop_reason: None,
@@ -394,20 +386,18 @@ impl Job {
         &mut self,
         report: RunReport,
         abort: &mut watch::Receiver<Option<AbortCause>>,
-    ) -> u8 {
-        let stopped_code = |abort: &watch::Receiver<Option<AbortCause>>| {
-            let cause = *abort.borrow();
-            outcome::exit_code(status_of_abort(cause), cause)
-        };
+    ) -> Status {
+        let stopped =
+            |abort: &watch::Receiver<Option<AbortCause>>| outcome::status_of_abort(*abort.borrow());
         let mut failures = Vec::new();
         if let Some(transcript) = self.transcript.take() {
             match wait_for_lane(transcript.call(|writer| writer.failure.take()), abort).await {
                 Waited::Done(failure) => failures.extend(failure),
                 Waited::Lost => {}
-                Waited::GaveUp => return stopped_code(abort),
+                Waited::GaveUp => return stopped(abort),
             }
         }
-        let code = report.exit_code;
+        let status = report.status;
         let output = self.config.output;
         let mut stdout = self.stdout.take().unwrap_or_else(|| Box::new(io::sink()));
         let last_message = self.last_message.take().map(|file| {
@@ -429,9 +419,9 @@ impl Job {
             )
         });
         match wait_for_lane(done, abort).await {
-            Waited::Done(code) => code,
-            Waited::Lost => code,
-            Waited::GaveUp => stopped_code(abort),
+            Waited::Done(status) => status,
+            Waited::Lost => status,
+            Waited::GaveUp => stopped(abort),
         }
     }
 
@@ -511,7 +501,7 @@ impl Job {
 /// then the `run_end` / "why" line on stderr. `failures` are writes that
 /// already failed (the transcript); with each new one the report changes
 /// before anything else is written, so every output tells the same story.
-/// Returns the exit code.
+/// Returns how the run ended, after the writes.
 fn finish_output(
     mut report: RunReport,
     failures: Vec<String>,
@@ -519,7 +509,7 @@ fn finish_output(
     output: OutputFormat,
     stdout: &mut dyn Write,
     last_message: Option<(&Path, &mut File)>,
-) -> u8 {
+) -> Status {
     for failure in failures {
         write_failed(&mut report, failure, renderer);
     }
@@ -544,7 +534,7 @@ fn finish_output(
         );
     }
     renderer.run_end(&report);
-    report.exit_code
+    report.status
 }
 
 /// A reader that went away (`| head -c1`) is not a failure of the run.
@@ -562,23 +552,20 @@ fn write_failed(report: &mut RunReport, failure: String, renderer: &mut dyn Even
         return;
     }
     report.status = status;
-    report.exit_code = outcome::exit_code(status, None);
     report.message = failure.clone();
     report.error_message = Some(failure);
 }
 
 /// Reports a configuration error found before any run could be built
-/// (exit 2), in the format the flags asked for.
+/// (`usage`), in the format the flags asked for.
 pub fn report_usage_error(
     message: String,
     events: EventsFormat,
     output: OutputFormat,
     streams: Streams,
-) -> u8 {
-    let status = Status::Usage;
+) -> Status {
     let report = RunReport {
-        status,
-        exit_code: outcome::exit_code(status, None),
+        status: Status::Usage,
         message: message.clone(),
         reply: String::new(),
         output: None,
@@ -620,13 +607,6 @@ fn last_batch_reason(messages: &[Message]) -> Option<String> {
     reason
 }
 
-fn status_of_abort(cause: Option<AbortCause>) -> Status {
-    match cause {
-        Some(AbortCause::Timeout) => Status::Timeout,
-        _ => Status::Interrupted,
-    }
-}
-
 /// Waits for the timer or a signal and publishes the cause. A second
 /// SIGINT, SIGTERM or SIGHUP while the run is winding down exits at once.
 async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Option<AbortCause>>) {
@@ -656,9 +636,10 @@ async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Option
         _ = hangup.recv() => AbortCause::Signal(Signal::Hangup),
     };
     cause.send_replace(Some(first));
-    tokio::select! {
-        _ = interrupt.recv() => std::process::exit(130),
-        _ = terminate.recv() => std::process::exit(143),
-        _ = hangup.recv() => std::process::exit(129),
-    }
+    let second = tokio::select! {
+        _ = interrupt.recv() => Signal::Interrupt,
+        _ = terminate.recv() => Signal::Terminate,
+        _ = hangup.recv() => Signal::Hangup,
+    };
+    std::process::exit(Status::Interrupted(second).code().into())
 }

@@ -3,13 +3,10 @@
 //!
 //! Nothing else in leash picks an exit code.
 
-use serde::Serialize;
-
 use crate::agent::types::{AssistantMessage, Message, StopReason};
 
 /// The ways a run can end, each with its own exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     /// The final assistant message ended with `stop`.
     Ok,
@@ -30,7 +27,7 @@ pub enum Status {
     /// The abort timer fired.
     Timeout,
     /// A signal stopped the run.
-    Interrupted,
+    Interrupted(Signal),
 }
 
 /// A signal that stops a run.
@@ -53,42 +50,171 @@ pub enum AbortCause {
     Signal(Signal),
 }
 
-impl Status {
-    /// The status's name in JSON (`ok`, `turn_limit`, ...).
-    pub fn as_str(self) -> &'static str {
+impl AbortCause {
+    /// The status of a run this stopped.
+    pub fn status(self) -> Status {
         match self {
-            Status::Ok => "ok",
-            Status::Error => "error",
-            Status::Usage => "usage",
-            Status::TurnLimit => "turn_limit",
-            Status::Terminated => "terminated",
-            Status::Length => "length",
-            Status::InvalidOutput => "invalid_output",
-            Status::Budget => "budget",
-            Status::Timeout => "timeout",
-            Status::Interrupted => "interrupted",
+            AbortCause::Timeout => Status::Timeout,
+            AbortCause::Signal(signal) => Status::Interrupted(signal),
         }
     }
 }
 
-/// The process exit code of a status: 128 + the signal's number for a
-/// signal (SIGHUP 129, SIGINT 130, SIGTERM 143).
-pub fn exit_code(status: Status, cause: Option<AbortCause>) -> u8 {
-    match status {
-        Status::Ok => 0,
-        Status::Error => 1,
-        Status::Usage => 2,
-        Status::TurnLimit => 3,
-        Status::Terminated => 4,
-        Status::Length => 5,
-        Status::InvalidOutput => 6,
-        Status::Budget => 7,
-        Status::Timeout => 124,
-        Status::Interrupted => match cause {
-            Some(AbortCause::Signal(Signal::Terminate)) => 143,
-            Some(AbortCause::Signal(Signal::Hangup)) => 129,
-            _ => 130,
-        },
+/// One line of the exit table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    /// The status.
+    pub status: Status,
+    /// The process exit code: 128 + the signal's number for a signal.
+    pub code: u8,
+    /// The status's name in JSON (`ok`, `turn_limit`, ...).
+    pub name: &'static str,
+    /// What it means, for `--help` and the man page.
+    pub meaning: &'static str,
+}
+
+const fn exit(status: Status, code: u8, name: &'static str, meaning: &'static str) -> Exit {
+    Exit {
+        status,
+        code,
+        name,
+        meaning,
+    }
+}
+
+/// The exit table (SPEC 2.1), in exit-code order: every status once, a
+/// signal's status once per signal. `--help`, the man page, the JSON
+/// Schemas, the `status`/`exitCode` fields and the process's exit code all
+/// read it; nothing else in leash picks an exit code.
+pub const EXITS: [Exit; 12] = [
+    exit(Status::Ok, 0, "ok", "the final answer ended normally"),
+    exit(
+        Status::Error,
+        1,
+        "error",
+        "provider or model error (HTTP error after retries, broken stream)",
+    ),
+    exit(
+        Status::Usage,
+        2,
+        "usage",
+        "bad flags or configuration: missing key, unreadable file, unknown provider",
+    ),
+    exit(
+        Status::TurnLimit,
+        3,
+        "turn_limit",
+        "--max-turns reached while the model still asked for tools",
+    ),
+    exit(
+        Status::Terminated,
+        4,
+        "terminated",
+        "the run ended after a terminated tool batch without an answer",
+    ),
+    exit(
+        Status::Length,
+        5,
+        "length",
+        "the final answer was cut off by the output token limit",
+    ),
+    exit(
+        Status::InvalidOutput,
+        6,
+        "invalid_output",
+        "--output-schema: the reply is not valid after one corrective turn",
+    ),
+    exit(
+        Status::Budget,
+        7,
+        "budget",
+        "--max-tokens-total: the run used up its token budget",
+    ),
+    exit(
+        Status::Timeout,
+        124,
+        "timeout",
+        "the --timeout abort timer fired",
+    ),
+    exit(
+        Status::Interrupted(Signal::Interrupt),
+        130,
+        "interrupted",
+        "SIGINT",
+    ),
+    exit(
+        Status::Interrupted(Signal::Terminate),
+        143,
+        "interrupted",
+        "SIGTERM",
+    ),
+    exit(
+        Status::Interrupted(Signal::Hangup),
+        129,
+        "interrupted",
+        "SIGHUP",
+    ),
+];
+
+impl Status {
+    /// This status's line of [`EXITS`].
+    pub fn exit(self) -> Exit {
+        EXITS
+            .into_iter()
+            .find(|exit| exit.status == self)
+            // Unreachable: a test checks that every status has its line.
+            .unwrap_or(exit(self, 1, "error", ""))
+    }
+
+    /// The process exit code (SIGHUP 129, SIGINT 130, SIGTERM 143).
+    pub fn code(self) -> u8 {
+        self.exit().code
+    }
+
+    /// The status's name in JSON (`ok`, `turn_limit`, ...).
+    pub fn as_str(self) -> &'static str {
+        self.exit().name
+    }
+}
+
+/// The distinct status names, in exit-code order (the `status` enum of
+/// the JSON Schemas).
+pub fn status_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for exit in EXITS {
+        if !names.contains(&exit.name) {
+            names.push(exit.name);
+        }
+    }
+    names
+}
+
+/// The exit table for `--help`: one line per status name; a name with
+/// several codes (a signal's) lists the others after the first.
+pub fn exit_lines() -> Vec<(String, &'static str, String)> {
+    let mut lines: Vec<(String, &'static str, String)> = Vec::new();
+    for exit in EXITS {
+        match lines.iter_mut().find(|(_, name, _)| *name == exit.name) {
+            Some((_, _, meaning)) => {
+                let more = format!("{} for {}", exit.code, exit.meaning);
+                *meaning = match meaning.split_once(" (") {
+                    Some(_) => format!("{}, {more})", meaning.trim_end_matches(')')),
+                    None => format!("{meaning} ({more})"),
+                };
+            }
+            None => lines.push((exit.code.to_string(), exit.name, exit.meaning.to_owned())),
+        }
+    }
+    lines
+}
+
+/// How the process ends: the code of a status, as `main` returns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome(pub Status);
+
+impl From<Outcome> for std::process::ExitCode {
+    fn from(outcome: Outcome) -> Self {
+        std::process::ExitCode::from(outcome.0.code())
     }
 }
 
@@ -140,10 +266,7 @@ pub fn decide_status(
     let aborted = last_assistant.is_some_and(|m| m.stop_reason == StopReason::Aborted)
         || (abort.is_some() && !answered);
     if aborted {
-        return match abort {
-            Some(AbortCause::Timeout) => Status::Timeout,
-            _ => Status::Interrupted,
-        };
+        return status_of_abort(abort);
     }
     let Some(last) = last_assistant else {
         return Status::Error;
@@ -170,8 +293,14 @@ pub fn decide_status(
     }
 }
 
+/// The status of a run stopped from outside; a run stopped for no known
+/// reason counts as interrupted by SIGINT.
+pub fn status_of_abort(cause: Option<AbortCause>) -> Status {
+    cause.map_or(Status::Interrupted(Signal::Interrupt), AbortCause::status)
+}
+
 /// The sentence for the last stderr line (and `run_end.message`).
-pub fn describe(status: Status, cause: Option<AbortCause>, detail: &Detail<'_>) -> String {
+pub fn describe(status: Status, detail: &Detail<'_>) -> String {
     match status {
         Status::Ok => "the run ended with an answer".to_owned(),
         Status::Error => format!(
@@ -211,11 +340,9 @@ pub fn describe(status: Status, cause: Option<AbortCause>, detail: &Detail<'_>) 
             Some(limit) => format!("timed out after {}", humantime::format_duration(limit)),
             None => "timed out".to_owned(),
         },
-        Status::Interrupted => match cause {
-            Some(AbortCause::Signal(Signal::Terminate)) => "terminated by SIGTERM".to_owned(),
-            Some(AbortCause::Signal(Signal::Hangup)) => "terminated by SIGHUP".to_owned(),
-            _ => "interrupted by SIGINT".to_owned(),
-        },
+        Status::Interrupted(Signal::Terminate) => "terminated by SIGTERM".to_owned(),
+        Status::Interrupted(Signal::Hangup) => "terminated by SIGHUP".to_owned(),
+        Status::Interrupted(Signal::Interrupt) => "interrupted by SIGINT".to_owned(),
     }
 }
 
@@ -283,7 +410,7 @@ mod tests {
         guards: GuardReport,
     ) -> (Status, u8) {
         let status = decide_status(messages, abort, guards);
-        (status, exit_code(status, abort))
+        (status, status.code())
     }
 
     #[test]
@@ -353,19 +480,19 @@ mod tests {
                 vec![user.clone(), assistant(StopReason::Aborted, false)],
                 interrupt,
                 none,
-                (Status::Interrupted, 130),
+                (Status::Interrupted(Signal::Interrupt), 130),
             ),
             (
                 vec![user.clone(), assistant(StopReason::Aborted, false)],
                 terminate,
                 none,
-                (Status::Interrupted, 143),
+                (Status::Interrupted(Signal::Terminate), 143),
             ),
             (
                 vec![user.clone(), assistant(StopReason::Aborted, false)],
                 hangup,
                 none,
-                (Status::Interrupted, 129),
+                (Status::Interrupted(Signal::Hangup), 129),
             ),
             // The timer fired just after the answer was complete.
             (
@@ -392,18 +519,18 @@ mod tests {
             ..Detail::default()
         };
         assert_eq!(
-            describe(Status::TurnLimit, None, &one),
+            describe(Status::TurnLimit, &one),
             "turn limit reached after 1 turn; task not confirmed complete"
         );
         assert_eq!(
-            describe(Status::Budget, None, &one),
+            describe(Status::Budget, &one),
             "token budget used up: 12 of 10 tokens after 1 turn"
         );
         let invalid = Detail {
             error_message: Some("not JSON"),
             ..Detail::default()
         };
-        let text = describe(Status::InvalidOutput, None, &invalid);
+        let text = describe(Status::InvalidOutput, &invalid);
         assert!(!text.contains("after one corrective turn"), "{text}");
         assert!(text.contains("no turn was left for a correction"), "{text}");
         let corrected = Detail {
@@ -411,12 +538,11 @@ mod tests {
             ..invalid
         };
         assert!(
-            describe(Status::InvalidOutput, None, &corrected)
+            describe(Status::InvalidOutput, &corrected)
                 .contains("after one corrective turn: not JSON")
         );
-        let hup = Some(AbortCause::Signal(Signal::Hangup));
         assert_eq!(
-            describe(Status::Interrupted, hup, &one),
+            describe(Status::Interrupted(Signal::Hangup), &one),
             "terminated by SIGHUP"
         );
     }
@@ -432,6 +558,66 @@ mod tests {
     fn statuses_have_their_wire_names() {
         assert_eq!(Status::TurnLimit.as_str(), "turn_limit");
         assert_eq!(Status::InvalidOutput.as_str(), "invalid_output");
-        assert_eq!(exit_code(Status::InvalidOutput, None), 6);
+        assert_eq!(Status::InvalidOutput.code(), 6);
+    }
+
+    /// A new status without its line in the table fails here.
+    fn every_status() -> Vec<Status> {
+        let all = |status: Status| match status {
+            Status::Ok
+            | Status::Error
+            | Status::Usage
+            | Status::TurnLimit
+            | Status::Terminated
+            | Status::Length
+            | Status::InvalidOutput
+            | Status::Budget
+            | Status::Timeout
+            | Status::Interrupted(Signal::Interrupt | Signal::Terminate | Signal::Hangup) => status,
+        };
+        [
+            Status::Ok,
+            Status::Error,
+            Status::Usage,
+            Status::TurnLimit,
+            Status::Terminated,
+            Status::Length,
+            Status::InvalidOutput,
+            Status::Budget,
+            Status::Timeout,
+            Status::Interrupted(Signal::Interrupt),
+            Status::Interrupted(Signal::Terminate),
+            Status::Interrupted(Signal::Hangup),
+        ]
+        .map(all)
+        .to_vec()
+    }
+
+    #[test]
+    fn the_exit_table_has_every_status_once_with_a_distinct_code() {
+        let statuses = every_status();
+        assert_eq!(EXITS.len(), statuses.len());
+        for status in statuses {
+            assert_eq!(EXITS.iter().filter(|e| e.status == status).count(), 1);
+        }
+        let mut codes: Vec<u8> = EXITS.iter().map(|e| e.code).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), EXITS.len());
+        assert_eq!(Status::Interrupted(Signal::Hangup).code(), 129);
+        assert_eq!(
+            Status::Interrupted(Signal::Terminate).as_str(),
+            "interrupted"
+        );
+        assert_eq!(status_names().len(), 10);
+        let interrupted = exit_lines().pop().unwrap();
+        assert_eq!(
+            interrupted,
+            (
+                "130".to_owned(),
+                "interrupted",
+                "SIGINT (143 for SIGTERM, 129 for SIGHUP)".to_owned()
+            )
+        );
     }
 }
