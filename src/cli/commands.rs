@@ -14,7 +14,7 @@ use clap::ValueEnum;
 
 use crate::choices::{
     SystemChoice, choose_api_key, choose_base_url, choose_model, choose_provider, choose_system,
-    decide_terminal, provider_variables,
+    decide_terminal, provider_info,
 };
 use crate::cli::{
     EventsFormat, OutputFormat, ProviderName, command_name, command_tree, run_command,
@@ -463,7 +463,7 @@ fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
         },
         None => Setting::new("api-key", None, Source::Unset).note(format!(
             "set LEASH_API_KEY or {}",
-            provider_variables(provider).key
+            provider_info(provider).key_variable
         )),
     }
 }

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use clap_mangen::Man;
 
 use crate::cli::{COMMANDS, SETTINGS_HELP, command_tree};
+use crate::config::file::variable_keys;
 use crate::run::outcome::exit_lines;
 
 /// Writes the page as roff.
@@ -49,8 +50,11 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     item(
         out,
         "$XDG_CONFIG_HOME/leash/config.toml, ~/.config/leash/config.toml",
-        "The optional config file; keys are the long flag names (model, max-turns, ...) \
-         and api-key, openai-api-key, anthropic-api-key, openai-base-url, anthropic-base-url.",
+        &format!(
+            "The optional config file; keys are the long flag names (model, max-turns, ...) \
+             and {}.",
+            variable_keys().join(", ")
+        ),
     )?;
     item(
         out,

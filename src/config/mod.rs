@@ -20,25 +20,17 @@ use std::time::Duration;
 use crate::agent::ToolExecution;
 use crate::choices::{
     KeyRedirect, SystemChoice, check_key_destination, choose_api_key, choose_base_url,
-    choose_model, choose_provider, choose_system, decide_terminal, provider_variables,
+    choose_model, choose_provider, choose_system, decide_terminal, provider_info,
 };
 use crate::cli::{Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
 use crate::config_file::ConfigFile;
 use crate::input::{FILE_LIMIT, FileReadError, StdinMode, read_text_file};
 use crate::output_schema::{OutputSchema, SchemaError};
+use crate::provider::catalog;
 use crate::provider::faux::{Script, ScriptError};
 use crate::provider::{ApiKey, HttpSettings};
 use crate::sources::{DotEnvStatus, Environment, Origins, Source};
 use crate::tools::sandbox::Sandbox;
-
-/// The default OpenAI model.
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1-mini";
-/// The default Anthropic model.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-/// The default OpenAI base URL (the provider's own, in one place).
-pub const DEFAULT_OPENAI_BASE: &str = crate::provider::openai::DEFAULT_BASE_URL;
-/// The default Anthropic base URL.
-pub const DEFAULT_ANTHROPIC_BASE: &str = "https://api.anthropic.com";
 
 /// The tools leash can give the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,9 +257,10 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
         .then(|| inputs.origins.source("trust_base_url"));
     let http = |provider: ProviderName| {
         let (base_url, url_source) = choose_base_url(&cli, inputs, provider);
+        let base_file_key = provider_info(provider).base_url_file_key();
         let base_id = match url_source == inputs.origins.source("base_url") {
             true => "base_url",
-            false => provider_variables(provider).base_file,
+            false => &*base_file_key,
         };
         let parsed = reqwest::Url::parse(&base_url)
             .ok()
@@ -288,10 +281,10 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
             None => None,
         };
         if api_key.is_none() && !is_loopback(&parsed) {
-            let variables = provider_variables(provider);
+            let info = provider_info(provider);
             return Err(ConfigError::MissingKey {
-                var: variables.key,
-                provider: variables.name,
+                var: info.key_variable,
+                provider: info.name,
             });
         }
         Ok(HttpSettings {
@@ -491,17 +484,13 @@ fn check_output_path(flag: &'static str, path: &Path) -> Result<(), ConfigError>
 /// Every key value the layers hold, whichever provider runs (see
 /// [`Config::known_keys`]).
 fn known_keys(inputs: &Inputs<'_>) -> Vec<ApiKey> {
-    let from_env = ["LEASH_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
-        .into_iter()
-        .filter_map(|name| inputs.env.get(name));
-    let from_file = ["api-key", "openai-api-key", "anthropic-api-key"]
-        .into_iter()
-        .filter_map(|key| {
-            inputs
-                .file
-                .and_then(|file| file.get(key))
-                .map(str::to_owned)
-        });
+    let from_env = catalog::key_variables().filter_map(|name| inputs.env.get(name));
+    let from_file = catalog::key_variables().filter_map(|variable| {
+        inputs
+            .file
+            .and_then(|file| file.get(&catalog::file_key(variable)))
+            .map(str::to_owned)
+    });
     from_env
         .chain(from_file)
         .map(|value| value.trim().to_owned())
@@ -686,7 +675,7 @@ mod tests {
             ),
             "http://file-openai.example"
         );
-        assert_eq!(url(&["hi"], &vars, None), DEFAULT_OPENAI_BASE);
+        assert_eq!(url(&["hi"], &vars, None), catalog::OPENAI.default_base_url);
     }
 
     #[test]
@@ -810,7 +799,7 @@ mod tests {
         let ProviderConfig::Anthropic(settings) = &config.provider else {
             panic!("not anthropic");
         };
-        assert_eq!(settings.base_url, DEFAULT_ANTHROPIC_BASE);
+        assert_eq!(settings.base_url, catalog::ANTHROPIC.default_base_url);
         assert_eq!(
             settings.api_key.as_ref().map(ApiKey::expose),
             Some("sk-ant-secret")
