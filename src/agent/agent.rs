@@ -171,13 +171,23 @@ impl Drop for Subscription {
 impl Agent {
     /// An idle agent with an empty transcript.
     pub fn new(provider: Arc<dyn Provider>, config: LoopConfig) -> Self {
+        Agent::with_queues(provider, config, QueueHandle::default())
+    }
+
+    /// An idle agent whose steering and follow-up queues are `queues`,
+    /// made before it so that its hooks can hold them from the start.
+    pub fn with_queues(
+        provider: Arc<dyn Provider>,
+        config: LoopConfig,
+        queues: QueueHandle,
+    ) -> Self {
         let (idle, _) = watch::channel(true);
         Agent {
             shared: Arc::new(Shared {
                 provider,
                 config: Mutex::new(config),
                 transcript: Mutex::new(Vec::new()),
-                queues: Arc::new(Queues::default()),
+                queues: queues.queues,
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
                 run: Mutex::new(None),
@@ -455,8 +465,9 @@ impl EventSink for RunSink<'_> {
     }
 }
 
-/// Queues messages into an agent's steering and follow-up queues.
-#[derive(Clone)]
+/// Queues messages into an agent's steering and follow-up queues. A new
+/// one (`default`) is a pair of empty queues for [`Agent::with_queues`].
+#[derive(Clone, Default)]
 pub struct QueueHandle {
     queues: Arc<Queues>,
 }

@@ -1,11 +1,11 @@
-//! Flags + environment + `.env` + config file → one validated [`Config`].
+//! Flags + environment + `.env` + config file → one validated [`RunPlan`].
 //! Every check that can fail before the run starts happens here, so a bad
 //! input is a usage error (exit 2) before any request is made.
 //!
 //! The layers come in as [`Inputs`] (the origin of each parsed flag, an
 //! environment, the config file): tests build a config without touching
 //! the process environment. The choices that weigh several layers live in
-//! `choices`, shared with `leash config`. The API key is wrapped at once
+//! `precedence`, shared with `leash config`. The API key is wrapped at once
 //! and never formatted.
 
 pub mod file;
@@ -16,6 +16,8 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::agent::ToolExecution;
 use crate::choices::{
@@ -29,6 +31,7 @@ use crate::output_schema::{OutputSchema, SchemaError};
 use crate::provider::catalog;
 use crate::provider::faux::{Script, ScriptError};
 use crate::provider::{ApiKey, HttpSettings};
+use crate::run::limits::Limits;
 use crate::sources::{DotEnvStatus, Environment, Origins, Source};
 use crate::tools::sandbox::Sandbox;
 
@@ -63,29 +66,30 @@ impl ProviderConfig {
     }
 }
 
-/// A validated run configuration.
+/// A run, resolved once from every layer and validated: nothing in it is
+/// a placeholder for the runner to fill in.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct RunPlan {
     /// The prompt as given on the command line (`None` or `-`: stdin).
     pub prompt: Option<String>,
     /// How stdin is treated.
     pub stdin: StdinMode,
     /// The system message (empty for none).
     pub system: String,
-    /// The provider.
+    /// The provider, with its endpoint, retry policy and request options
+    /// (the deadline and `--output-schema` included).
     pub provider: ProviderConfig,
     /// The model.
     pub model: String,
     /// The abort timer; `None` = never.
     pub timeout: Option<Duration>,
-    /// `--max-turns`.
-    pub max_turns: u32,
-    /// `--max-same-call`.
-    pub max_same_call: u32,
-    /// The tools offered to the model.
-    pub tools: Vec<ToolName>,
-    /// The root of the file tools.
-    pub root: PathBuf,
+    /// When the abort timer fires: `timeout` from the moment the run was
+    /// resolved; `None` for no timer (or one too long for the clock).
+    pub deadline: Option<Instant>,
+    /// The turn limit, the repeat guard, the budget, `--output-schema`.
+    pub limits: Limits,
+    /// The tools offered to the model, with their root; `None` for none.
+    pub tools: Option<FileTools>,
     /// Parallel or sequential batches.
     pub tool_execution: ToolExecution,
     /// Follow-up messages, delivered one at a time.
@@ -94,13 +98,10 @@ pub struct Config {
     pub events: EventsFormat,
     /// What stdout holds.
     pub output: OutputFormat,
-    /// Where to write the transcript.
+    /// Where to write the transcript (checked, not yet created).
     pub transcript: Option<PathBuf>,
-    /// `--output-schema`, compiled.
-    pub output_schema: Option<Arc<OutputSchema>>,
-    /// `--max-tokens-total`.
-    pub max_tokens_total: Option<u64>,
-    /// `--output-last-message`: where the reply is also written.
+    /// `--output-last-message`: where the reply is also written (checked,
+    /// not yet created).
     pub output_last_message: Option<PathBuf>,
     /// How stderr is used, decided once.
     pub terminal: Terminal,
@@ -108,6 +109,15 @@ pub struct Config {
     /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
     /// file's keys): tool results never show them.
     pub known_keys: Vec<ApiKey>,
+}
+
+/// The file tools of a run: which ones, and the root they may read.
+#[derive(Debug, Clone)]
+pub struct FileTools {
+    /// The tools, in `--tools` order.
+    pub names: Vec<ToolName>,
+    /// The root, opened once.
+    pub sandbox: Arc<Sandbox>,
 }
 
 /// What stderr may show beyond plain lines, decided once from the flags,
@@ -243,8 +253,8 @@ pub enum ConfigError {
     },
 }
 
-/// Resolves the layered flags into a config.
-pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
+/// Resolves the layered flags into the plan of a run.
+pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     if let DotEnvStatus::Failed(problem) = inputs.env.dotenv() {
         return Err(ConfigError::DotEnv(problem.clone()));
     }
@@ -252,6 +262,13 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
     let (provider_name, _) = choose_provider(&cli, inputs.origins);
     let (model, _) = choose_model(&cli, provider_name);
     let timeout = parse_timeout(&cli.timeout).map_err(named("timeout"))?;
+    // A timeout too long for the clock (`--timeout 18446744073709551615`)
+    // is no timer at all rather than an overflow panic.
+    let deadline = timeout.and_then(|timeout| Instant::now().checked_add(timeout));
+    let output_schema = match &cli.output_schema {
+        Some(path) => Some(Arc::new(load_schema(path).map_err(named("output_schema"))?)),
+        None => None,
+    };
     let trust = cli
         .trust_base_url
         .then(|| inputs.origins.source("trust_base_url"));
@@ -293,8 +310,8 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
             retries: cli.retries,
             max_tokens: cli.max_tokens,
             temperature: cli.temperature,
-            deadline: None,
-            output_schema: None,
+            deadline,
+            output_schema: output_schema.as_ref().map(|schema| schema.schema().clone()),
         })
     };
     let provider = match provider_name {
@@ -330,14 +347,14 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
     if stdin == StdinMode::Never && cli.prompt.as_deref().is_none_or(|p| p == "-") {
         return Err(ConfigError::NoPrompt);
     }
-    let output_schema = match &cli.output_schema {
-        Some(path) => Some(Arc::new(load_schema(path).map_err(named("output_schema"))?)),
-        None => None,
+    let names = parse_tools(&cli.tools).map_err(named("tools"))?;
+    let tools = match names.is_empty() {
+        true => None,
+        false => Some(FileTools {
+            names,
+            sandbox: Arc::new(open_root(&cli.root).map_err(named("root"))?),
+        }),
     };
-    let tools = parse_tools(&cli.tools).map_err(named("tools"))?;
-    if !tools.is_empty() {
-        check_root(&cli.root).map_err(named("root"))?;
-    }
     for (id, flag, path) in [
         ("transcript", "--transcript", &cli.transcript),
         (
@@ -352,17 +369,21 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
     }
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);
-    Ok(Config {
+    Ok(RunPlan {
         prompt: cli.prompt,
         stdin,
         system,
         provider,
         model,
         timeout,
-        max_turns: cli.max_turns,
-        max_same_call: cli.max_same_call,
+        deadline,
+        limits: Limits {
+            max_turns: cli.max_turns,
+            max_same_call: cli.max_same_call,
+            max_tokens_total: cli.max_tokens_total,
+            output_schema,
+        },
         tools,
-        root: cli.root,
         tool_execution: match cli.tool_execution {
             ToolExecutionArg::Parallel => ToolExecution::Parallel,
             ToolExecutionArg::Sequential => ToolExecution::Sequential,
@@ -371,8 +392,6 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<Config, ConfigError> {
         events,
         output: cli.output,
         transcript: cli.transcript,
-        output_schema,
-        max_tokens_total: cli.max_tokens_total,
         output_last_message: cli.output_last_message,
         terminal,
         known_keys: known_keys(inputs),
@@ -435,13 +454,11 @@ fn load_schema(path: &Path) -> Result<OutputSchema, ConfigError> {
 
 /// `--root` must be a directory the tools can open (checked again when
 /// the run builds its sandbox).
-fn check_root(root: &Path) -> Result<(), ConfigError> {
-    Sandbox::new(root)
-        .map(|_| ())
-        .map_err(|error| ConfigError::Root {
-            path: root.display().to_string(),
-            problem: error.to_string(),
-        })
+fn open_root(root: &Path) -> Result<Sandbox, ConfigError> {
+    Sandbox::new(root).map_err(|error| ConfigError::Root {
+        path: root.display().to_string(),
+        problem: error.to_string(),
+    })
 }
 
 /// An output file (`--transcript`, `--output-last-message`) must be
@@ -563,7 +580,7 @@ mod tests {
     use std::ffi::OsString;
     use std::path::Path;
 
-    fn resolve_with(args: &[&str], vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    fn resolve_with(args: &[&str], vars: &[(&str, &str)]) -> Result<RunPlan, ConfigError> {
         resolve_layered(args, vars, None, false)
     }
 
@@ -573,7 +590,7 @@ mod tests {
         vars: &[(&str, &str)],
         dotenv: &[&str],
         file: Option<&str>,
-    ) -> Result<Config, ConfigError> {
+    ) -> Result<RunPlan, ConfigError> {
         let env = Environment::from_pairs(vars, dotenv);
         resolve_in(args, &env, file, false)
     }
@@ -584,7 +601,7 @@ mod tests {
         vars: &[(&str, &str)],
         file: Option<&str>,
         stderr_is_terminal: bool,
-    ) -> Result<Config, ConfigError> {
+    ) -> Result<RunPlan, ConfigError> {
         resolve_in(
             args,
             &Environment::from_pairs(vars, &[]),
@@ -598,7 +615,7 @@ mod tests {
         env: &Environment,
         file: Option<&str>,
         stderr_is_terminal: bool,
-    ) -> Result<Config, ConfigError> {
+    ) -> Result<RunPlan, ConfigError> {
         let file = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
         let argv: Vec<OsString> = std::iter::once("leash")
             .chain(args.iter().copied())
@@ -616,7 +633,7 @@ mod tests {
         )
     }
 
-    fn settings(config: &Config) -> &HttpSettings {
+    fn settings(config: &RunPlan) -> &HttpSettings {
         match &config.provider {
             ProviderConfig::OpenAi(settings) | ProviderConfig::Anthropic(settings) => settings,
             ProviderConfig::Faux(_) => panic!("faux has no settings"),
@@ -687,7 +704,7 @@ mod tests {
             resolve_layered(&["--max-turns", "3", "hi"], &vars, Some(file), false).unwrap();
         assert_eq!(config.model, "claude-haiku-4-5");
         assert!(matches!(config.provider, ProviderConfig::Anthropic(_)));
-        assert_eq!(config.max_turns, 3);
+        assert_eq!(config.limits.max_turns, 3);
         assert_eq!(config.timeout, Some(Duration::from_secs(120)));
         assert_eq!(config.events, EventsFormat::Jsonl);
         // -q still means no events.
@@ -841,7 +858,7 @@ mod tests {
         assert_eq!(config.events, EventsFormat::None);
     }
 
-    fn key_of(config: &Config) -> Option<String> {
+    fn key_of(config: &RunPlan) -> Option<String> {
         settings(config)
             .api_key
             .as_ref()
@@ -1054,5 +1071,37 @@ mod tests {
         ];
         let error = resolve_with(&args, &[]).unwrap_err();
         assert!(matches!(error, ConfigError::SystemTwice));
+    }
+
+    #[test]
+    fn the_plan_is_complete_when_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = dir.path().join("schema.json");
+        std::fs::write(&schema, r#"{"type":"object"}"#).unwrap();
+        let schema = schema.display().to_string();
+        let plan = resolve_with(
+            &["--timeout", "30s", "--output-schema", &schema, "hi"],
+            &[("OPENAI_API_KEY", "k")],
+        )
+        .unwrap();
+        // The request options hold the deadline and the schema at once: no
+        // placeholder is left for the runner to fill in.
+        let http = settings(&plan);
+        assert!(plan.deadline.is_some());
+        assert_eq!(http.deadline, plan.deadline);
+        assert_eq!(
+            http.output_schema,
+            Some(serde_json::json!({"type": "object"}))
+        );
+        assert!(plan.limits.output_schema.is_some());
+        // The file tools come with their root, opened once.
+        let tools = plan.tools.as_ref().unwrap();
+        assert!(!tools.names.is_empty());
+        let plan = resolve_with(
+            &["--tools", "none", "--timeout", "0", "hi"],
+            &[("OPENAI_API_KEY", "k")],
+        )
+        .unwrap();
+        assert!(plan.tools.is_none() && plan.deadline.is_none());
     }
 }

@@ -9,6 +9,7 @@ pub mod lane;
 pub mod result;
 pub mod spinner;
 pub mod text;
+pub mod transcript;
 
 use std::io::Write;
 

@@ -7,3 +7,4 @@ pub mod job;
 pub mod limits;
 pub mod outcome;
 pub mod output_schema;
+pub mod signals;

@@ -237,9 +237,9 @@ pub fn turns(count: u32) -> String {
     }
 }
 
-/// What the run's guards saw, for the decision.
+/// What the run's limits saw, for the decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct GuardReport {
+pub struct LimitReport {
     /// The turn limit ended the run.
     pub turn_limit_reached: bool,
     /// The last tool batch asked to terminate (every result did).
@@ -256,7 +256,7 @@ pub struct GuardReport {
 pub fn decide_status(
     messages: &[Message],
     abort: Option<AbortCause>,
-    guards: GuardReport,
+    limits: LimitReport,
 ) -> Status {
     let last_assistant = final_assistant(messages);
     // An abort that lands after the final answer was complete does not
@@ -274,14 +274,14 @@ pub fn decide_status(
     if last.stop_reason == StopReason::Error {
         return Status::Error;
     }
-    if guards.budget_exhausted {
+    if limits.budget_exhausted {
         return Status::Budget;
     }
     if last.has_tool_calls() {
         // The run stopped right after a tool batch: either the batch
         // terminated (the repeat guard among others) or the limit ended it.
         // When both hold, the batch's own verdict is the more precise one.
-        return if guards.turn_limit_reached && !guards.batch_terminated {
+        return if limits.turn_limit_reached && !limits.batch_terminated {
             Status::TurnLimit
         } else {
             Status::Terminated
@@ -407,39 +407,39 @@ mod tests {
     fn decide(
         messages: &[Message],
         abort: Option<AbortCause>,
-        guards: GuardReport,
+        limits: LimitReport,
     ) -> (Status, u8) {
-        let status = decide_status(messages, abort, guards);
+        let status = decide_status(messages, abort, limits);
         (status, status.code())
     }
 
     #[test]
     fn every_ending_maps_to_its_status_and_code() {
-        let none = GuardReport::default();
+        let none = LimitReport::default();
         let user = Message::user_text("q");
         let stop = assistant(StopReason::Stop, false);
         let tools = [user.clone(), assistant(StopReason::ToolUse, true), result()];
-        let limit = GuardReport {
+        let limit = LimitReport {
             turn_limit_reached: true,
             ..none
         };
-        let terminated = GuardReport {
+        let terminated = LimitReport {
             batch_terminated: true,
             ..none
         };
-        let both = GuardReport {
+        let both = LimitReport {
             turn_limit_reached: true,
             batch_terminated: true,
             ..none
         };
-        let budget = GuardReport {
+        let budget = LimitReport {
             budget_exhausted: true,
             ..none
         };
         let interrupt = Some(AbortCause::Signal(Signal::Interrupt));
         let terminate = Some(AbortCause::Signal(Signal::Terminate));
         let hangup = Some(AbortCause::Signal(Signal::Hangup));
-        type Case = (Vec<Message>, Option<AbortCause>, GuardReport, (Status, u8));
+        type Case = (Vec<Message>, Option<AbortCause>, LimitReport, (Status, u8));
         let cases: Vec<Case> = vec![
             (
                 vec![user.clone(), stop.clone()],
