@@ -25,8 +25,6 @@ pub mod render;
 pub mod run;
 pub mod tools;
 
-// The paths of before the layout (issue 13), kept until the merge.
-pub use cli::{commands, man as manpage, schema};
-pub use config::{file as config_file, layers as sources, precedence as choices};
-pub use render::spinner as indicator;
-pub use run::{input, job as runner, limits as guards, outcome, output_schema};
+// A path of before the layout (issue 13) that another area still uses,
+// kept until the merge.
+pub use run::output_schema;

@@ -4,8 +4,9 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use leash::runner::Streams;
-use leash::sources::{Environment, env_file_choice, load_dotenv};
+use leash::config::dotenv::{env_file_choice, load_dotenv};
+use leash::config::layers::Environment;
+use leash::run::job::Streams;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();

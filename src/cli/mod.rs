@@ -364,7 +364,7 @@ pub fn command_tree() -> Command {
                 Arg::new("kind")
                     .value_name("KIND")
                     .required(true)
-                    .value_parser(clap::value_parser!(crate::schema::SchemaKind)),
+                    .value_parser(clap::value_parser!(crate::cli::schema::SchemaKind)),
             ),
         )
         .subcommand(Command::new("help").about(about("help")).arg(

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 
 use crate::cli::Cli;
-use crate::input::{FILE_LIMIT, FileReadError, read_text_file};
 use crate::provider::catalog;
+use crate::run::input::{FILE_LIMIT, FileReadError, read_text_file};
 
 /// Flags that choose the `.env` file, decided before the config file is
 /// read; they are not config keys.

@@ -6,10 +6,10 @@
 //! Nothing here reads files or the process environment.
 
 use crate::cli::{Cli, ColorChoice, EventsFormat, ProviderName};
+use crate::config::layers::{Origins, Source};
 use crate::config::{Inputs, Terminal};
 use crate::provider::ApiKey;
 use crate::provider::catalog::{self, ProviderInfo};
-use crate::sources::{Origins, Source};
 
 /// The table line of `provider` (the faux model reads no variables; it
 /// is given OpenAI's).

@@ -110,7 +110,7 @@ pub enum WireEvent<'a> {
     /// The last line: how the process ends.
     RunEnd {
         /// `ok`, `error`, `turn_limit`, ...
-        #[schemars(schema_with = "crate::schema::status_schema")]
+        #[schemars(schema_with = "crate::cli::schema::status_schema")]
         status: &'a str,
         /// The process exit code.
         exit_code: u8,

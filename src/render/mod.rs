@@ -15,7 +15,7 @@ use std::io::Write;
 
 use crate::agent::types::AgentEvent;
 use crate::cli::EventsFormat;
-use crate::outcome::Status;
+use crate::run::outcome::Status;
 
 /// The summary of a finished run, shared by `run_end`, the JSON result and
 /// the last stderr line.
@@ -28,7 +28,7 @@ pub struct RunReport {
     /// The final reply text (may be empty).
     pub reply: String,
     /// With `--output-schema`: the validated reply, as the model wrote it.
-    pub output: Option<crate::output_schema::ValidJson>,
+    pub output: Option<crate::run::output_schema::ValidJson>,
     /// The final assistant message's stop reason, if there was one.
     pub stop_reason: Option<crate::agent::types::StopReason>,
     /// The final error message, if any.

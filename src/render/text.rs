@@ -363,7 +363,7 @@ mod tests {
 
     fn failed_report() -> RunReport {
         RunReport {
-            status: crate::outcome::Status::Error,
+            status: crate::run::outcome::Status::Error,
             message: "it broke".into(),
             reply: String::new(),
             output: None,

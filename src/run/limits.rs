@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::agent::QueueHandle;
 use crate::agent::hooks::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
 use crate::agent::types::{AssistantMessage, Block, Message, StopReason, ToolCall, TurnDecision};
-use crate::outcome::LimitReport;
-use crate::output_schema::{OutputSchema, correction_message};
+use crate::run::outcome::LimitReport;
+use crate::run::output_schema::{OutputSchema, correction_message};
 
 /// The limits of one run, as the flags give them.
 #[derive(Debug, Clone)]

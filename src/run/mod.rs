@@ -7,4 +7,5 @@ pub mod job;
 pub mod limits;
 pub mod outcome;
 pub mod output_schema;
+pub mod report;
 pub mod signals;
