@@ -12,8 +12,10 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-use crate::cli::schema::{SchemaKind, schema};
-use crate::cli::{EventsFormat, OutputFormat, command_name, command_tree, run_command};
+use crate::cli::schema::schema;
+use crate::cli::{
+    CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree, run_command,
+};
 use crate::config::file::{ConfigFile, ConfigFileError};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
 use crate::config::show::{describe, render_settings};
@@ -51,11 +53,13 @@ fn dispatch(
 ) -> Result<Status, clap::Error> {
     match command_name(&args) {
         None => run(&args, &env, stderr_is_terminal, streams),
-        Some("config") => show_config(&args, &env, stderr_is_terminal, streams),
+        Some(CommandName::Config) => show_config(&args, &env, stderr_is_terminal, streams),
         Some(_) => match command_tree().try_get_matches_from(&args) {
             Ok(matches) => {
                 let mut stdout = streams.stdout;
-                print_command(&matches, &mut stdout);
+                if let Some(command) = PrintCommand::from_matches(&matches) {
+                    print_command(command, &mut stdout);
+                }
                 Ok(Status::Ok)
             }
             Err(error) => refuse_args(error, &args, &env, streams),
@@ -249,30 +253,26 @@ fn layered_parse(args: &[OsString], env: &Environment) -> Layered {
 
 /// `completions`, `man`, `schema`, `help`: text on stdout. A closed
 /// stdout (`leash man | head`) is not an error.
-fn print_command(matches: &clap::ArgMatches, stdout: &mut dyn Write) {
+fn print_command(command: PrintCommand, stdout: &mut dyn Write) {
     // Rendered whole first: the generators panic on a failed write.
     let mut text: Vec<u8> = Vec::new();
-    match matches.subcommand() {
-        Some(("completions", sub)) => {
-            if let Some(shell) = sub.get_one::<clap_complete::Shell>("shell") {
-                clap_complete::generate(*shell, &mut command_tree(), "leash", &mut text);
-            }
+    match command {
+        PrintCommand::Completions(shell) => {
+            clap_complete::generate(shell, &mut command_tree(), "leash", &mut text);
         }
-        Some(("man", _)) => {
+        PrintCommand::Man => {
             let _ = crate::cli::man::render(&mut text);
         }
-        Some(("schema", sub)) => {
-            if let Some(kind) = sub.get_one::<SchemaKind>("kind") {
-                let _ = serde_json::to_writer_pretty(&mut text, &schema(*kind));
-                text.push(b'\n');
-            }
+        PrintCommand::Schema(kind) => {
+            let _ = serde_json::to_writer_pretty(&mut text, &schema(kind));
+            text.push(b'\n');
         }
-        Some(("help", sub)) => {
-            let help = match sub.get_one::<String>("command") {
+        PrintCommand::Help(name) => {
+            let help = match name {
                 Some(name) => {
                     let mut tree = command_tree().bin_name("leash");
                     tree.build();
-                    tree.find_subcommand_mut(name)
+                    tree.find_subcommand_mut(&name)
                         .map(|command| command.render_help().to_string())
                         .unwrap_or_default()
                 }
@@ -280,7 +280,6 @@ fn print_command(matches: &clap::ArgMatches, stdout: &mut dyn Write) {
             };
             text.extend_from_slice(help.as_bytes());
         }
-        _ => {}
     }
     let _ = stdout.write_all(&text);
     let _ = stdout.flush();

@@ -32,8 +32,8 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     )?;
     man.render_options_section(out)?;
     section(out, "COMMANDS")?;
-    for (name, args, about) in COMMANDS {
-        item(out, &format!("{name} {args}"), about)?;
+    for (command, args, about) in COMMANDS {
+        item(out, &format!("{} {args}", command.name()), about)?;
     }
     section(out, "EXIT STATUS")?;
     for (code, status, meaning) in exit_lines() {

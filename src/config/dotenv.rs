@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use clap::parser::ValueSource;
 
-use crate::cli::run_command;
+use crate::cli::{CommandName, run_command};
 use crate::run::input::{FILE_LIMIT, FileReadError, read_text_file};
 
 /// Which `.env` to load, decided before the flags are fully parsed.
@@ -85,7 +85,7 @@ pub enum DotEnvError {
 /// reported by the real parse later.
 pub fn env_file_choice(args: &[OsString]) -> EnvFileChoice {
     let run_args: Vec<OsString> = match crate::cli::command_name(args) {
-        Some("config") => args
+        Some(CommandName::Config) => args
             .iter()
             .take(1)
             .chain(args.iter().skip(2))
