@@ -9,10 +9,15 @@
 //!
 //! Modules are the architecture: `agent` is the loop (pure loop, tool
 //! pipeline, stateful wrapper, types); `provider` the models (one file per
-//! wire format, plus SSE, HTTP and the scripted `faux`); `tools` the file
-//! tools and their sandbox; `render` the event writers and the result;
-//! `cli`, `config`, `input`, `guards`, `outcome` and `runner` the one-shot
-//! command around them.
+//! wire format, plus SSE, HTTP, the scripted `faux` and the provider
+//! table, `catalog`); `tools` the file tools and their sandbox. Around
+//! them, the one-shot command, in the order a run goes through it: `cli`
+//! (the clap definition, the commands, `schema`, `man`), `config` (layers,
+//! precedence, the config file, `.env`, `leash config`'s listing →
+//! one [`config::RunPlan`]), `run` (the job: prepare → run → report; the
+//! signals, stdin, the limits, `--output-schema`, and the outcome with the
+//! one exit table) and `render` (the event writers, the result, the
+//! transcript, the spinner).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

@@ -6,7 +6,7 @@
 //! variable (`model`, `max-turns`, `stream`, ...), plus the provider
 //! variables that are not flags (`api-key`, `openai-api-key`, ...). An
 //! unknown key or a value of the wrong kind is refused, so a typo never
-//! passes silently. Nothing here decides precedence; `sources` does.
+//! passes silently. Nothing here decides precedence; `layers` and `precedence` do.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

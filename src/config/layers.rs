@@ -4,7 +4,7 @@
 //!
 //! A setting is resolved layer by layer first and only then name by name
 //! within a layer: `.env`'s `LEASH_BASE_URL` never beats an exported
-//! `OPENAI_BASE_URL` ([`Source::layer`] orders them; `choices` applies it).
+//! `OPENAI_BASE_URL` ([`Source::layer`] orders them; `precedence` applies it).
 //!
 //! clap reads flags and `LEASH_*` variables and says which it used
 //! (`ArgMatches::value_source`); the config file fills in only what both
@@ -89,7 +89,7 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// The process environment, after [`load_dotenv`] merged `.env` under it.
+    /// The process environment, after [`load_dotenv`](crate::config::dotenv::load_dotenv) merged `.env` under it.
     pub fn process(dotenv: Result<DotEnv, DotEnvError>) -> Self {
         let (from_dotenv, status) = match dotenv {
             Ok(loaded) => (loaded.supplied, loaded.status),

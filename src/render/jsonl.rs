@@ -301,19 +301,7 @@ mod tests {
         assert_eq!(turn_end["message"], message_end["message"]);
     }
 
-    /// A writer the test can read back.
-    #[derive(Clone, Default)]
-    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::render::SharedBuffer as Shared;
 
     fn types(out: &Shared) -> Vec<String> {
         String::from_utf8(out.0.lock().unwrap().clone())

@@ -112,6 +112,25 @@ pub fn renderer(format: EventsFormat, out: Box<dyn Write + Send>) -> Box<dyn Eve
     }
 }
 
+/// A writer tests can read back.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct SharedBuffer(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -302,7 +302,6 @@ impl EventRenderer for TextRenderer {
 mod tests {
     use super::*;
     use crate::agent::types::{AssistantMessage, Content, ToolResultMessage};
-    use std::sync::{Arc, Mutex};
 
     #[test]
     fn tool_end_lines_show_status_duration_and_the_error() {
@@ -377,19 +376,7 @@ mod tests {
         }
     }
 
-    /// A writer the test can read back.
-    #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::render::SharedBuffer as Shared;
 
     impl Shared {
         fn text(&self) -> String {

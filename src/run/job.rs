@@ -1,9 +1,9 @@
 //! The one-shot job: a [`RunPlan`] in, how the run ended out, in three
-//! steps — [`Job::prepare`] (the outputs, the prompt, the agent with its
-//! limits), [`Job::run_agent`] (the prompt under the abort timer and
-//! signals) and the report ([`Job::report`], then [`Job::deliver`]: the
-//! result on stdout, the events and the "why" line on stderr). `main` only
-//! parses and calls [`run`].
+//! steps — `prepare` (the outputs, the prompt, the agent with its limits),
+//! `run_agent` (the prompt under the abort timer and signals) and the
+//! report (`report`, then `deliver` in [`crate::run::report`]: the result
+//! on stdout, the events and the "why" line on stderr). `main` only parses
+//! and calls [`run`].
 //!
 //! Whatever happens, the run ends with a report: a `run_end` line (JSONL)
 //! or a last stderr line in words on failure, and the result on stdout.
