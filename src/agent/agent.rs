@@ -174,8 +174,7 @@ impl Agent {
         Agent::with_queues(provider, config, QueueHandle::default())
     }
 
-    /// An idle agent whose steering and follow-up queues are `queues`,
-    /// made before it so that its hooks can hold them from the start.
+    /// An idle agent on `queues`, made first so its hooks can hold them.
     pub fn with_queues(
         provider: Arc<dyn Provider>,
         config: LoopConfig,
