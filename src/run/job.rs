@@ -17,6 +17,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant as StdInstant;
 
@@ -66,17 +67,12 @@ impl Streams {
 /// (exit 2) found while preparing it.
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
-    /// `--output-last-message` could not be created.
-    #[error("cannot write --output-last-message {path}: {source}")]
-    LastMessage {
-        /// The file.
-        path: String,
-        /// Why.
-        source: io::Error,
-    },
-    /// `--transcript` could not be created.
-    #[error("cannot write --transcript {path}: {source}")]
-    Transcript {
+    /// An output file (`--output-last-message`, `--transcript`) could not
+    /// be created.
+    #[error("cannot write {flag} {path}: {source}")]
+    Create {
+        /// The flag that named it.
+        flag: &'static str,
         /// The file.
         path: String,
         /// Why.
@@ -147,6 +143,20 @@ struct Prepared {
     _listeners: Vec<Subscription>,
 }
 
+/// The usage error of an output file `flag` names that could not be created.
+fn not_created<'a>(
+    flag: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> NotStarted + 'a {
+    move |source| {
+        NotStarted::Usage(UsageError::Create {
+            flag,
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
 /// The renderer of `--events`, using the terminal as the plan allows.
 fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn EventRenderer> {
     match plan.events {
@@ -167,12 +177,7 @@ impl Job {
     ) -> Result<Prepared, NotStarted> {
         // Emptied first, so a stale reply never passes for this run's.
         if let Some(path) = &self.plan.output_last_message {
-            let file = File::create(path).map_err(|source| {
-                NotStarted::Usage(UsageError::LastMessage {
-                    path: path.display().to_string(),
-                    source,
-                })
-            })?;
+            let file = File::create(path).map_err(not_created("--output-last-message", path))?;
             self.last_message = Some(file);
         }
         let read = input::read_prompt(
@@ -197,12 +202,7 @@ impl Job {
             self.events.submit(move |renderer| renderer.notice(&notice));
         }
         if let Some(path) = &self.plan.transcript {
-            let transcript = Transcript::create(path).map_err(|source| {
-                NotStarted::Usage(UsageError::Transcript {
-                    path: path.display().to_string(),
-                    source,
-                })
-            })?;
+            let transcript = Transcript::create(path).map_err(not_created("--transcript", path))?;
             self.transcript = Some(Lane::new("leash-transcript", transcript));
         }
 
