@@ -9,30 +9,28 @@
 //!
 //! Modules are the architecture: `agent` is the loop (pure loop, tool
 //! pipeline, stateful wrapper, types); `provider` the models (one file per
-//! wire format, plus SSE, HTTP and the scripted `faux`); `tools` the file
-//! tools and their sandbox; `render` the event writers and the result;
-//! `cli`, `config`, `input`, `guards`, `outcome` and `runner` the one-shot
-//! command around them.
+//! wire format, plus SSE, HTTP, the scripted `faux` and the provider
+//! table, `catalog`); `tools` the file tools and their sandbox. Around
+//! them, the one-shot command, in the order a run goes through it: `cli`
+//! (the clap definition, the commands, `schema`, `man`), `config` (layers,
+//! precedence, the config file, `.env`, `leash config`'s listing →
+//! one [`config::RunPlan`]), `run` (the job: prepare → run → report; the
+//! signals, stdin, the limits, `--output-schema`, and the outcome with the
+//! one exit table) and `render` (the event writers, the result, the
+//! transcript, the spinner).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
-pub mod choices;
 pub mod cli;
-pub mod commands;
 pub mod config;
-pub mod config_file;
-pub mod guards;
-pub mod indicator;
-pub mod input;
 pub mod json_schema;
-pub mod manpage;
-pub mod outcome;
-pub mod output_schema;
 pub mod protocol;
 pub mod provider;
 pub mod render;
-pub mod runner;
-pub mod schema;
-pub mod sources;
+pub mod run;
 pub mod tools;
+
+// A path of before the layout (issue 13) that another area still uses,
+// kept until the merge.
+pub use run::output_schema;

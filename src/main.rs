@@ -4,8 +4,9 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use leash::runner::Streams;
-use leash::sources::{Environment, env_file_choice, load_dotenv};
+use leash::config::dotenv::{env_file_choice, load_dotenv};
+use leash::config::layers::Environment;
+use leash::run::job::Streams;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -13,9 +14,14 @@ fn main() -> ExitCode {
     // what it supplied. A `.env` that cannot be loaded fails the run.
     let env = Environment::process(load_dotenv(&env_file_choice(&args)));
     let stderr_is_terminal = std::io::stderr().is_terminal();
-    match leash::commands::main(args, env, stderr_is_terminal, Streams::process()) {
-        Ok(code) => ExitCode::from(code),
-        // `--help` and `--version`: clap prints them and exits 0.
-        Err(error) => error.exit(),
-    }
+    let outcome =
+        match leash::cli::commands::main(args, env, stderr_is_terminal, Streams::process()) {
+            Ok(outcome) => outcome,
+            // `--help` and `--version`: clap prints them.
+            Err(shown) => {
+                let _ = shown.print();
+                leash::cli::commands::shown(&shown)
+            }
+        };
+    ExitCode::from(outcome)
 }

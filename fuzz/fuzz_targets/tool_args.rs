@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use leash::agent::types::{Message, StopReason};
-use leash::agent::{Agent, LoopConfig, ToolExecution};
-use leash::guards::RunGuards;
+use leash::agent::{Agent, LoopConfig, QueueHandle, ToolExecution};
+use leash::run::limits::{Limits, RunLimits};
 use leash::provider::{Provider, Request, StreamEvent};
 use leash::tools::Tool;
 use leash::tools::list_dir::ListDir;
@@ -84,7 +84,8 @@ fuzz_target!(|data: &[u8]| {
         Arc::new(ReadFile::new(Arc::clone(&sandbox))),
         Arc::new(ListDir::new(sandbox)),
     ];
-    let agent = Agent::new(
+    let queues = QueueHandle::default();
+    let agent = Agent::with_queues(
         provider,
         LoopConfig {
             model: "fuzz".into(),
@@ -95,8 +96,9 @@ fuzz_target!(|data: &[u8]| {
             } else {
                 ToolExecution::Sequential
             },
-            hooks: Arc::new(RunGuards::new(4, 1)),
+            hooks: Arc::new(RunLimits::new(Limits::new(4, 1), queues.clone())),
         },
+        queues,
     );
     let Ok(added) = futures::executor::block_on(agent.prompt(vec![Message::user_text("go")]))
     else {

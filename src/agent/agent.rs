@@ -172,13 +172,22 @@ impl Drop for Subscription {
 impl Agent {
     /// An idle agent with an empty transcript.
     pub fn new(provider: Arc<dyn Provider>, config: LoopConfig) -> Self {
+        Agent::with_queues(provider, config, QueueHandle::default())
+    }
+
+    /// An idle agent on `queues`, made first so its hooks can hold them.
+    pub fn with_queues(
+        provider: Arc<dyn Provider>,
+        config: LoopConfig,
+        queues: QueueHandle,
+    ) -> Self {
         let (idle, _) = watch::channel(true);
         Agent {
             shared: Arc::new(Shared {
                 provider,
                 config: Mutex::new(config),
                 transcript: Mutex::new(Vec::new()),
-                queues: Arc::new(Queues::default()),
+                queues: queues.queues,
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
                 run: Mutex::new(None),
@@ -456,8 +465,9 @@ impl EventSink for RunSink<'_> {
     }
 }
 
-/// Queues messages into an agent's steering and follow-up queues.
-#[derive(Clone)]
+/// Queues messages into an agent's steering and follow-up queues. A new
+/// one (`default`) is a pair of empty queues for [`Agent::with_queues`].
+#[derive(Clone, Default)]
 pub struct QueueHandle {
     queues: Arc<Queues>,
 }

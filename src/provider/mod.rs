@@ -9,6 +9,7 @@
 //! stream is dropped (that is how abort works).
 
 pub mod anthropic;
+pub mod catalog;
 pub mod faux;
 pub mod http;
 pub mod openai;

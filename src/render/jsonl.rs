@@ -110,7 +110,7 @@ pub enum WireEvent<'a> {
     /// The last line: how the process ends.
     RunEnd {
         /// `ok`, `error`, `turn_limit`, ...
-        #[schemars(schema_with = "crate::schema::status_schema")]
+        #[schemars(schema_with = "crate::cli::schema::status_schema")]
         status: &'a str,
         /// The process exit code.
         exit_code: u8,
@@ -260,7 +260,7 @@ impl EventRenderer for JsonlRenderer {
     fn run_end(&mut self, report: &RunReport) {
         self.write(&WireEvent::RunEnd {
             status: report.status.as_str(),
-            exit_code: report.exit_code,
+            exit_code: report.status.code(),
             message: &report.message,
             turns: report.turns,
             usage: &report.usage,
@@ -301,19 +301,7 @@ mod tests {
         assert_eq!(turn_end["message"], message_end["message"]);
     }
 
-    /// A writer the test can read back.
-    #[derive(Clone, Default)]
-    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::render::SharedBuffer as Shared;
 
     fn types(out: &Shared) -> Vec<String> {
         String::from_utf8(out.0.lock().unwrap().clone())

@@ -7,13 +7,15 @@
 pub mod jsonl;
 pub mod lane;
 pub mod result;
+pub mod spinner;
 pub mod text;
+pub mod transcript;
 
 use std::io::Write;
 
 use crate::agent::types::AgentEvent;
 use crate::cli::EventsFormat;
-use crate::outcome::Status;
+use crate::run::outcome::Status;
 
 /// The summary of a finished run, shared by `run_end`, the JSON result and
 /// the last stderr line.
@@ -21,14 +23,12 @@ use crate::outcome::Status;
 pub struct RunReport {
     /// How the run ended.
     pub status: Status,
-    /// The process exit code.
-    pub exit_code: u8,
     /// Why, in words.
     pub message: String,
     /// The final reply text (may be empty).
     pub reply: String,
     /// With `--output-schema`: the validated reply, as the model wrote it.
-    pub output: Option<crate::output_schema::ValidJson>,
+    pub output: Option<crate::run::output_schema::ValidJson>,
     /// The final assistant message's stop reason, if there was one.
     pub stop_reason: Option<crate::agent::types::StopReason>,
     /// The final error message, if any.
@@ -109,6 +109,25 @@ pub fn renderer(format: EventsFormat, out: Box<dyn Write + Send>) -> Box<dyn Eve
         EventsFormat::Text => Box::new(text::TextRenderer::new(out, true)),
         EventsFormat::None => Box::new(text::TextRenderer::new(out, false)),
         EventsFormat::Jsonl => Box::new(jsonl::JsonlRenderer::new(out)),
+    }
+}
+
+/// A writer tests can read back.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct SharedBuffer(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

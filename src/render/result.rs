@@ -10,14 +10,14 @@ use serde::Serialize;
 use super::RunReport;
 use crate::agent::types::{StopReason, Usage};
 use crate::cli::OutputFormat;
-use crate::outcome::Status;
+use crate::run::outcome::Status;
 
 /// The `--output json` object.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JsonResult<'a> {
     /// `ok`, `error`, `turn_limit`, ...
-    #[schemars(schema_with = "crate::schema::status_schema")]
+    #[schemars(schema_with = "crate::cli::schema::status_schema")]
     pub status: &'a str,
     /// The process exit code.
     pub exit_code: u8,
@@ -27,7 +27,7 @@ pub struct JsonResult<'a> {
     /// token as the model wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Value>")]
-    pub output: Option<&'a crate::output_schema::ValidJson>,
+    pub output: Option<&'a crate::run::output_schema::ValidJson>,
     /// The final assistant message's stop reason.
     pub stop_reason: Option<StopReason>,
     /// The error, when there is one.
@@ -50,7 +50,7 @@ impl<'a> JsonResult<'a> {
     pub fn new(report: &'a RunReport) -> Self {
         JsonResult {
             status: report.status.as_str(),
-            exit_code: report.exit_code,
+            exit_code: report.status.code(),
             reply: &report.reply,
             output: report.output.as_ref(),
             stop_reason: report.stop_reason,

@@ -15,7 +15,8 @@ use owo_colors::OwoColorize;
 use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent, Message};
 use crate::config::Terminal;
-use crate::indicator::Indicator;
+use crate::render::spinner::Indicator;
+use crate::run::outcome::Status;
 
 /// Writes the human-readable event lines.
 pub struct TextRenderer {
@@ -286,7 +287,7 @@ impl EventRenderer for TextRenderer {
 
     fn run_end(&mut self, report: &RunReport) {
         self.settle();
-        if report.exit_code != 0 {
+        if report.status != Status::Ok {
             let line = format!("leash: {}", inert(&report.message, MAX_LINE_CHARS));
             let line = match self.color {
                 true => line.red().bold().to_string(),
@@ -301,7 +302,6 @@ impl EventRenderer for TextRenderer {
 mod tests {
     use super::*;
     use crate::agent::types::{AssistantMessage, Content, ToolResultMessage};
-    use std::sync::{Arc, Mutex};
 
     #[test]
     fn tool_end_lines_show_status_duration_and_the_error() {
@@ -362,8 +362,7 @@ mod tests {
 
     fn failed_report() -> RunReport {
         RunReport {
-            status: crate::outcome::Status::Error,
-            exit_code: 1,
+            status: crate::run::outcome::Status::Error,
             message: "it broke".into(),
             reply: String::new(),
             output: None,
@@ -377,19 +376,7 @@ mod tests {
         }
     }
 
-    /// A writer the test can read back.
-    #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::render::SharedBuffer as Shared;
 
     impl Shared {
         fn text(&self) -> String {

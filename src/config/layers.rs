@@ -4,7 +4,7 @@
 //!
 //! A setting is resolved layer by layer first and only then name by name
 //! within a layer: `.env`'s `LEASH_BASE_URL` never beats an exported
-//! `OPENAI_BASE_URL` ([`Source::layer`] orders them; `choices` applies it).
+//! `OPENAI_BASE_URL` ([`Source::layer`] orders them; `precedence` applies it).
 //!
 //! clap reads flags and `LEASH_*` variables and says which it used
 //! (`ArgMatches::value_source`); the config file fills in only what both
@@ -15,14 +15,13 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fmt;
-use std::path::{Path, PathBuf};
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
 use crate::cli::{Cli, run_command};
-use crate::config_file::{ConfigFile, ConfigFileError};
-use crate::input::{FILE_LIMIT, FileReadError, read_text_file};
+use crate::config::dotenv::{DotEnv, DotEnvError, DotEnvStatus};
+use crate::config::file::{ConfigFile, ConfigFileError};
 
 /// Where one setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +89,7 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// The process environment, after [`load_dotenv`] merged `.env` under it.
+    /// The process environment, after [`load_dotenv`](crate::config::dotenv::load_dotenv) merged `.env` under it.
     pub fn process(dotenv: Result<DotEnv, DotEnvError>) -> Self {
         let (from_dotenv, status) = match dotenv {
             Ok(loaded) => (loaded.supplied, loaded.status),
@@ -145,181 +144,6 @@ impl Environment {
             Source::DotEnv(name.to_owned())
         } else {
             Source::Env(name.to_owned())
-        }
-    }
-}
-
-/// Which `.env` to load, decided before the flags are fully parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnvFileChoice {
-    /// `.env` in the working directory or the nearest parent holding one.
-    Search,
-    /// `--env-file PATH` (or `LEASH_ENV_FILE`): this file, which must exist.
-    Path(PathBuf),
-    /// `--no-env-file` (or `LEASH_NO_ENV_FILE`): none; the text says which.
-    Off(&'static str),
-}
-
-/// What became of `.env`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DotEnvStatus {
-    /// This file was loaded.
-    Loaded(PathBuf),
-    /// None was found.
-    NotFound,
-    /// Loading was turned off (by the flag or the variable named).
-    Off(&'static str),
-    /// It could not be loaded: a usage error of every run.
-    Failed(String),
-}
-
-impl fmt::Display for DotEnvStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DotEnvStatus::Loaded(path) => write!(f, "{} (loaded)", path.display()),
-            DotEnvStatus::NotFound => f.write_str("none found"),
-            DotEnvStatus::Off(by) => write!(f, "not loaded ({by})"),
-            DotEnvStatus::Failed(problem) => write!(f, "not loaded: {problem}"),
-        }
-    }
-}
-
-/// A loaded `.env`: its status and the names it supplied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DotEnv {
-    /// Which file, if any.
-    pub status: DotEnvStatus,
-    /// The variables it set (those the environment did not already have).
-    pub supplied: HashSet<String>,
-}
-
-/// A `.env` that could not be loaded: a usage error (exit 2).
-#[derive(Debug, thiserror::Error)]
-pub enum DotEnvError {
-    /// The file could not be read, or is too large.
-    #[error("cannot read the env file {path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// Why.
-        source: FileReadError,
-    },
-    /// A line of it is not `NAME=value`.
-    #[error("env file {path}: {message} (pass --no-env-file to skip it)")]
-    Syntax {
-        /// The file.
-        path: String,
-        /// What dotenvy said.
-        message: String,
-    },
-}
-
-/// Decides from the command line and the process environment (before any
-/// `.env` is loaded, so a `.env` cannot choose itself) which `.env` to
-/// load. The flag beats the variable; `--no-env-file` beats `--env-file`
-/// within a layer. Parsing is best-effort: a bad flag elsewhere is
-/// reported by the real parse later.
-pub fn env_file_choice(args: &[OsString]) -> EnvFileChoice {
-    let run_args: Vec<OsString> = match crate::cli::command_name(args) {
-        Some("config") => args
-            .iter()
-            .take(1)
-            .chain(args.iter().skip(2))
-            .cloned()
-            .collect(),
-        Some(_) => return EnvFileChoice::Off("not a run"),
-        None => args.to_vec(),
-    };
-    let Ok(matches) = run_command()
-        .ignore_errors(true)
-        .try_get_matches_from(&run_args)
-    else {
-        return EnvFileChoice::Search;
-    };
-    let source = |id: &str| match matches.value_source(id) {
-        Some(ValueSource::CommandLine) => 0,
-        Some(ValueSource::EnvVariable) => 1,
-        _ => 2,
-    };
-    // `try_get_one`: after an ignored error clap may not have filled in
-    // the defaults.
-    let off = matches
-        .try_get_one::<bool>("no_env_file")
-        .ok()
-        .flatten()
-        .is_some_and(|on| *on)
-        .then(|| source("no_env_file"));
-    let path = matches
-        .try_get_one::<PathBuf>("env_file")
-        .ok()
-        .flatten()
-        .cloned();
-    match (off, path) {
-        (Some(off), Some(path)) if source("env_file") < off => EnvFileChoice::Path(path),
-        (Some(0), _) => EnvFileChoice::Off("--no-env-file"),
-        (Some(_), _) => EnvFileChoice::Off("LEASH_NO_ENV_FILE"),
-        (None, Some(path)) => EnvFileChoice::Path(path),
-        (None, None) => EnvFileChoice::Search,
-    }
-}
-
-/// The `.env` the search finds: in the working directory or the nearest
-/// parent that has one.
-fn find_dotenv() -> Option<PathBuf> {
-    let cwd = std::env::current_dir().ok()?;
-    cwd.ancestors()
-        .map(|dir| dir.join(".env"))
-        .find(|path| path.is_file())
-}
-
-/// Loads the chosen `.env` under the process environment (a variable
-/// already set wins) and says which names it supplied. The file is read
-/// with the same size cap as every file input.
-pub fn load_dotenv(choice: &EnvFileChoice) -> Result<DotEnv, DotEnvError> {
-    let path = match choice {
-        EnvFileChoice::Off(by) => return Ok(DotEnv::none(DotEnvStatus::Off(by))),
-        EnvFileChoice::Path(path) => path.clone(),
-        EnvFileChoice::Search => match find_dotenv() {
-            Some(path) => path,
-            None => return Ok(DotEnv::none(DotEnvStatus::NotFound)),
-        },
-    };
-    let text = read_text_file(&path, FILE_LIMIT).map_err(|source| DotEnvError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let supplied: HashSet<String> = parse_dotenv(&path, &text)?
-        .into_iter()
-        .map(|(name, _)| name)
-        .filter(|name| std::env::var_os(name).is_none())
-        .collect();
-    // dotenvy sets what is not set yet (the environment wins); the text
-    // parsed above, so this cannot fail half-way.
-    dotenvy::from_read(text.as_bytes()).map_err(|error| DotEnvError::Syntax {
-        path: path.display().to_string(),
-        message: error.to_string(),
-    })?;
-    Ok(DotEnv {
-        status: DotEnvStatus::Loaded(std::path::absolute(&path).unwrap_or(path)),
-        supplied,
-    })
-}
-
-/// The `NAME=value` pairs of a `.env` text.
-fn parse_dotenv(path: &Path, text: &str) -> Result<Vec<(String, String)>, DotEnvError> {
-    dotenvy::from_read_iter(text.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| DotEnvError::Syntax {
-            path: path.display().to_string(),
-            message: error.to_string(),
-        })
-}
-
-impl DotEnv {
-    fn none(status: DotEnvStatus) -> Self {
-        DotEnv {
-            status,
-            supplied: HashSet::new(),
         }
     }
 }
@@ -517,86 +341,4 @@ fn file_error(file: &ConfigFile, error: &clap::Error) -> ParseError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::Path;
-
-    fn args(list: &[&str]) -> Vec<OsString> {
-        std::iter::once("leash")
-            .chain(list.iter().copied())
-            .map(OsString::from)
-            .collect()
-    }
-
-    fn file(text: &str) -> ConfigFile {
-        ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap()
-    }
-
-    #[test]
-    fn the_file_fills_in_only_what_the_command_line_left_at_the_default() {
-        let env = Environment::from_pairs(&[], &[]);
-        let file = file("model = \"from-file\"\nmax-turns = 9\nstream = true\n");
-        let run = parse_run(&args(&["-m", "from-flag", "hi"]), &env, Some(&file)).unwrap();
-        assert_eq!(run.cli.model.as_deref(), Some("from-flag"));
-        assert_eq!(run.origins.source("model"), Source::Flag);
-        assert_eq!(run.cli.max_turns, 9);
-        assert_eq!(run.origins.source("max_turns"), Source::File);
-        assert!(run.cli.stream);
-        assert_eq!(run.origins.source("stream"), Source::File);
-        assert_eq!(run.cli.retries, 2);
-        assert_eq!(run.origins.source("retries"), Source::Default);
-        assert_eq!(run.origins.raw("retries"), Some("2"));
-        assert_eq!(run.cli.prompt.as_deref(), Some("hi"));
-        assert_eq!(run.origins.source("system"), Source::Unset);
-    }
-
-    #[test]
-    fn a_prompt_that_looks_like_a_flag_value_stays_the_prompt() {
-        let env = Environment::from_pairs(&[], &[]);
-        let file = file("system = \"--be terse\"\n");
-        let run = parse_run(&args(&["--", "-q"]), &env, Some(&file)).unwrap();
-        assert_eq!(run.cli.system.as_deref(), Some("--be terse"));
-        assert_eq!(run.cli.prompt.as_deref(), Some("-q"));
-        assert!(!run.cli.quiet);
-    }
-
-    #[test]
-    fn a_flag_beats_a_conflicting_file_value() {
-        let env = Environment::from_pairs(&[], &[]);
-        let file = file("system-file = \"prompt.md\"\n");
-        let run = parse_run(&args(&["-s", "inline", "hi"]), &env, Some(&file)).unwrap();
-        assert_eq!(
-            crate::choices::choose_system(&run.cli, &run.origins),
-            crate::choices::SystemChoice::Text("inline")
-        );
-    }
-
-    #[test]
-    fn a_bad_file_value_is_named_with_its_file_and_key() {
-        let env = Environment::from_pairs(&[], &[]);
-        let file = file("max-turns = 0\n");
-        let error = parse_run(&args(&["hi"]), &env, Some(&file))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("config file /c/config.toml: max-turns: invalid value '0'"),
-            "{error}"
-        );
-        assert!(!error.contains('\n'));
-    }
-
-    #[test]
-    fn dotenv_variables_are_told_apart() {
-        let env = Environment::from_pairs(&[("A", "1"), ("B", "2"), ("C", " ")], &["B"]);
-        assert_eq!(
-            env.non_empty("A"),
-            Some(("1".into(), Source::Env("A".into())))
-        );
-        assert_eq!(
-            env.non_empty("B"),
-            Some(("2".into(), Source::DotEnv("B".into())))
-        );
-        assert_eq!(env.non_empty("C"), None);
-        assert_eq!(Source::DotEnv("B".into()).to_string(), ".env B");
-    }
-}
+mod tests;

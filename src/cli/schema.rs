@@ -11,9 +11,9 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{Schema, json_schema};
 use serde_json::Value;
 
-use crate::outcome::Status;
 use crate::render::jsonl::{SCHEMA_VERSION, WireEvent};
 use crate::render::result::JsonResult;
+use crate::run::outcome::status_names;
 
 /// Which schema `leash schema` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -49,24 +49,10 @@ pub fn schema(kind: SchemaKind) -> Value {
     schema.to_value()
 }
 
-/// Every status a run can end with, in exit-code order.
-const STATUSES: [Status; 10] = [
-    Status::Ok,
-    Status::Error,
-    Status::Usage,
-    Status::TurnLimit,
-    Status::Terminated,
-    Status::Length,
-    Status::InvalidOutput,
-    Status::Budget,
-    Status::Timeout,
-    Status::Interrupted,
-];
-
 /// The schema of a `status` field: one of the status names. (`Status` is
 /// written as a string by the renderers, so its schema is given here.)
 pub fn status_schema(_: &mut SchemaGenerator) -> Schema {
-    let names: Vec<&str> = STATUSES.iter().map(|status| status.as_str()).collect();
+    let names = status_names();
     json_schema!({
         "type": "string",
         "enum": names,
@@ -77,29 +63,6 @@ pub fn status_schema(_: &mut SchemaGenerator) -> Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A compile-time reminder: a new `Status` must be added to `STATUSES`.
-    fn position(status: Status) -> usize {
-        match status {
-            Status::Ok => 0,
-            Status::Error => 1,
-            Status::Usage => 2,
-            Status::TurnLimit => 3,
-            Status::Terminated => 4,
-            Status::Length => 5,
-            Status::InvalidOutput => 6,
-            Status::Budget => 7,
-            Status::Timeout => 8,
-            Status::Interrupted => 9,
-        }
-    }
-
-    #[test]
-    fn every_status_is_listed_once() {
-        for (index, status) in STATUSES.iter().enumerate() {
-            assert_eq!(position(*status), index);
-        }
-    }
 
     #[test]
     fn the_event_schema_is_a_one_of_over_every_event_type() {

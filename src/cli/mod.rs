@@ -9,26 +9,22 @@
 //! `leash -- man` — is still a prompt. [`command_tree`] joins both for
 //! completions and the man page.
 
+pub mod commands;
+pub mod man;
+pub mod schema;
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::builder::BoolishValueParser;
 use clap::{Arg, Command, CommandFactory, Parser, ValueEnum};
 
-/// The footer of `--help`: exit codes (SPEC 2.1) and where settings come from.
-pub const EXIT_CODES_HELP: &str = "\
-Exit codes:
-    0    ok              the final answer ended normally
-    1    error           provider or model error (HTTP error after retries, broken stream)
-    2    usage           bad flags or configuration: missing key, unreadable file, unknown provider
-    3    turn_limit      --max-turns reached while the model still asked for tools
-    4    terminated      the run ended after a terminated tool batch without an answer
-    5    length          the final answer was cut off by the output token limit
-    6    invalid_output  --output-schema: the reply is not valid after one corrective turn
-    7    budget          --max-tokens-total: the run used up its token budget
-    124  timeout         the --timeout abort timer fired
-    130  interrupted     SIGINT (143 for SIGTERM)
+use crate::cli::schema::SchemaKind;
+use crate::run::outcome::exit_lines;
 
+/// Where settings come from: the second part of the `--help` footer, and
+/// the man page's ENVIRONMENT.
+pub const SETTINGS_HELP: &str = "\
 Settings, layer by layer, the first layer that sets one wins: the flag; the environment
 (LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --stdin and
 --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
@@ -38,6 +34,18 @@ the same names in lower case (max-turns = 8, api-key = \"...\"); the default. Th
 never sent to a base URL from a lower layer than the key's unless --trust-base-url.
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
 
+/// The footer of `--help`: the exit table (SPEC 2.1), then where settings
+/// come from.
+pub fn help_footer() -> String {
+    let mut footer = String::from("Exit codes:\n");
+    for (code, name, meaning) in exit_lines() {
+        footer.push_str(&format!("    {code:<5}{name:<16}{meaning}\n"));
+    }
+    footer.push('\n');
+    footer.push_str(SETTINGS_HELP);
+    footer
+}
+
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -45,7 +53,7 @@ never sent to a base URL from a lower layer than the key's unless --trust-base-u
     version,
     about = "One bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
     override_usage = "leash [OPTIONS] [PROMPT]\n       leash <COMMAND> [ARGS]",
-    after_help = EXIT_CODES_HELP,
+    after_help = help_footer(),
     // A repeated flag: the last one wins, so a wrapper can override.
     args_override_self = true
 )]
@@ -267,44 +275,113 @@ pub enum ColorChoice {
     Never,
 }
 
+/// The commands, recognised by name as the first argument only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandName {
+    /// `leash config [OPTIONS]`.
+    Config,
+    /// `leash completions SHELL`.
+    Completions,
+    /// `leash man`.
+    Man,
+    /// `leash schema KIND`.
+    Schema,
+    /// `leash help [COMMAND]`.
+    Help,
+}
+
+impl CommandName {
+    /// The word that names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommandName::Config => "config",
+            CommandName::Completions => "completions",
+            CommandName::Man => "man",
+            CommandName::Schema => "schema",
+            CommandName::Help => "help",
+        }
+    }
+}
+
 /// The commands, each with its arguments and one-line summary, in the
 /// order `--help` lists them.
-pub const COMMANDS: [(&str, &str, &str); 5] = [
+pub const COMMANDS: [(CommandName, &str, &str); 5] = [
     (
-        "config",
+        CommandName::Config,
         "[OPTIONS]",
         "Print the settings a run with these flags would use, each with its source",
     ),
     (
-        "completions",
+        CommandName::Completions,
         "SHELL",
         "Print a completion script: bash, zsh, fish, powershell or elvish",
     ),
-    ("man", "", "Print the man page (roff): leash man | man -l -"),
     (
-        "schema",
+        CommandName::Man,
+        "",
+        "Print the man page (roff): leash man | man -l -",
+    ),
+    (
+        CommandName::Schema,
         "KIND",
         "Print a JSON Schema: events (one --events jsonl line) or result (--output json)",
     ),
-    ("help", "[COMMAND]", "Print this help, or a command's"),
+    (
+        CommandName::Help,
+        "[COMMAND]",
+        "Print this help, or a command's",
+    ),
 ];
 
-/// The name of the command `args` asks for, if any: only the first
-/// argument counts, and only when it is exactly a command's name.
-pub fn command_name(args: &[OsString]) -> Option<&'static str> {
+/// A command that prints text, parsed from the command tree's matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrintCommand {
+    /// A completion script for this shell.
+    Completions(clap_complete::Shell),
+    /// The man page.
+    Man,
+    /// A JSON Schema.
+    Schema(SchemaKind),
+    /// The help of a run, or of the named command.
+    Help(Option<String>),
+}
+
+impl PrintCommand {
+    /// The command `matches` (of [`command_tree`]) hold, if it prints text.
+    pub fn from_matches(matches: &clap::ArgMatches) -> Option<Self> {
+        let (name, sub) = matches.subcommand()?;
+        let command = COMMANDS
+            .iter()
+            .map(|(command, _, _)| *command)
+            .find(|command| command.name() == name)?;
+        Some(match command {
+            CommandName::Config => return None,
+            CommandName::Completions => {
+                PrintCommand::Completions(*sub.get_one::<clap_complete::Shell>("shell")?)
+            }
+            CommandName::Man => PrintCommand::Man,
+            CommandName::Schema => PrintCommand::Schema(*sub.get_one::<SchemaKind>("kind")?),
+            CommandName::Help => PrintCommand::Help(sub.get_one::<String>("command").cloned()),
+        })
+    }
+}
+
+/// The command `args` asks for, if any: only the first argument counts,
+/// and only when it is exactly a command's name.
+pub fn command_name(args: &[OsString]) -> Option<CommandName> {
     let first = args.get(1)?.to_str()?;
     COMMANDS
         .iter()
-        .map(|(name, _, _)| *name)
-        .find(|name| *name == first)
+        .map(|(command, _, _)| *command)
+        .find(|command| command.name() == first)
 }
 
 /// The parser of a run. Its `--help` lists the commands first; the
 /// `LEASH_*` names stay out of the flag lines (the footer states the rule).
 pub fn run_command() -> Command {
     let mut commands = String::new();
-    for (name, args, about) in COMMANDS {
-        let usage = format!("{name} {args}");
+    for (command, args, about) in COMMANDS {
+        let usage = format!("{} {args}", command.name());
         commands.push_str(&format!("  {usage:<19}{about}\n"));
     }
     Cli::command()
@@ -328,7 +405,7 @@ pub fn command_tree() -> Command {
     let about = |name: &str| {
         COMMANDS
             .iter()
-            .find(|(command, _, _)| *command == name)
+            .find(|(command, _, _)| command.name() == name)
             .map(|(_, _, about)| *about)
             .unwrap_or_default()
     };
@@ -357,7 +434,7 @@ pub fn command_tree() -> Command {
                 Arg::new("kind")
                     .value_name("KIND")
                     .required(true)
-                    .value_parser(clap::value_parser!(crate::schema::SchemaKind)),
+                    .value_parser(clap::value_parser!(SchemaKind)),
             ),
         )
         .subcommand(Command::new("help").about(about("help")).arg(
@@ -372,98 +449,4 @@ pub fn command_tree() -> Command {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_commands_are_well_formed() {
-        Cli::command().debug_assert();
-        run_command().debug_assert();
-        command_tree().debug_assert();
-    }
-
-    #[test]
-    fn only_an_exact_first_argument_is_a_command() {
-        let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
-        assert_eq!(command_name(&args(&["leash", "man"])), Some("man"));
-        assert_eq!(
-            command_name(&args(&["leash", "config", "-m", "x"])),
-            Some("config")
-        );
-        assert_eq!(command_name(&args(&["leash", "-q", "man"])), None);
-        assert_eq!(command_name(&args(&["leash", "--", "man"])), None);
-        assert_eq!(command_name(&args(&["leash", "man page"])), None);
-        assert_eq!(command_name(&args(&["leash"])), None);
-    }
-
-    #[test]
-    fn help_lists_every_command_of_the_tree() {
-        let help = run_command().render_help().to_string();
-        let tree = command_tree();
-        let names: Vec<&str> = tree.get_subcommands().map(Command::get_name).collect();
-        assert_eq!(names, COMMANDS.map(|(name, _, _)| name));
-        for name in names {
-            assert!(
-                help.contains(&format!("\n  {name} ")),
-                "{name} missing from help"
-            );
-        }
-    }
-
-    #[test]
-    fn every_variable_is_leash_and_the_flag_name() {
-        let command = Cli::command();
-        let mut without: Vec<&str> = Vec::new();
-        for arg in command.get_arguments() {
-            let Some(env) = arg.get_env() else {
-                without.push(arg.get_id().as_str());
-                continue;
-            };
-            let long = arg.get_long().unwrap();
-            assert_eq!(
-                env.to_str().unwrap(),
-                format!("LEASH_{}", long.to_uppercase().replace('-', "_"))
-            );
-        }
-        // As the footer of --help says.
-        assert_eq!(
-            without,
-            ["prompt", "follow_up", "quiet", "stdin", "no_stdin"]
-        );
-    }
-
-    #[test]
-    fn help_is_one_line_per_flag() {
-        let mut command = run_command();
-        command.build();
-        let help = command.render_help().to_string();
-        assert!(!help.contains("[env:"), "{help}");
-        assert!(help.lines().count() < 80, "{help}");
-        // No flag has more to say in `--help` than in `-h`, and each
-        // flag's help fits on the flag's own line.
-        assert!(
-            !command
-                .get_arguments()
-                .any(|arg| arg.get_long_help().is_some())
-        );
-        for arg in command.get_arguments() {
-            let (Some(long), Some(about)) = (arg.get_long(), arg.get_help()) else {
-                continue;
-            };
-            let about = about.to_string();
-            assert!(
-                help.lines()
-                    .any(|line| line.contains(&format!("--{long}")) && line.contains(&about)),
-                "--{long} is not one line:\n{help}"
-            );
-        }
-    }
-
-    #[test]
-    fn help_lists_the_exit_codes() {
-        let help = run_command().render_long_help().to_string();
-        for code in ["124  timeout", "130  interrupted", "3    turn_limit"] {
-            assert!(help.contains(code), "{code} missing from help");
-        }
-    }
-}
+mod tests;

@@ -6,7 +6,7 @@
 //! variable (`model`, `max-turns`, `stream`, ...), plus the provider
 //! variables that are not flags (`api-key`, `openai-api-key`, ...). An
 //! unknown key or a value of the wrong kind is refused, so a typo never
-//! passes silently. Nothing here decides precedence; `sources` does.
+//! passes silently. Nothing here decides precedence; `layers` and `precedence` do.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,21 +14,22 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 
 use crate::cli::Cli;
-use crate::input::{FILE_LIMIT, FileReadError, read_text_file};
+use crate::provider::catalog;
+use crate::run::input::{FILE_LIMIT, FileReadError, read_text_file};
 
 /// Flags that choose the `.env` file, decided before the config file is
 /// read; they are not config keys.
 const NOT_KEYS: [&str; 2] = ["env-file", "no-env-file"];
 
-/// The keys that stand for a variable rather than a flag, with that
-/// variable. Each is looked up after the environment.
-pub const VARIABLE_KEYS: [(&str, &str); 5] = [
-    ("api-key", "LEASH_API_KEY"),
-    ("openai-api-key", "OPENAI_API_KEY"),
-    ("anthropic-api-key", "ANTHROPIC_API_KEY"),
-    ("openai-base-url", "OPENAI_BASE_URL"),
-    ("anthropic-base-url", "ANTHROPIC_BASE_URL"),
-];
+/// The keys that stand for a variable rather than a flag (`api-key`,
+/// `openai-api-key`, ..., `openai-base-url`, ...), from the provider table.
+/// Each is looked up after the environment.
+pub fn variable_keys() -> Vec<String> {
+    catalog::variables()
+        .into_iter()
+        .map(catalog::file_key)
+        .collect()
+}
 
 /// A config file that could not be used: always a usage error (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -158,7 +159,7 @@ impl ConfigFile {
                     kind.text(&value)
                         .ok_or_else(|| value_error(kind.expected()))?
                 }
-                None if VARIABLE_KEYS.iter().any(|(name, _)| *name == key) => match value {
+                None if variable_keys().contains(&key) => match value {
                     toml::Value::String(text) => text,
                     _ => return Err(value_error("must be a string")),
                 },
@@ -270,11 +271,12 @@ impl ValueKind {
 
 fn unknown_key(path: &str, key: &str, flags: &[(String, bool)]) -> ConfigFileError {
     let dashed = key.replace('_', "-").to_lowercase();
+    let variables = variable_keys();
     let known = flags
         .iter()
-        .map(|(name, _)| name.as_str())
-        .chain(VARIABLE_KEYS.iter().map(|(name, _)| *name))
-        .any(|name| name == dashed);
+        .map(|(name, _)| name)
+        .chain(&variables)
+        .any(|name| *name == dashed);
     ConfigFileError::UnknownKey {
         path: path.to_owned(),
         key: key.to_owned(),
@@ -283,11 +285,7 @@ fn unknown_key(path: &str, key: &str, flags: &[(String, bool)]) -> ConfigFileErr
         } else {
             String::new()
         },
-        variables: VARIABLE_KEYS
-            .iter()
-            .map(|(name, _)| *name)
-            .collect::<Vec<_>>()
-            .join(", "),
+        variables: variables.join(", "),
     }
 }
 

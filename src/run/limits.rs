@@ -1,15 +1,15 @@
-//! The command line's guards, as loop hooks: the turn limit and the token
+//! The command line's limits, as loop hooks: the turn limit and the token
 //! budget (`finish_turn`, `--max-turns`, `--max-tokens-total`), the one
 //! corrective turn of `--output-schema` (`finish_turn`, through the steering
 //! queue), and the repeat guard (`before_tool_call`, `--max-same-call`).
 //! They also record what they saw, so the exit code can say which one ended
 //! the run.
 //!
-//! A guard never ends a run silently: every block carries a reason the model
+//! A limit never ends a run silently: every block carries a reason the model
 //! and the user can read.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -17,25 +17,47 @@ use serde_json::Value;
 use crate::agent::QueueHandle;
 use crate::agent::hooks::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
 use crate::agent::types::{AssistantMessage, Block, Message, StopReason, ToolCall, TurnDecision};
-use crate::outcome::GuardReport;
-use crate::output_schema::{OutputSchema, correction_message};
+use crate::run::outcome::LimitReport;
+use crate::run::output_schema::{OutputSchema, correction_message};
 
-/// The guards of one run.
+/// The limits of one run, as the flags give them.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// `--max-turns`.
+    pub max_turns: u32,
+    /// `--max-same-call`.
+    pub max_same_call: u32,
+    /// `--max-tokens-total`.
+    pub max_tokens_total: Option<u64>,
+    /// `--output-schema`, compiled.
+    pub output_schema: Option<Arc<OutputSchema>>,
+}
+
+impl Limits {
+    /// `--max-turns` and `--max-same-call`, with no budget and no schema.
+    pub fn new(max_turns: u32, max_same_call: u32) -> Self {
+        Limits {
+            max_turns,
+            max_same_call,
+            max_tokens_total: None,
+            output_schema: None,
+        }
+    }
+}
+
+/// The limits of one run at work, as loop hooks.
 #[derive(Debug)]
-pub struct RunGuards {
-    max_turns: u32,
-    max_same_call: u32,
-    budget: Option<u64>,
-    output: Option<Arc<OutputSchema>>,
-    /// Where the corrective message goes; set once the agent exists.
-    queues: OnceLock<QueueHandle>,
-    state: Mutex<GuardState>,
+pub struct RunLimits {
+    limits: Limits,
+    /// Where the corrective message goes: the queues of the run's agent.
+    queues: QueueHandle,
+    state: Mutex<LimitState>,
 }
 
 #[derive(Debug, Default)]
-struct GuardState {
+struct LimitState {
     turns: u32,
-    report: GuardReport,
+    report: LimitReport,
     calls: HashMap<String, u32>,
     corrections: u32,
 }
@@ -46,39 +68,19 @@ impl std::fmt::Debug for QueueHandle {
     }
 }
 
-impl RunGuards {
-    /// Guards for `--max-turns` and `--max-same-call`.
-    pub fn new(max_turns: u32, max_same_call: u32) -> Self {
-        RunGuards {
-            max_turns,
-            max_same_call,
-            budget: None,
-            output: None,
-            queues: OnceLock::new(),
-            state: Mutex::new(GuardState::default()),
+impl RunLimits {
+    /// `limits` at work on the run of the agent that holds `queues`
+    /// (see [`crate::agent::Agent::with_queues`]).
+    pub fn new(limits: Limits, queues: QueueHandle) -> Self {
+        RunLimits {
+            limits,
+            queues,
+            state: Mutex::new(LimitState::default()),
         }
     }
 
-    /// Adds the `--max-tokens-total` budget.
-    pub fn with_budget(mut self, budget: Option<u64>) -> Self {
-        self.budget = budget;
-        self
-    }
-
-    /// Adds the `--output-schema` check and its corrective turn.
-    pub fn with_output_schema(mut self, schema: Option<Arc<OutputSchema>>) -> Self {
-        self.output = schema;
-        self
-    }
-
-    /// Connects the guards to the agent's queues (for the corrective turn
-    /// and to see pending follow-ups).
-    pub fn attach(&self, queues: QueueHandle) {
-        let _ = self.queues.set(queues);
-    }
-
-    /// What the guards saw so far.
-    pub fn report(&self) -> GuardReport {
+    /// What the limits saw so far.
+    pub fn report(&self) -> LimitReport {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -144,17 +146,17 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
-impl RunGuards {
+impl RunLimits {
     /// The corrective turn: a final text answer that does not comply gets
     /// one steering message with the problems, if a turn is left for it.
-    fn needs_correction(&self, state: &mut GuardState, message: &AssistantMessage) -> bool {
-        let (Some(schema), Some(queues)) = (&self.output, self.queues.get()) else {
+    fn needs_correction(&self, state: &mut LimitState, message: &AssistantMessage) -> bool {
+        let Some(schema) = &self.limits.output_schema else {
             return false;
         };
         if message.has_tool_calls()
             || message.stop_reason != StopReason::Stop
             || state.corrections > 0
-            || state.turns >= self.max_turns
+            || state.turns >= self.limits.max_turns
         {
             return false;
         }
@@ -162,12 +164,13 @@ impl RunGuards {
             return false;
         };
         state.corrections += 1;
-        queues.steer(Message::user_text(correction_message(&problem)));
+        self.queues
+            .steer(Message::user_text(correction_message(&problem)));
         true
     }
 }
 
-impl AgentHooks for RunGuards {
+impl AgentHooks for RunLimits {
     fn before_tool_call<'a>(
         &'a self,
         hook: ToolCallContext<'a>,
@@ -177,12 +180,13 @@ impl AgentHooks for RunGuards {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let count = state.calls.entry(key).or_insert(0);
         *count += 1;
-        let verdict = (*count > self.max_same_call).then(|| Block {
+        let max_same_call = self.limits.max_same_call;
+        let verdict = (*count > max_same_call).then(|| Block {
             reason: Some(format!(
                 "blocked: {} was already called {} time{} with these exact arguments; use the results you have",
                 call.name,
-                self.max_same_call,
-                if self.max_same_call == 1 { "" } else { "s" }
+                max_same_call,
+                if max_same_call == 1 { "" } else { "s" }
             )),
             terminate: true,
         });
@@ -208,14 +212,15 @@ impl AgentHooks for RunGuards {
                 .tokens_used
                 .saturating_add(turn.message.usage.total_tokens);
             let mut wants_more = (turn.message.has_tool_calls() && !turn.batch_terminated)
-                || self.queues.get().is_some_and(QueueHandle::has_follow_ups);
+                || self.queues.has_follow_ups();
             if self.needs_correction(&mut state, turn.message) {
                 wants_more = true;
             }
-            if wants_more && budget_exceeded(state.report.tokens_used, self.budget) {
+            if wants_more && budget_exceeded(state.report.tokens_used, self.limits.max_tokens_total)
+            {
                 state.report.budget_exhausted = true;
                 Some(TurnDecision::End)
-            } else if turn_limit_reached(state.turns, self.max_turns, turn.message) {
+            } else if turn_limit_reached(state.turns, self.limits.max_turns, turn.message) {
                 state.report.turn_limit_reached = true;
                 Some(TurnDecision::End)
             } else {
@@ -235,7 +240,7 @@ mod tests {
 
     /// Asks `before_tool_call` about one call; `None` lets it run.
     async fn before(
-        guards: &RunGuards,
+        limits: &RunLimits,
         call: &ToolCall,
         args: &Value,
     ) -> Result<Option<Block>, String> {
@@ -247,7 +252,7 @@ mod tests {
             context: &[],
             cancel: &cancel,
         };
-        guards
+        limits
             .before_tool_call(hook)
             .await
             .map(|decision| match decision {
@@ -288,11 +293,11 @@ mod tests {
 
     #[tokio::test]
     async fn the_third_identical_call_is_blocked_with_terminate() {
-        let guards = RunGuards::new(4, 2);
+        let limits = RunLimits::new(Limits::new(4, 2), QueueHandle::default());
         let args = json!({"path": "a"});
         let mut verdicts = Vec::new();
         for _ in 0..3 {
-            verdicts.push(before(&guards, &call("read_file"), &args).await);
+            verdicts.push(before(&limits, &call("read_file"), &args).await);
         }
         assert_eq!(verdicts[0], Ok(None));
         assert_eq!(verdicts[1], Ok(None));
@@ -307,13 +312,13 @@ mod tests {
             )
         );
         // Other arguments are another key.
-        let other = before(&guards, &call("read_file"), &json!({"path": "b"})).await;
+        let other = before(&limits, &call("read_file"), &json!({"path": "b"})).await;
         assert_eq!(other, Ok(None));
     }
 
     #[tokio::test]
     async fn the_limit_ends_the_nth_turn_only_when_it_still_asks_for_tools() {
-        let guards = RunGuards::new(2, 2);
+        let limits = RunLimits::new(Limits::new(2, 2), QueueHandle::default());
         let text = AssistantMessage::default();
         let tools = with_tool_call();
         let cancel = CancellationToken::new();
@@ -325,20 +330,20 @@ mod tests {
             batch_terminated: false,
             cancel: &cancel,
         };
-        assert_eq!(guards.finish_turn(turn(&tools)).await, None);
-        assert_eq!(guards.finish_turn(turn(&text)).await, None);
-        assert!(!guards.report().turn_limit_reached);
+        assert_eq!(limits.finish_turn(turn(&tools)).await, None);
+        assert_eq!(limits.finish_turn(turn(&text)).await, None);
+        assert!(!limits.report().turn_limit_reached);
         assert_eq!(
-            guards.finish_turn(turn(&tools)).await,
+            limits.finish_turn(turn(&tools)).await,
             Some(TurnDecision::End)
         );
-        assert!(guards.report().turn_limit_reached);
-        assert_eq!(guards.turns(), 3);
+        assert!(limits.report().turn_limit_reached);
+        assert_eq!(limits.turns(), 3);
     }
 
     #[tokio::test]
     async fn error_turns_do_not_count() {
-        let guards = RunGuards::new(1, 2);
+        let limits = RunLimits::new(Limits::new(1, 2), QueueHandle::default());
         let failed = AssistantMessage {
             stop_reason: StopReason::Error,
             ..with_tool_call()
@@ -351,7 +356,7 @@ mod tests {
             batch_terminated: false,
             cancel: &CancellationToken::new(),
         };
-        assert_eq!(guards.finish_turn(turn).await, None);
-        assert_eq!(guards.turns(), 0);
+        assert_eq!(limits.finish_turn(turn).await, None);
+        assert_eq!(limits.turns(), 0);
     }
 }

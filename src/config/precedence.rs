@@ -6,50 +6,17 @@
 //! Nothing here reads files or the process environment.
 
 use crate::cli::{Cli, ColorChoice, EventsFormat, ProviderName};
-use crate::config::{
-    DEFAULT_ANTHROPIC_BASE, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_BASE, DEFAULT_OPENAI_MODEL,
-    Inputs, Terminal,
-};
+use crate::config::layers::{Origins, Source};
+use crate::config::{Inputs, Terminal};
 use crate::provider::ApiKey;
-use crate::sources::{Origins, Source};
+use crate::provider::catalog::{self, ProviderInfo};
 
-/// A provider's name and variables, each with the config-file key that
-/// stands for it.
-pub struct ProviderVariables {
-    /// The provider's name.
-    pub name: &'static str,
-    /// The key variable (`OPENAI_API_KEY`).
-    pub key: &'static str,
-    /// The config-file key of the key (`openai-api-key`).
-    pub key_file: &'static str,
-    /// The base-URL variable (`OPENAI_BASE_URL`).
-    pub base: &'static str,
-    /// The config-file key of the base URL (`openai-base-url`).
-    pub base_file: &'static str,
-    /// The default base URL.
-    pub default_base: &'static str,
-}
-
-/// The variables of `provider` (the faux model reads none; it is given
-/// OpenAI's).
-pub fn provider_variables(provider: ProviderName) -> ProviderVariables {
+/// The table line of `provider` (the faux model reads no variables; it
+/// is given OpenAI's).
+pub fn provider_info(provider: ProviderName) -> &'static ProviderInfo {
     match provider {
-        ProviderName::Anthropic => ProviderVariables {
-            name: "anthropic",
-            key: "ANTHROPIC_API_KEY",
-            key_file: "anthropic-api-key",
-            base: "ANTHROPIC_BASE_URL",
-            base_file: "anthropic-base-url",
-            default_base: DEFAULT_ANTHROPIC_BASE,
-        },
-        ProviderName::Openai | ProviderName::Faux => ProviderVariables {
-            name: "openai",
-            key: "OPENAI_API_KEY",
-            key_file: "openai-api-key",
-            base: "OPENAI_BASE_URL",
-            base_file: "openai-base-url",
-            default_base: DEFAULT_OPENAI_BASE,
-        },
+        ProviderName::Anthropic => &catalog::ANTHROPIC,
+        ProviderName::Openai | ProviderName::Faux => &catalog::OPENAI,
     }
 }
 
@@ -79,9 +46,8 @@ pub fn choose_model(cli: &Cli, provider: ProviderName) -> (String, bool) {
         Some(model) => (model.clone(), false),
         None => {
             let model = match provider {
-                ProviderName::Openai => DEFAULT_OPENAI_MODEL,
-                ProviderName::Anthropic => DEFAULT_ANTHROPIC_MODEL,
                 ProviderName::Faux => "faux",
+                http => provider_info(http).default_model,
             };
             (model.to_owned(), true)
         }
@@ -95,19 +61,18 @@ pub fn choose_model(cli: &Cli, provider: ProviderName) -> (String, bool) {
 /// default. So `.env`'s `LEASH_BASE_URL` never beats an exported
 /// `OPENAI_BASE_URL`.
 pub fn choose_base_url(cli: &Cli, inputs: &Inputs<'_>, provider: ProviderName) -> (String, Source) {
-    let variables = provider_variables(provider);
+    let info = provider_info(provider);
     let candidates = [
         cli.base_url
             .clone()
             .map(|url| (url, inputs.origins.source("base_url"))),
-        inputs.env.non_empty(variables.base),
+        inputs.env.non_empty(info.base_url_variable),
         inputs
             .file
-            .and_then(|file| file.get(variables.base_file))
+            .and_then(|file| file.get(&info.base_url_file_key()))
             .map(|url| (url.to_owned(), Source::File)),
     ];
-    highest_layer(candidates)
-        .unwrap_or_else(|| (variables.default_base.to_owned(), Source::Default))
+    highest_layer(candidates).unwrap_or_else(|| (info.default_base_url.to_owned(), Source::Default))
 }
 
 /// The API key, layer by layer and then name by name within a layer: in
@@ -115,7 +80,7 @@ pub fn choose_base_url(cli: &Cli, inputs: &Inputs<'_>, provider: ProviderName) -
 /// (`OPENAI_API_KEY`); the same two in `.env`; the config file's
 /// `api-key`, then its `openai-api-key`.
 pub fn choose_api_key(inputs: &Inputs<'_>, provider: ProviderName) -> Option<(ApiKey, Source)> {
-    let variables = provider_variables(provider);
+    let info = provider_info(provider);
     let from_file = |key: &str| {
         inputs
             .file
@@ -124,10 +89,10 @@ pub fn choose_api_key(inputs: &Inputs<'_>, provider: ProviderName) -> Option<(Ap
             .map(|value| (value.to_owned(), Source::File))
     };
     let candidates = [
-        inputs.env.non_empty("LEASH_API_KEY"),
-        inputs.env.non_empty(variables.key),
-        from_file("api-key"),
-        from_file(variables.key_file),
+        inputs.env.non_empty(catalog::ANY_KEY_VARIABLE),
+        inputs.env.non_empty(info.key_variable),
+        from_file(&catalog::file_key(catalog::ANY_KEY_VARIABLE)),
+        from_file(&info.key_file_key()),
     ];
     highest_layer(candidates).map(|(key, source)| (ApiKey::new(key.trim()), source))
 }

@@ -8,7 +8,9 @@ use std::io::{self, Write};
 
 use clap_mangen::Man;
 
-use crate::cli::{COMMANDS, EXIT_CODES_HELP, command_tree};
+use crate::cli::{COMMANDS, SETTINGS_HELP, command_tree};
+use crate::config::file::variable_keys;
+use crate::run::outcome::exit_lines;
 
 /// Writes the page as roff.
 pub fn render(out: &mut dyn Write) -> io::Result<()> {
@@ -30,23 +32,15 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     )?;
     man.render_options_section(out)?;
     section(out, "COMMANDS")?;
-    for (name, args, about) in COMMANDS {
-        item(out, &format!("{name} {args}"), about)?;
+    for (command, args, about) in COMMANDS {
+        item(out, &format!("{} {args}", command.name()), about)?;
     }
-    let (codes, settings) = EXIT_CODES_HELP
-        .split_once("\n\n")
-        .unwrap_or((EXIT_CODES_HELP, ""));
     section(out, "EXIT STATUS")?;
-    for line in codes.lines().skip(1) {
-        let mut words = line.split_whitespace();
-        let (Some(code), Some(status)) = (words.next(), words.next()) else {
-            continue;
-        };
-        let meaning: Vec<&str> = words.collect();
-        item(out, &format!("{code} {status}"), &meaning.join(" "))?;
+    for (code, status, meaning) in exit_lines() {
+        item(out, &format!("{code} {status}"), &meaning)?;
     }
     section(out, "ENVIRONMENT")?;
-    paragraph(out, &settings.replace('\n', " "))?;
+    paragraph(out, &SETTINGS_HELP.replace('\n', " "))?;
     item(
         out,
         "NO_COLOR",
@@ -56,8 +50,11 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     item(
         out,
         "$XDG_CONFIG_HOME/leash/config.toml, ~/.config/leash/config.toml",
-        "The optional config file; keys are the long flag names (model, max-turns, ...) \
-         and api-key, openai-api-key, anthropic-api-key, openai-base-url, anthropic-base-url.",
+        &format!(
+            "The optional config file; keys are the long flag names (model, max-turns, ...) \
+             and {}.",
+            variable_keys().join(", ")
+        ),
     )?;
     item(
         out,

@@ -1,0 +1,345 @@
+//! What the binary does with its arguments: a run, or one of the commands
+//! (`config`, `completions`, `man`, `schema`, `help`), recognised only as
+//! the very first argument so that any other word is still a prompt.
+//!
+//! `main` hands over the arguments, the environment and the process's
+//! streams, and exits with the code this returns; clap's own outcomes
+//! (help, version, a bad flag) come back as a `clap::Error` for `main` to
+//! print. Commands print only to the streams they are given.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::ValueEnum;
+
+use crate::cli::schema::schema;
+use crate::cli::{
+    CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree, run_command,
+};
+use crate::config::file::{ConfigFile, ConfigFileError};
+use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
+use crate::config::show::{describe, render_settings};
+use crate::config::{self, Inputs};
+use crate::run::job::{self, Streams};
+use crate::run::outcome::{Outcome, Status};
+use crate::run::report;
+
+/// Runs what `args` (program name first) ask for and returns how it
+/// ended; `--help` and `--version` come back as the `clap::Error` that
+/// shows them, for `main` to print (see [`shown`]).
+pub fn main(
+    args: Vec<OsString>,
+    env: Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<Outcome, clap::Error> {
+    dispatch(args, env, stderr_is_terminal, streams).map(Outcome)
+}
+
+/// How a run ends whose `--help` or `--version` clap printed.
+pub fn shown(error: &clap::Error) -> Outcome {
+    // Help and the version go to stdout; clap's own errors to stderr.
+    Outcome(match error.use_stderr() {
+        false => Status::Ok,
+        true => Status::Usage,
+    })
+}
+
+fn dispatch(
+    args: Vec<OsString>,
+    env: Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<Status, clap::Error> {
+    match command_name(&args) {
+        None => run(&args, &env, stderr_is_terminal, streams),
+        Some(CommandName::Config) => show_config(&args, &env, stderr_is_terminal, streams),
+        Some(_) => match command_tree().try_get_matches_from(&args) {
+            Ok(matches) => {
+                let mut stdout = streams.stdout;
+                if let Some(command) = PrintCommand::from_matches(&matches) {
+                    print_command(command, &mut stdout);
+                }
+                Ok(Status::Ok)
+            }
+            Err(error) => refuse_args(error, &args, &env, streams),
+        },
+    }
+}
+
+/// A command line clap refused: `--help` and `--version` go back to `main`
+/// (clap prints them, exit 0); anything else is a usage error that keeps
+/// the failure contract: exit 2, the reason as the last stderr line, a
+/// `run_end` line under `--events jsonl`, the result under `--output
+/// json` (those two read from `args` best-effort, since they did not parse).
+fn refuse_args(
+    error: clap::Error,
+    args: &[OsString],
+    env: &Environment,
+    streams: Streams,
+) -> Result<Status, clap::Error> {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        return Err(error);
+    }
+    let (events, output) = formats_of(args, env);
+    Ok(report::report_usage_error(
+        clap_reason(&error),
+        events,
+        output,
+        streams,
+    ))
+}
+
+/// clap's error in one line: the reason, then its tips.
+fn clap_reason(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut reason = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    for tip in lines.filter_map(|line| line.strip_prefix("tip: ")) {
+        reason.push_str("; ");
+        reason.push_str(tip);
+    }
+    reason.push_str(" (leash --help lists the flags)");
+    reason
+}
+
+/// `--events`/`-q` and `--output` as `args` and the environment give them,
+/// read without clap (which refused `args`): the last occurrence wins, the
+/// values of other flags are skipped, nothing after `--` counts.
+pub fn formats_of(args: &[OsString], env: &Environment) -> (EventsFormat, OutputFormat) {
+    let command = run_command();
+    let takes_value = |flag: &str| {
+        command.get_arguments().any(|arg| {
+            arg.get_action().takes_values()
+                && (flag.strip_prefix("--") == arg.get_long()
+                    || (flag.len() == 2
+                        && flag.strip_prefix('-').and_then(|f| f.chars().next())
+                            == arg.get_short()))
+        })
+    };
+    let mut events = env.get("LEASH_EVENTS");
+    let mut output = env.get("LEASH_OUTPUT");
+    let mut quiet = false;
+    let mut words = args.iter().skip(1).filter_map(|arg| arg.to_str());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+            _ => (word, None),
+        };
+        let mut value = || inline.clone().or_else(|| words.next().map(str::to_owned));
+        match flag {
+            "--events" => events = value(),
+            "--output" => output = value(),
+            "-q" | "--quiet" => quiet = true,
+            _ if inline.is_none() && takes_value(flag) => {
+                let _ = words.next();
+            }
+            _ => {}
+        }
+    }
+    let events = match (quiet, events.as_deref().map(str::trim)) {
+        (true, _) => EventsFormat::None,
+        (false, Some(value)) => EventsFormat::from_str(value, true).unwrap_or(EventsFormat::Text),
+        (false, None) => EventsFormat::Text,
+    };
+    let output = output
+        .and_then(|value| OutputFormat::from_str(value.trim(), true).ok())
+        .unwrap_or(OutputFormat::Text);
+    (events, output)
+}
+
+/// `leash [OPTIONS] [PROMPT]`: one run.
+fn run(
+    args: &[OsString],
+    env: &Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<Status, clap::Error> {
+    let (file, parsed) = match layered_parse(args, env) {
+        Layered::Ok { file, parsed } => (file, parsed),
+        Layered::Clap(error) => return refuse_args(error, args, env, streams),
+        Layered::File { error, parsed } => {
+            return Ok(report::report_usage_error(
+                error.to_string(),
+                parsed.cli.events_format(),
+                parsed.cli.output,
+                streams,
+            ));
+        }
+    };
+    let inputs = Inputs {
+        origins: &parsed.origins,
+        env,
+        file: file.as_ref(),
+        stderr_is_terminal,
+    };
+    let (events, output) = (parsed.cli.events_format(), parsed.cli.output);
+    let config = match config::resolve(parsed.cli, &inputs) {
+        Ok(config) => config,
+        Err(error) => {
+            return Ok(report::report_usage_error(
+                error.to_string(),
+                events,
+                output,
+                streams,
+            ));
+        }
+    };
+    Ok(
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => {
+                let status = runtime.block_on(job::run(config, streams));
+                // A blocking task stuck in a system call must not hold the exit.
+                runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+                status
+            }
+            Err(error) => report::report_usage_error(
+                format!("cannot start the async runtime: {error}"),
+                events,
+                output,
+                streams,
+            ),
+        },
+    )
+}
+
+/// A run's flags parsed through every layer, or why not.
+enum Layered {
+    /// Parsed, over this config file.
+    Ok {
+        file: Option<ConfigFile>,
+        parsed: ParsedRun,
+    },
+    /// The command line itself (or `--help`).
+    Clap(clap::Error),
+    /// The config file is unusable; `parsed` is without it.
+    File {
+        error: ConfigFileError,
+        parsed: ParsedRun,
+    },
+}
+
+fn layered_parse(args: &[OsString], env: &Environment) -> Layered {
+    let without_file = |error: ConfigFileError| match parse_flags(args, env) {
+        Ok(parsed) => Layered::File { error, parsed },
+        Err(error) => Layered::Clap(error),
+    };
+    let file = match ConfigFile::location(&|name| env.get(name)) {
+        Some(path) => match ConfigFile::load(&path) {
+            Ok(file) => file,
+            Err(error) => return without_file(error),
+        },
+        None => None,
+    };
+    match parse_run(args, env, file.as_ref()) {
+        Ok(parsed) => Layered::Ok { file, parsed },
+        Err(ParseError::Clap(error)) => Layered::Clap(error),
+        Err(ParseError::File(error)) => without_file(error),
+    }
+}
+
+/// `completions`, `man`, `schema`, `help`: text on stdout. A closed
+/// stdout (`leash man | head`) is not an error.
+fn print_command(command: PrintCommand, stdout: &mut dyn Write) {
+    // Rendered whole first: the generators panic on a failed write.
+    let mut text: Vec<u8> = Vec::new();
+    match command {
+        PrintCommand::Completions(shell) => {
+            clap_complete::generate(shell, &mut command_tree(), "leash", &mut text);
+        }
+        PrintCommand::Man => {
+            let _ = crate::cli::man::render(&mut text);
+        }
+        PrintCommand::Schema(kind) => {
+            let _ = serde_json::to_writer_pretty(&mut text, &schema(kind));
+            text.push(b'\n');
+        }
+        PrintCommand::Help(name) => {
+            let help = match name {
+                Some(name) => {
+                    let mut tree = command_tree().bin_name("leash");
+                    tree.build();
+                    tree.find_subcommand_mut(&name)
+                        .map(|command| command.render_help().to_string())
+                        .unwrap_or_default()
+                }
+                None => run_command().render_help().to_string(),
+            };
+            text.extend_from_slice(help.as_bytes());
+        }
+    }
+    let _ = stdout.write_all(&text);
+    let _ = stdout.flush();
+}
+
+/// `leash config [OPTIONS]`: the settings a run with these flags would
+/// use, each with its source, as TOML a config file could start from; then
+/// the run's checks (exit 2 and the reason if one fails).
+fn show_config(
+    args: &[OsString],
+    env: &Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Result<Status, clap::Error> {
+    if let Err(error) = command_tree().try_get_matches_from(args) {
+        return refuse_args(error, args, env, streams);
+    }
+    let run_args: Vec<OsString> = args
+        .iter()
+        .take(1)
+        .chain(args.iter().skip(2))
+        .cloned()
+        .collect();
+    let location = ConfigFile::location(&|name| env.get(name));
+    let (file, parsed, problem) = match layered_parse(&run_args, env) {
+        Layered::Ok { file, parsed } => (file, parsed, None),
+        Layered::Clap(error) => return refuse_args(error, args, env, streams),
+        Layered::File { error, parsed } => (None, parsed, Some(error.to_string())),
+    };
+    let inputs = Inputs {
+        origins: &parsed.origins,
+        env,
+        file: file.as_ref(),
+        stderr_is_terminal,
+    };
+    let mut text = String::from(
+        "# leash config: the settings of a run with these flags, and where each comes from\n\
+         # (layer by layer, the first that sets one wins: flag, env, .env, config file, default)\n",
+    );
+    text.push_str(&match (&location, &file, &problem) {
+        (_, _, Some(problem)) => format!("# config file: not used: {problem}\n"),
+        (Some(path), Some(_), None) => format!("# config file: {}\n", path.display()),
+        (Some(path), None, None) => format!("# config file: {} (not found)\n", path.display()),
+        (None, _, None) => "# config file: none (neither XDG_CONFIG_HOME nor HOME is set)\n".into(),
+    });
+    text.push_str(&format!("# .env: {}\n", env.dotenv()));
+    text.push_str(&render_settings(&describe(&parsed, &inputs)));
+    let (mut stdout, mut stderr) = (streams.stdout, streams.stderr);
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+    let failure = problem.or_else(|| {
+        config::resolve(parsed.cli.clone(), &inputs)
+            .err()
+            .map(|error| error.to_string())
+    });
+    Ok(match failure {
+        Some(message) => {
+            let _ = writeln!(stderr, "leash: {message}");
+            Status::Usage
+        }
+        None => Status::Ok,
+    })
+}

@@ -1,0 +1,100 @@
+use super::*;
+
+#[test]
+fn the_commands_are_well_formed() {
+    Cli::command().debug_assert();
+    run_command().debug_assert();
+    command_tree().debug_assert();
+}
+
+#[test]
+fn only_an_exact_first_argument_is_a_command() {
+    let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
+    assert_eq!(
+        command_name(&args(&["leash", "man"])).map(CommandName::name),
+        Some("man")
+    );
+    assert_eq!(
+        command_name(&args(&["leash", "config", "-m", "x"])).map(CommandName::name),
+        Some("config")
+    );
+    assert_eq!(command_name(&args(&["leash", "-q", "man"])), None);
+    assert_eq!(command_name(&args(&["leash", "--", "man"])), None);
+    assert_eq!(command_name(&args(&["leash", "man page"])), None);
+    assert_eq!(command_name(&args(&["leash"])), None);
+}
+
+#[test]
+fn help_lists_every_command_of_the_tree() {
+    let help = run_command().render_help().to_string();
+    let tree = command_tree();
+    let names: Vec<&str> = tree.get_subcommands().map(Command::get_name).collect();
+    assert_eq!(names, COMMANDS.map(|(command, _, _)| command.name()));
+    for name in names {
+        assert!(
+            help.contains(&format!("\n  {name} ")),
+            "{name} missing from help"
+        );
+    }
+}
+
+#[test]
+fn every_variable_is_leash_and_the_flag_name() {
+    let command = Cli::command();
+    let mut without: Vec<&str> = Vec::new();
+    for arg in command.get_arguments() {
+        let Some(env) = arg.get_env() else {
+            without.push(arg.get_id().as_str());
+            continue;
+        };
+        let long = arg.get_long().unwrap();
+        assert_eq!(
+            env.to_str().unwrap(),
+            format!("LEASH_{}", long.to_uppercase().replace('-', "_"))
+        );
+    }
+    // As the footer of --help says.
+    assert_eq!(
+        without,
+        ["prompt", "follow_up", "quiet", "stdin", "no_stdin"]
+    );
+}
+
+#[test]
+fn help_is_one_line_per_flag() {
+    let mut command = run_command();
+    command.build();
+    let help = command.render_help().to_string();
+    assert!(!help.contains("[env:"), "{help}");
+    assert!(help.lines().count() < 80, "{help}");
+    // No flag has more to say in `--help` than in `-h`, and each
+    // flag's help fits on the flag's own line.
+    assert!(
+        !command
+            .get_arguments()
+            .any(|arg| arg.get_long_help().is_some())
+    );
+    for arg in command.get_arguments() {
+        let (Some(long), Some(about)) = (arg.get_long(), arg.get_help()) else {
+            continue;
+        };
+        let about = about.to_string();
+        assert!(
+            help.lines()
+                .any(|line| line.contains(&format!("--{long}")) && line.contains(&about)),
+            "--{long} is not one line:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    let help = run_command().render_long_help().to_string();
+    for code in [
+        "124  timeout",
+        "130  interrupted     SIGINT (143 for SIGTERM, 129 for SIGHUP)",
+        "3    turn_limit",
+    ] {
+        assert!(help.contains(code), "{code} missing from help");
+    }
+}

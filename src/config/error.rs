@@ -1,0 +1,151 @@
+//! What can be wrong with a run's configuration, each case a usage error
+//! (exit 2), and how an error names the layer its value came from.
+
+use crate::config::Inputs;
+use crate::config::layers::Source;
+use crate::config::precedence::KeyRedirect;
+use crate::provider::faux::ScriptError;
+use crate::run::input::FileReadError;
+use crate::run::output_schema::SchemaError;
+
+/// A configuration problem: always a usage error (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// No key for a provider that needs one.
+    #[error(
+        "{var} is not set (needed by --provider {provider}); set it in the environment or in .env"
+    )]
+    MissingKey {
+        /// The variable to set.
+        var: &'static str,
+        /// The provider.
+        provider: &'static str,
+    },
+    /// The key holds a character no HTTP header may carry.
+    #[error(
+        "the key from {origin} holds a control character ({character}); \
+         check for a stray newline or escape in it"
+    )]
+    KeyControl {
+        /// Where the key came from.
+        origin: Source,
+        /// The character, as `U+000A` (never the key itself).
+        character: String,
+    },
+    /// The key would go to a base URL the user did not choose.
+    #[error(transparent)]
+    KeyRedirect(#[from] KeyRedirect),
+    /// `--provider faux` without a script.
+    #[error("--provider faux needs --faux-script FILE")]
+    MissingScript,
+    /// The script did not load.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// `--timeout` did not parse.
+    #[error(
+        "invalid --timeout '{value}': {reason} (examples: 30s, 2m, 500ms, 0.5 for half a second, 0 for none)"
+    )]
+    Timeout {
+        /// What was given.
+        value: String,
+        /// Why it is wrong.
+        reason: String,
+    },
+    /// `--tools` named an unknown tool.
+    #[error("unknown tool '{0}' in --tools (known: read_file, list_dir, or none)")]
+    UnknownTool(String),
+    /// A file input could not be read (or is too large).
+    #[error("cannot read {flag} {path}: {source}")]
+    ReadFile {
+        /// The flag that named it (`--system-file`).
+        flag: &'static str,
+        /// The path.
+        path: String,
+        /// Why.
+        source: FileReadError,
+    },
+    /// `--system` and `--system-file` both on the command line.
+    #[error("--system and --system-file cannot be used together; pass one")]
+    SystemTwice,
+    /// The base URL is not a URL.
+    #[error("invalid base URL '{0}': it must be an http:// or https:// URL")]
+    BaseUrl(String),
+    /// `--output-schema` is unusable.
+    #[error(transparent)]
+    OutputSchema(#[from] SchemaError),
+    /// A flag with no prompt to go with it.
+    #[error("--no-stdin needs a PROMPT argument")]
+    NoPrompt,
+    /// `--root` is not a readable directory.
+    #[error("invalid --root {path}: {problem}")]
+    Root {
+        /// The path.
+        path: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// An output file cannot be written.
+    #[error("cannot write {flag} {path}: {problem}")]
+    OutputPath {
+        /// `--transcript` or `--output-last-message`.
+        flag: &'static str,
+        /// The path.
+        path: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The `.env` file could not be loaded.
+    #[error("{0}")]
+    DotEnv(String),
+    /// A value from the config file: the file and the key are named.
+    #[error("config file {path}: {key}: {problem}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A value from a variable: the variable is named.
+    #[error("{origin}: {problem}")]
+    InVariable {
+        /// `env NAME` or `.env NAME`.
+        origin: Source,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// Names where a bad value of the argument `id` came from: the config
+/// file and its key, or the variable; a flag names itself already.
+pub(super) fn named_by_source<'a>(
+    inputs: &'a Inputs<'_>,
+    id: &'static str,
+) -> impl Fn(ConfigError) -> ConfigError + 'a {
+    move |error| in_source(inputs, &inputs.origins.source(id), id)(error)
+}
+
+/// Names `source` in an error about the setting `id` (a clap id, or a
+/// config-file key).
+pub(super) fn in_source<'a>(
+    inputs: &'a Inputs<'_>,
+    source: &'a Source,
+    id: &'a str,
+) -> impl Fn(ConfigError) -> ConfigError + 'a {
+    move |error| match source {
+        Source::File => ConfigError::InFile {
+            path: inputs
+                .file
+                .map(|file| file.path.display().to_string())
+                .unwrap_or_default(),
+            key: id.replace('_', "-"),
+            problem: error.to_string(),
+        },
+        Source::Env(_) | Source::DotEnv(_) => ConfigError::InVariable {
+            origin: source.clone(),
+            problem: error.to_string(),
+        },
+        _ => error,
+    }
+}

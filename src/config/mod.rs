@@ -1,0 +1,440 @@
+//! Flags + environment + `.env` + config file → one validated [`RunPlan`].
+//! Every check that can fail before the run starts happens here, so a bad
+//! input is a usage error (exit 2) before any request is made.
+//!
+//! The layers come in as [`Inputs`] (the origin of each parsed flag, an
+//! environment, the config file): tests build a config without touching
+//! the process environment. The choices that weigh several layers live in
+//! `precedence`, shared with `leash config`. The API key is wrapped at once
+//! and never formatted.
+
+pub mod dotenv;
+mod error;
+pub mod file;
+pub mod layers;
+pub mod precedence;
+pub mod show;
+
+pub use error::ConfigError;
+use error::{in_source, named_by_source};
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::agent::ToolExecution;
+use crate::cli::{Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
+use crate::config::dotenv::DotEnvStatus;
+use crate::config::file::ConfigFile;
+use crate::config::layers::{Environment, Origins, Source};
+use crate::config::precedence::{
+    SystemChoice, check_key_destination, choose_api_key, choose_base_url, choose_model,
+    choose_provider, choose_system, decide_terminal, provider_info,
+};
+use crate::provider::catalog;
+use crate::provider::faux::Script;
+use crate::provider::{ApiKey, HttpSettings};
+use crate::run::input::{FILE_LIMIT, StdinMode, read_text_file};
+use crate::run::limits::Limits;
+use crate::run::output_schema::{OutputSchema, SchemaError};
+use crate::tools::sandbox::Sandbox;
+
+/// The tools leash can give the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolName {
+    /// `read_file`.
+    ReadFile,
+    /// `list_dir`.
+    ListDir,
+}
+
+/// Which provider, with what it needs.
+#[derive(Debug, Clone)]
+pub enum ProviderConfig {
+    /// The scripted model.
+    Faux(Script),
+    /// Chat Completions.
+    OpenAi(HttpSettings),
+    /// Anthropic Messages.
+    Anthropic(HttpSettings),
+}
+
+impl ProviderConfig {
+    /// The provider's name as messages carry it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProviderConfig::Faux(_) => "faux",
+            ProviderConfig::OpenAi(_) => "openai",
+            ProviderConfig::Anthropic(_) => "anthropic",
+        }
+    }
+}
+
+/// A run, resolved once from every layer and validated: nothing in it is
+/// a placeholder for the runner to fill in.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The prompt as given on the command line (`None` or `-`: stdin).
+    pub prompt: Option<String>,
+    /// How stdin is treated.
+    pub stdin: StdinMode,
+    /// The system message (empty for none).
+    pub system: String,
+    /// The provider, with its endpoint, retry policy and request options
+    /// (the deadline and `--output-schema` included).
+    pub provider: ProviderConfig,
+    /// The model.
+    pub model: String,
+    /// The abort timer; `None` = never.
+    pub timeout: Option<Duration>,
+    /// When the abort timer fires: `timeout` from the moment the run was
+    /// resolved; `None` for no timer (or one too long for the clock).
+    pub deadline: Option<Instant>,
+    /// The turn limit, the repeat guard, the budget, `--output-schema`.
+    pub limits: Limits,
+    /// The tools offered to the model, with their root; `None` for none.
+    pub tools: Option<FileTools>,
+    /// Parallel or sequential batches.
+    pub tool_execution: ToolExecution,
+    /// Follow-up messages, delivered one at a time.
+    pub follow_ups: Vec<String>,
+    /// How events are shown.
+    pub events: EventsFormat,
+    /// What stdout holds.
+    pub output: OutputFormat,
+    /// Where to write the transcript (checked, not yet created).
+    pub transcript: Option<PathBuf>,
+    /// `--output-last-message`: where the reply is also written (checked,
+    /// not yet created).
+    pub output_last_message: Option<PathBuf>,
+    /// How stderr is used, decided once.
+    pub terminal: Terminal,
+    /// Every API key leash knows of (the run's, and the values of
+    /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
+    /// file's keys): tool results never show them.
+    pub known_keys: Vec<ApiKey>,
+}
+
+/// The file tools of a run: which ones, and the root they may read.
+#[derive(Debug, Clone)]
+pub struct FileTools {
+    /// The tools, in `--tools` order.
+    pub names: Vec<ToolName>,
+    /// The root, opened once.
+    pub sandbox: Arc<Sandbox>,
+}
+
+/// What stderr may show beyond plain lines, decided once from the flags,
+/// the environment and whether stderr is a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Terminal {
+    /// Colour in `--events text`.
+    pub color: bool,
+    /// A live indicator while waiting for the model (text events, a TTY).
+    pub indicator: bool,
+    /// `--stream`: reply text shown as it arrives (a TTY, not jsonl).
+    pub stream: bool,
+}
+
+/// Everything besides the parsed flags that a config is resolved from.
+pub struct Inputs<'a> {
+    /// Where each parsed flag came from.
+    pub origins: &'a Origins,
+    /// The environment (with `.env` merged under it).
+    pub env: &'a Environment,
+    /// The config file, if there is one.
+    pub file: Option<&'a ConfigFile>,
+    /// Whether stderr is a terminal.
+    pub stderr_is_terminal: bool,
+}
+
+/// Resolves the layered flags into the plan of a run.
+pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
+    if let DotEnvStatus::Failed(problem) = inputs.env.dotenv() {
+        return Err(ConfigError::DotEnv(problem.clone()));
+    }
+    let named = |id: &'static str| named_by_source(inputs, id);
+    let (provider_name, _) = choose_provider(&cli, inputs.origins);
+    let (model, _) = choose_model(&cli, provider_name);
+    let timeout = parse_timeout(&cli.timeout).map_err(named("timeout"))?;
+    // A timeout too long for the clock (`--timeout 18446744073709551615`)
+    // is no timer at all rather than an overflow panic.
+    let deadline = timeout.and_then(|timeout| Instant::now().checked_add(timeout));
+    let output_schema = match &cli.output_schema {
+        Some(path) => Some(Arc::new(load_schema(path).map_err(named("output_schema"))?)),
+        None => None,
+    };
+    let trust = cli
+        .trust_base_url
+        .then(|| inputs.origins.source("trust_base_url"));
+    let http = |provider: ProviderName| {
+        let (base_url, url_source) = choose_base_url(&cli, inputs, provider);
+        let base_file_key = provider_info(provider).base_url_file_key();
+        let base_id = match url_source == inputs.origins.source("base_url") {
+            true => "base_url",
+            false => &*base_file_key,
+        };
+        let parsed = reqwest::Url::parse(&base_url)
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .ok_or_else(|| ConfigError::BaseUrl(base_url.clone()))
+            .map_err(in_source(inputs, &url_source, base_id))?;
+        let api_key = match choose_api_key(inputs, provider) {
+            Some((key, key_source)) => {
+                if let Some(character) = key.expose().chars().find(|c| c.is_control()) {
+                    return Err(ConfigError::KeyControl {
+                        origin: key_source,
+                        character: format!("U+{:04X}", u32::from(character)),
+                    });
+                }
+                check_key_destination(&key_source, &base_url, &url_source, trust.as_ref())?;
+                Some(key)
+            }
+            None => None,
+        };
+        if api_key.is_none() && !is_loopback(&parsed) {
+            let info = provider_info(provider);
+            return Err(ConfigError::MissingKey {
+                var: info.key_variable,
+                provider: info.name,
+            });
+        }
+        Ok(HttpSettings {
+            base_url,
+            api_key,
+            retries: cli.retries,
+            max_tokens: cli.max_tokens,
+            temperature: cli.temperature,
+            deadline,
+            output_schema: output_schema.as_ref().map(|schema| schema.schema().clone()),
+        })
+    };
+    let provider = match provider_name {
+        ProviderName::Faux => {
+            let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
+            let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
+            let script = Script::parse(&text, &path.display().to_string())
+                .map_err(|error| named("faux_script")(error.into()))?;
+            ProviderConfig::Faux(script)
+        }
+        ProviderName::Openai => ProviderConfig::OpenAi(http(provider_name)?),
+        ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
+    };
+    if inputs.origins.source("system") == Source::Flag
+        && inputs.origins.source("system_file") == Source::Flag
+    {
+        return Err(ConfigError::SystemTwice);
+    }
+    let system = match choose_system(&cli, inputs.origins) {
+        SystemChoice::Text(text) => text.to_owned(),
+        SystemChoice::File(path) => {
+            read_input("--system-file", path).map_err(named("system_file"))?
+        }
+        SystemChoice::None => String::new(),
+    };
+    let stdin = if cli.no_stdin {
+        StdinMode::Never
+    } else if cli.stdin {
+        StdinMode::Wait
+    } else {
+        StdinMode::Auto
+    };
+    if stdin == StdinMode::Never && cli.prompt.as_deref().is_none_or(|p| p == "-") {
+        return Err(ConfigError::NoPrompt);
+    }
+    let names = parse_tools(&cli.tools).map_err(named("tools"))?;
+    let tools = match names.is_empty() {
+        true => None,
+        false => Some(FileTools {
+            names,
+            sandbox: Arc::new(open_root(&cli.root).map_err(named("root"))?),
+        }),
+    };
+    for (id, flag, path) in [
+        ("transcript", "--transcript", &cli.transcript),
+        (
+            "output_last_message",
+            "--output-last-message",
+            &cli.output_last_message,
+        ),
+    ] {
+        if let Some(path) = path {
+            check_output_path(flag, path).map_err(named(id))?;
+        }
+    }
+    let events = cli.events_format();
+    let terminal = decide_terminal(&cli, events, inputs);
+    Ok(RunPlan {
+        prompt: cli.prompt,
+        stdin,
+        system,
+        provider,
+        model,
+        timeout,
+        deadline,
+        limits: Limits {
+            max_turns: cli.max_turns,
+            max_same_call: cli.max_same_call,
+            max_tokens_total: cli.max_tokens_total,
+            output_schema,
+        },
+        tools,
+        tool_execution: match cli.tool_execution {
+            ToolExecutionArg::Parallel => ToolExecution::Parallel,
+            ToolExecutionArg::Sequential => ToolExecution::Sequential,
+        },
+        follow_ups: cli.follow_up,
+        events,
+        output: cli.output,
+        transcript: cli.transcript,
+        output_last_message: cli.output_last_message,
+        terminal,
+        known_keys: known_keys(inputs),
+    })
+}
+
+/// Reads a file input, bounded by [`FILE_LIMIT`].
+fn read_input(flag: &'static str, path: &Path) -> Result<String, ConfigError> {
+    read_text_file(path, FILE_LIMIT).map_err(|source| ConfigError::ReadFile {
+        flag,
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Reads and compiles `--output-schema`, bounded like every file input.
+fn load_schema(path: &Path) -> Result<OutputSchema, ConfigError> {
+    let text = read_input("--output-schema", path)?;
+    let shown = path.display().to_string();
+    let schema: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| SchemaError::NotJson {
+            path: shown.clone(),
+            message: error.to_string(),
+        })?;
+    Ok(OutputSchema::new(schema, &shown)?)
+}
+
+/// `--root` must be a directory the tools can open; opened once, here.
+fn open_root(root: &Path) -> Result<Sandbox, ConfigError> {
+    Sandbox::new(root).map_err(|error| ConfigError::Root {
+        path: root.display().to_string(),
+        problem: error.to_string(),
+    })
+}
+
+/// An output file (`--transcript`, `--output-last-message`) must be
+/// creatable: not a directory, in a directory that exists. Nothing is
+/// created here (`leash config` runs this too); an existing regular file
+/// is opened for writing without truncating it.
+fn check_output_path(flag: &'static str, path: &Path) -> Result<(), ConfigError> {
+    let problem = |problem: String| ConfigError::OutputPath {
+        flag,
+        path: path.display().to_string(),
+        problem,
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(problem("it is a directory".into())),
+        Ok(meta) if meta.is_file() => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(|_| ())
+            .map_err(|error| problem(error.to_string())),
+        // A device or a pipe (`/dev/null`, `>(cat)`): opened by the run.
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent,
+                _ => Path::new("."),
+            };
+            match std::fs::metadata(parent) {
+                Ok(meta) if meta.is_dir() => Ok(()),
+                Ok(_) => Err(problem(format!("{} is not a directory", parent.display()))),
+                Err(error) => Err(problem(format!(
+                    "its directory {}: {error}",
+                    parent.display()
+                ))),
+            }
+        }
+        Err(error) => Err(problem(error.to_string())),
+    }
+}
+
+/// Every key value the layers hold, whichever provider runs (see
+/// [`RunPlan::known_keys`]).
+fn known_keys(inputs: &Inputs<'_>) -> Vec<ApiKey> {
+    let from_env = catalog::key_variables().filter_map(|name| inputs.env.get(name));
+    let from_file = catalog::key_variables().filter_map(|variable| {
+        inputs
+            .file
+            .and_then(|file| file.get(&catalog::file_key(variable)))
+            .map(str::to_owned)
+    });
+    from_env
+        .chain(from_file)
+        .map(|value| value.trim().to_owned())
+        .filter(|value| !value.is_empty())
+        .map(ApiKey::new)
+        .collect()
+}
+
+/// `30s`, `2m`, `500ms`, a bare number of seconds (`7`, `0.5`), or `0`
+/// for no timer.
+pub fn parse_timeout(value: &str) -> Result<Option<Duration>, ConfigError> {
+    let trimmed = value.trim();
+    let invalid = |reason: String| ConfigError::Timeout {
+        value: value.to_owned(),
+        reason,
+    };
+    let duration = if let Ok(seconds) = trimmed.parse::<u64>() {
+        Duration::from_secs(seconds)
+    } else if trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && let Ok(seconds) = trimmed.parse::<f64>()
+    {
+        Duration::try_from_secs_f64(seconds).map_err(|error| invalid(error.to_string()))?
+    } else {
+        humantime::parse_duration(trimmed).map_err(|error| invalid(error.to_string()))?
+    };
+    Ok((!duration.is_zero()).then_some(duration))
+}
+
+/// `read_file,list_dir`, or `none`.
+pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
+    if list.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    let mut tools = Vec::new();
+    for name in list
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
+        let tool = match name {
+            "read_file" => ToolName::ReadFile,
+            "list_dir" => ToolName::ListDir,
+            other => return Err(ConfigError::UnknownTool(other.to_owned())),
+        };
+        if !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
+    Ok(tools)
+}
+
+/// Whether a URL points at this machine (local servers may go keyless).
+fn is_loopback(url: &reqwest::Url) -> bool {
+    match url.host_str() {
+        Some("localhost") => true,
+        Some(host) => host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback()),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

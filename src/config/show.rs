@@ -1,0 +1,266 @@
+//! `leash config`'s listing: every setting of a run with its value and
+//! the layer it came from, as TOML a config file could start from. The
+//! choices that weigh several layers are made by `precedence`, as the run
+//! makes them, so the listing cannot disagree with the run.
+
+use clap::ValueEnum;
+
+use crate::cli::ProviderName;
+use crate::config::Inputs;
+use crate::config::file::flag_keys;
+use crate::config::layers::{ParsedRun, Source};
+use crate::config::precedence::{
+    SystemChoice, choose_api_key, choose_base_url, choose_model, choose_provider, choose_system,
+    decide_terminal, provider_info,
+};
+
+/// One line of `leash config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// The config-file key.
+    pub key: String,
+    /// The value as text; `None` when unset.
+    pub value: Option<String>,
+    /// Where it came from.
+    pub source: Source,
+    /// What else to know (overridden, off on a pipe, ...).
+    pub note: Option<String>,
+    /// The value is a stand-in (`***`): the line is printed as a comment.
+    pub secret: bool,
+}
+
+impl Setting {
+    fn new(key: &str, value: Option<String>, source: Source) -> Self {
+        Setting {
+            key: key.to_owned(),
+            value,
+            source,
+            note: None,
+            secret: false,
+        }
+    }
+
+    fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// Every setting of a parsed run, in `--help` order, with the choices
+/// that weigh several layers made as the run makes them.
+pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
+    let cli = &parsed.cli;
+    let origins = &parsed.origins;
+    let (provider, provider_source) = choose_provider(cli, origins);
+    let events = cli.events_format();
+    let terminal = decide_terminal(cli, events, inputs);
+    let system = choose_system(cli, origins);
+    let mut settings = Vec::new();
+    for (key, _) in flag_keys() {
+        let id = key.replace('-', "_");
+        let generic = Setting::new(
+            &key,
+            origins.raw(&id).map(str::to_owned),
+            origins.source(&id),
+        );
+        let setting = match key.as_str() {
+            "provider" => {
+                Setting::new(&key, Some(provider_name(provider)), provider_source.clone())
+            }
+            "model" => {
+                let (model, is_default) = choose_model(cli, provider);
+                let source = match is_default {
+                    true => Source::Implied("the provider's default"),
+                    false => origins.source("model"),
+                };
+                Setting::new(&key, Some(model), source)
+            }
+            "base-url" if provider == ProviderName::Faux => generic.note("not used by faux"),
+            "base-url" => {
+                let (url, source) = choose_base_url(cli, inputs, provider);
+                Setting::new(&key, Some(url), source)
+            }
+            "system" if matches!(system, SystemChoice::File(_)) && generic.value.is_some() => {
+                generic.note("overridden by system-file")
+            }
+            "system-file" if matches!(system, SystemChoice::Text(_)) && generic.value.is_some() => {
+                generic.note("overridden by system")
+            }
+            "events" if cli.quiet => {
+                Setting::new(&key, Some("none".into()), origins.source("quiet")).note("-q")
+            }
+            "color" => {
+                let note = match (terminal.color, events, inputs.stderr_is_terminal) {
+                    (true, _, _) => "on",
+                    (false, crate::cli::EventsFormat::Text, false) => {
+                        "off: stderr is not a terminal"
+                    }
+                    (false, crate::cli::EventsFormat::Text, true) => "off",
+                    (false, _, _) => "off: only --events text is coloured",
+                };
+                generic.note(note)
+            }
+            "stream" if cli.stream && !terminal.stream => {
+                generic.note("off: needs a terminal stderr and text or none events")
+            }
+            _ => generic,
+        };
+        let after_base_url = key == "base-url";
+        settings.push(setting);
+        if after_base_url {
+            settings.push(api_key_setting(inputs, provider));
+        }
+    }
+    settings
+}
+
+fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
+    if provider == ProviderName::Faux {
+        return Setting::new("api-key", None, Source::Unset).note("not needed by faux");
+    }
+    match choose_api_key(inputs, provider) {
+        // The key itself never prints; `ApiKey` displays as `***`, and the
+        // line is a comment, so the listing used as a config file never
+        // sets the key to `***`.
+        Some((key, source)) => Setting {
+            secret: true,
+            ..Setting::new("api-key", Some(key.to_string()), source)
+        },
+        None => Setting::new("api-key", None, Source::Unset).note(format!(
+            "set LEASH_API_KEY or {}",
+            provider_info(provider).key_variable
+        )),
+    }
+}
+
+fn provider_name(provider: ProviderName) -> String {
+    provider
+        .to_possible_value()
+        .map(|value| value.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// The settings as TOML lines with the source as a comment, aligned.
+pub fn render_settings(settings: &[Setting]) -> String {
+    let lines: Vec<(String, String)> = settings
+        .iter()
+        .map(|setting| {
+            let left = match &setting.value {
+                Some(value) if setting.secret => {
+                    format!("# {} = {}", setting.key, toml_value(value))
+                }
+                Some(value) => format!("{} = {}", setting.key, toml_value(value)),
+                None => format!("# {}", setting.key),
+            };
+            let mut right = format!("# {}", setting.source);
+            if let Some(note) = &setting.note {
+                right.push_str(&format!(" ({note})"));
+            }
+            (left, right)
+        })
+        .collect();
+    let width = lines
+        .iter()
+        .map(|(left, _)| left.chars().count())
+        .filter(|width| *width <= 44)
+        .max()
+        .unwrap_or(0);
+    lines
+        .into_iter()
+        .map(|(left, right)| format!("{left:<width$}  {right}\n"))
+        .collect()
+}
+
+/// A value as TOML: numbers and booleans bare, anything else a string.
+fn toml_value(value: &str) -> String {
+    let bare = value == "true"
+        || value == "false"
+        || value.parse::<i64>().is_ok()
+        || (value.parse::<f64>().is_ok_and(f64::is_finite) && value.contains('.'));
+    match bare {
+        true => value.to_owned(),
+        false => serde_json::Value::String(value.to_owned()).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::file::ConfigFile;
+    use crate::config::layers::{Environment, parse_run};
+    use std::ffi::OsString;
+    use std::path::Path;
+
+    fn describe_with(
+        args: &[&str],
+        vars: &[(&str, &str)],
+        dotenv: &[&str],
+        file: Option<&str>,
+    ) -> Vec<Setting> {
+        let env = Environment::from_pairs(vars, dotenv);
+        let file = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
+        let argv: Vec<OsString> = std::iter::once("leash")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let parsed = parse_run(&argv, &env, file.as_ref()).unwrap();
+        let inputs = Inputs {
+            origins: &parsed.origins,
+            env: &env,
+            file: file.as_ref(),
+            stderr_is_terminal: false,
+        };
+        describe(&parsed, &inputs)
+    }
+
+    fn find<'a>(settings: &'a [Setting], key: &str) -> &'a Setting {
+        settings.iter().find(|s| s.key == key).unwrap()
+    }
+
+    #[test]
+    fn every_layer_is_named_and_the_key_is_redacted() {
+        let settings = describe_with(
+            &["--max-turns", "6"],
+            &[("OPENAI_API_KEY", "sk-secret")],
+            &["OPENAI_API_KEY"],
+            Some("retries = 5\nmodel = \"gpt-x\"\n"),
+        );
+        assert_eq!(find(&settings, "max-turns").source, Source::Flag);
+        assert_eq!(find(&settings, "retries").source, Source::File);
+        assert_eq!(find(&settings, "model").value.as_deref(), Some("gpt-x"));
+        assert_eq!(find(&settings, "tools").source, Source::Default);
+        let key = find(&settings, "api-key");
+        assert_eq!(key.value.as_deref(), Some("***"));
+        assert_eq!(key.source, Source::DotEnv("OPENAI_API_KEY".into()));
+        let text = render_settings(&settings);
+        assert!(!text.contains("sk-secret"));
+        assert!(text.contains("# api-key = \"***\""), "{text}");
+        // The listing is TOML, and used as a config file it sets no key.
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(table["max-turns"].as_integer(), Some(6));
+        assert!(!table.contains_key("api-key"), "{text}");
+    }
+
+    #[test]
+    fn derived_choices_say_why() {
+        let settings = describe_with(&["--faux-script", "s.json", "-q"], &[], &[], None);
+        let provider = find(&settings, "provider");
+        assert_eq!(provider.value.as_deref(), Some("faux"));
+        assert_eq!(provider.source.to_string(), "default: --faux-script is set");
+        assert_eq!(
+            find(&settings, "model").source.to_string(),
+            "default: the provider's default"
+        );
+        assert_eq!(find(&settings, "events").value.as_deref(), Some("none"));
+        assert_eq!(find(&settings, "api-key").value, None);
+    }
+
+    #[test]
+    fn values_are_toml() {
+        assert_eq!(toml_value("4"), "4");
+        assert_eq!(toml_value("0.5"), "0.5");
+        assert_eq!(toml_value("30s"), "\"30s\"");
+        assert_eq!(toml_value("say \"hi\""), "\"say \\\"hi\\\"\"");
+        assert_eq!(toml_value("NaN"), "\"NaN\"");
+    }
+}

@@ -1,0 +1,529 @@
+use super::*;
+use crate::config::layers::parse_run;
+use crate::provider::ApiKey;
+use std::ffi::OsString;
+use std::path::Path;
+
+fn resolve_with(args: &[&str], vars: &[(&str, &str)]) -> Result<RunPlan, ConfigError> {
+    resolve_layered(args, vars, None, false)
+}
+
+/// Resolves `args` over `vars`, of which `dotenv` came from `.env`.
+fn resolve_dotenv(
+    args: &[&str],
+    vars: &[(&str, &str)],
+    dotenv: &[&str],
+    file: Option<&str>,
+) -> Result<RunPlan, ConfigError> {
+    let env = Environment::from_pairs(vars, dotenv);
+    resolve_in(args, &env, file, false)
+}
+
+/// Resolves `args` over the variables `vars` and a config file `file`.
+fn resolve_layered(
+    args: &[&str],
+    vars: &[(&str, &str)],
+    file: Option<&str>,
+    stderr_is_terminal: bool,
+) -> Result<RunPlan, ConfigError> {
+    resolve_in(
+        args,
+        &Environment::from_pairs(vars, &[]),
+        file,
+        stderr_is_terminal,
+    )
+}
+
+fn resolve_in(
+    args: &[&str],
+    env: &Environment,
+    file: Option<&str>,
+    stderr_is_terminal: bool,
+) -> Result<RunPlan, ConfigError> {
+    let file = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
+    let argv: Vec<OsString> = std::iter::once("leash")
+        .chain(args.iter().copied())
+        .map(OsString::from)
+        .collect();
+    let run = parse_run(&argv, env, file.as_ref()).unwrap();
+    resolve(
+        run.cli,
+        &Inputs {
+            origins: &run.origins,
+            env,
+            file: file.as_ref(),
+            stderr_is_terminal,
+        },
+    )
+}
+
+fn settings(config: &RunPlan) -> &HttpSettings {
+    match &config.provider {
+        ProviderConfig::OpenAi(settings) | ProviderConfig::Anthropic(settings) => settings,
+        ProviderConfig::Faux(_) => panic!("faux has no settings"),
+    }
+}
+
+#[test]
+fn keys_come_from_the_environment_before_the_config_file() {
+    let file = "api-key = \"sk-file\"\nopenai-api-key = \"sk-file-openai\"\n";
+    let key = |vars: &[(&str, &str)], file: Option<&str>| {
+        let config = resolve_layered(&["hi"], vars, file, false).unwrap();
+        settings(&config)
+            .api_key
+            .as_ref()
+            .map(|k| k.expose().to_owned())
+    };
+    let both = [
+        ("LEASH_API_KEY", "sk-leash"),
+        ("OPENAI_API_KEY", "sk-openai"),
+    ];
+    assert_eq!(key(&both, Some(file)).as_deref(), Some("sk-leash"));
+    assert_eq!(key(&both[1..], Some(file)).as_deref(), Some("sk-openai"));
+    assert_eq!(key(&[], Some(file)).as_deref(), Some("sk-file"));
+    assert_eq!(
+        key(&[], Some("openai-api-key = \"sk-file-openai\"")).as_deref(),
+        Some("sk-file-openai")
+    );
+}
+
+#[test]
+fn base_urls_go_flag_then_variable_then_file_then_default() {
+    // The file's base URL gets the environment's key only with its consent.
+    let file = "base-url = \"http://file.example\"\nopenai-base-url = \"http://file-openai.example\"\ntrust-base-url = true\n";
+    let vars = [("OPENAI_API_KEY", "k")];
+    let url = |args: &[&str], vars: &[(&str, &str)], file: Option<&str>| {
+        settings(&resolve_layered(args, vars, file, false).unwrap())
+            .base_url
+            .clone()
+    };
+    let with_var = [vars[0], ("OPENAI_BASE_URL", "http://var.example")];
+    assert_eq!(
+        url(
+            &["--base-url", "http://flag.example", "hi"],
+            &with_var,
+            Some(file)
+        ),
+        "http://flag.example"
+    );
+    assert_eq!(url(&["hi"], &with_var, Some(file)), "http://var.example");
+    assert_eq!(url(&["hi"], &vars, Some(file)), "http://file.example");
+    assert_eq!(
+        url(
+            &["hi"],
+            &vars,
+            Some("openai-base-url = \"http://file-openai.example\"\ntrust-base-url = true")
+        ),
+        "http://file-openai.example"
+    );
+    assert_eq!(url(&["hi"], &vars, None), catalog::OPENAI.default_base_url);
+}
+
+#[test]
+fn the_config_file_sets_what_flags_leave_at_the_default() {
+    let file =
+        "model = \"claude-haiku-4-5\"\nmax-turns = 7\ntimeout = \"2m\"\nevents = \"jsonl\"\n";
+    let vars = [("ANTHROPIC_API_KEY", "k")];
+    let config = resolve_layered(&["--max-turns", "3", "hi"], &vars, Some(file), false).unwrap();
+    assert_eq!(config.model, "claude-haiku-4-5");
+    assert!(matches!(config.provider, ProviderConfig::Anthropic(_)));
+    assert_eq!(config.limits.max_turns, 3);
+    assert_eq!(config.timeout, Some(Duration::from_secs(120)));
+    assert_eq!(config.events, EventsFormat::Jsonl);
+    // -q still means no events.
+    let config = resolve_layered(&["-q", "hi"], &vars, Some(file), false).unwrap();
+    assert_eq!(config.events, EventsFormat::None);
+}
+
+#[test]
+fn a_system_file_flag_beats_a_system_text_from_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("system.md");
+    std::fs::write(&path, "from the file").unwrap();
+    let args = [
+        "--system-file",
+        path.to_str().unwrap(),
+        "--base-url",
+        "http://localhost:1",
+        "hi",
+    ];
+    let config = resolve_layered(&args, &[], Some("system = \"from config\""), false).unwrap();
+    assert_eq!(config.system, "from the file");
+}
+
+#[test]
+fn the_indicator_and_the_stream_need_a_terminal() {
+    let local = ["--base-url", "http://localhost:1", "--stream", "hi"];
+    let on_tty = resolve_layered(&local, &[], None, true).unwrap().terminal;
+    assert_eq!(
+        on_tty,
+        Terminal {
+            color: true,
+            indicator: true,
+            stream: true
+        }
+    );
+    let piped = resolve_layered(&local, &[], None, false).unwrap().terminal;
+    assert_eq!(piped, Terminal::default());
+    let no_color = resolve_layered(&local, &[("NO_COLOR", "1")], None, true).unwrap();
+    assert!(!no_color.terminal.color && no_color.terminal.indicator);
+    let jsonl = [
+        "--events",
+        "jsonl",
+        "--base-url",
+        "http://localhost:1",
+        "--stream",
+        "hi",
+    ];
+    assert_eq!(
+        resolve_layered(&jsonl, &[], None, true).unwrap().terminal,
+        Terminal::default()
+    );
+    let quiet = ["-q", "--base-url", "http://localhost:1", "--stream", "hi"];
+    let quiet = resolve_layered(&quiet, &[], None, true).unwrap().terminal;
+    assert!(quiet.stream && !quiet.indicator && !quiet.color);
+}
+
+#[test]
+fn timeouts_parse_in_words_numbers_and_zero() {
+    assert_eq!(parse_timeout("30s").unwrap(), Some(Duration::from_secs(30)));
+    assert_eq!(
+        parse_timeout("500ms").unwrap(),
+        Some(Duration::from_millis(500))
+    );
+    assert_eq!(parse_timeout("2m").unwrap(), Some(Duration::from_secs(120)));
+    assert_eq!(parse_timeout("7").unwrap(), Some(Duration::from_secs(7)));
+    assert_eq!(parse_timeout("0").unwrap(), None);
+    assert!(parse_timeout("soon").is_err());
+}
+
+#[test]
+fn tools_parse_with_none_and_reject_unknown_names() {
+    assert_eq!(parse_tools("none").unwrap(), vec![]);
+    assert_eq!(
+        parse_tools("list_dir, read_file,list_dir").unwrap(),
+        vec![ToolName::ListDir, ToolName::ReadFile]
+    );
+    let error = parse_tools("read_file,bash").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "unknown tool 'bash' in --tools (known: read_file, list_dir, or none)"
+    );
+}
+
+#[test]
+fn a_missing_openai_key_is_a_usage_error_naming_the_variable() {
+    let error = resolve_with(&["hi"], &[]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "OPENAI_API_KEY is not set (needed by --provider openai); set it in the environment or in .env"
+    );
+}
+
+#[test]
+fn a_loopback_server_may_go_without_a_key() {
+    let config = resolve_with(&["--base-url", "http://127.0.0.1:11434/v1", "hi"], &[]).unwrap();
+    let ProviderConfig::OpenAi(settings) = config.provider else {
+        panic!("not openai");
+    };
+    assert!(settings.api_key.is_none());
+}
+
+#[test]
+fn a_claude_model_picks_anthropic_and_its_key() {
+    let config = resolve_with(
+        &["-m", "claude-haiku-4-5", "hi"],
+        &[("ANTHROPIC_API_KEY", "sk-ant-secret")],
+    )
+    .unwrap();
+    let ProviderConfig::Anthropic(settings) = &config.provider else {
+        panic!("not anthropic");
+    };
+    assert_eq!(settings.base_url, catalog::ANTHROPIC.default_base_url);
+    assert_eq!(
+        settings.api_key.as_ref().map(ApiKey::expose),
+        Some("sk-ant-secret")
+    );
+    // The key never shows in the config's debug output.
+    assert!(!format!("{config:?}").contains("sk-ant-secret"));
+}
+
+#[test]
+fn base_urls_come_from_the_flag_then_leash_then_the_provider_variable() {
+    let vars = [
+        ("OPENAI_API_KEY", "k"),
+        ("OPENAI_BASE_URL", "http://provider.example/v1"),
+    ];
+    let config = resolve_with(&["hi"], &vars).unwrap();
+    let ProviderConfig::OpenAi(settings) = config.provider else {
+        panic!()
+    };
+    assert_eq!(settings.base_url, "http://provider.example/v1");
+    let config = resolve_with(&["--base-url", "http://flag.example", "hi"], &vars).unwrap();
+    let ProviderConfig::OpenAi(settings) = config.provider else {
+        panic!()
+    };
+    assert_eq!(settings.base_url, "http://flag.example");
+}
+
+#[test]
+fn faux_needs_a_script() {
+    let error = resolve_with(&["--provider", "faux", "hi"], &[]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "--provider faux needs --faux-script FILE"
+    );
+}
+
+#[test]
+fn quiet_means_no_events() {
+    let config = resolve_with(&["-q", "--base-url", "http://localhost:1", "hi"], &[]).unwrap();
+    assert_eq!(config.events, EventsFormat::None);
+}
+
+fn key_of(config: &RunPlan) -> Option<String> {
+    settings(config)
+        .api_key
+        .as_ref()
+        .map(|k| k.expose().to_owned())
+}
+
+#[test]
+fn a_dotenv_key_never_beats_an_exported_key_of_another_name() {
+    let vars = [("LEASH_API_KEY", "sk-dotenv"), ("OPENAI_API_KEY", "sk-env")];
+    let config = resolve_dotenv(&["hi"], &vars, &["LEASH_API_KEY"], None).unwrap();
+    assert_eq!(key_of(&config).as_deref(), Some("sk-env"));
+    // Within one layer, LEASH_API_KEY still comes first.
+    let config = resolve_dotenv(&["hi"], &vars, &[], None).unwrap();
+    assert_eq!(key_of(&config).as_deref(), Some("sk-dotenv"));
+}
+
+#[test]
+fn a_dotenv_base_url_never_beats_an_exported_one_of_another_name() {
+    let vars = [
+        ("OPENAI_API_KEY", "sk-env"),
+        ("OPENAI_BASE_URL", "http://env.example/v1"),
+    ];
+    // The environment's URL is above a config-file URL, even one set
+    // by the flag's own name there.
+    let config = resolve_dotenv(
+        &["hi"],
+        &vars,
+        &[],
+        Some("base-url = \"http://file.example\""),
+    )
+    .unwrap();
+    assert_eq!(settings(&config).base_url, "http://env.example/v1");
+}
+
+#[test]
+fn a_key_never_goes_to_a_base_url_from_a_lower_layer() {
+    let evil = [
+        ("OPENAI_API_KEY", "sk-env"),
+        ("OPENAI_BASE_URL", "http://evil.example"),
+    ];
+    // `.env` supplies the URL, the environment the key: refused.
+    let error = resolve_dotenv(&["hi"], &evil, &["OPENAI_BASE_URL"], None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "refusing to send the key from env OPENAI_API_KEY to the base URL http://evil.example \
+         from .env OPENAI_BASE_URL: a lower layer than the key's may not redirect it; pass \
+         --base-url on the command line, or --trust-base-url to allow it"
+    );
+    assert!(!error.to_string().contains("sk-env"));
+    // The user says so on the command line.
+    let config = resolve_dotenv(
+        &["--trust-base-url", "hi"],
+        &evil,
+        &["OPENAI_BASE_URL"],
+        None,
+    )
+    .unwrap();
+    assert_eq!(settings(&config).base_url, "http://evil.example");
+    // A .env that supplies both sends its own key where it likes.
+    let both = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
+    assert!(resolve_dotenv(&["hi"], &evil, &both, None).is_ok());
+    // A .env never redirects the config file's key either, even
+    // though .env is the higher layer.
+    let file_key = [("OPENAI_BASE_URL", "http://evil.example")];
+    let error = resolve_dotenv(
+        &["hi"],
+        &file_key,
+        &["OPENAI_BASE_URL"],
+        Some("api-key = \"sk-file\""),
+    )
+    .unwrap_err();
+    assert!(matches!(error, ConfigError::KeyRedirect(_)), "{error}");
+    // The config file's consent covers the config file's URL only.
+    let trusting = "trust-base-url = true\napi-key = \"sk-file\"";
+    assert!(resolve_dotenv(&["hi"], &file_key, &["OPENAI_BASE_URL"], Some(trusting)).is_err());
+    let file_url = "base-url = \"http://mine.example\"\ntrust-base-url = true";
+    assert!(resolve_dotenv(&["hi"], &[("OPENAI_API_KEY", "k")], &[], Some(file_url)).is_ok());
+    // The provider's default is never a redirect.
+    assert!(resolve_dotenv(&["hi"], &[("OPENAI_API_KEY", "k")], &[], None).is_ok());
+}
+
+#[test]
+fn a_control_character_in_the_key_is_named_as_such() {
+    let error = resolve_with(&["hi"], &[("OPENAI_API_KEY", "sk-a\u{1b}b")]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the key from env OPENAI_API_KEY holds a control character (U+001B); \
+         check for a stray newline or escape in it"
+    );
+}
+
+#[test]
+fn a_bare_number_timeout_is_seconds_even_with_a_fraction() {
+    assert_eq!(
+        parse_timeout("0.5").unwrap(),
+        Some(Duration::from_millis(500))
+    );
+    assert_eq!(
+        parse_timeout("1.25").unwrap(),
+        Some(Duration::from_millis(1250))
+    );
+    assert!(parse_timeout("-1").is_err());
+    assert!(parse_timeout("NaN").is_err());
+    assert!(parse_timeout("1e400").is_err());
+}
+
+#[test]
+fn a_bad_config_file_value_names_the_file_and_the_key() {
+    let local = ["--base-url", "http://localhost:1", "hi"];
+    let error = resolve_layered(&local, &[], Some("timeout = \"forever\""), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("config file /c/config.toml: timeout: invalid --timeout 'forever'"),
+        "{error}"
+    );
+    let error = resolve_layered(&local, &[], Some("tools = [\"bash\"]"), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("config file /c/config.toml: tools: unknown tool 'bash'"),
+        "{error}"
+    );
+}
+
+#[test]
+fn every_file_input_is_bounded() {
+    let local = ["--base-url", "http://localhost:1"];
+    for flag in ["--system-file", "--output-schema"] {
+        let args = [local[0], local[1], flag, "/dev/zero", "hi"];
+        let error = resolve_with(&args, &[]).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!("cannot read {flag} /dev/zero: it is larger than {FILE_LIMIT} bytes")
+        );
+    }
+    let error = resolve_with(&["--faux-script", "/dev/zero", "hi"], &[])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        format!("cannot read --faux-script /dev/zero: it is larger than {FILE_LIMIT} bytes")
+    );
+}
+
+#[test]
+fn the_root_and_output_paths_are_checked_before_the_run() {
+    let local = ["--base-url", "http://localhost:1"];
+    let error = resolve_with(&[local[0], local[1], "--root", "/nonexistent", "hi"], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("invalid --root /nonexistent: "),
+        "{error}"
+    );
+    // Without tools the root is not used.
+    let args = [
+        local[0],
+        local[1],
+        "--tools",
+        "none",
+        "--root",
+        "/nonexistent",
+        "hi",
+    ];
+    assert!(resolve_with(&args, &[]).is_ok());
+    for flag in ["--transcript", "--output-last-message"] {
+        let args = [local[0], local[1], flag, "/nonexistent/t.jsonl", "hi"];
+        let error = resolve_with(&args, &[]).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!(
+                "cannot write {flag} /nonexistent/t.jsonl: its directory /nonexistent: "
+            )),
+            "{error}"
+        );
+        let args = [local[0], local[1], flag, "/tmp", "hi"];
+        let error = resolve_with(&args, &[]).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!("cannot write {flag} /tmp: it is a directory")
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept.txt");
+    std::fs::write(&kept, "old").unwrap();
+    let args = [
+        local[0],
+        local[1],
+        "--transcript",
+        kept.to_str().unwrap(),
+        "hi",
+    ];
+    assert!(resolve_with(&args, &[]).is_ok());
+    // Checking created and truncated nothing.
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "old");
+    let args = [local[0], local[1], "--transcript", "/dev/null", "hi"];
+    assert!(resolve_with(&args, &[]).is_ok());
+}
+
+#[test]
+fn system_and_system_file_on_one_command_line_are_refused() {
+    let args = [
+        "--base-url",
+        "http://localhost:1",
+        "-s",
+        "x",
+        "--system-file",
+        "y",
+        "hi",
+    ];
+    let error = resolve_with(&args, &[]).unwrap_err();
+    assert!(matches!(error, ConfigError::SystemTwice));
+}
+
+#[test]
+fn the_plan_is_complete_when_resolved() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("schema.json");
+    std::fs::write(&schema, r#"{"type":"object"}"#).unwrap();
+    let schema = schema.display().to_string();
+    let plan = resolve_with(
+        &["--timeout", "30s", "--output-schema", &schema, "hi"],
+        &[("OPENAI_API_KEY", "k")],
+    )
+    .unwrap();
+    // The request options hold the deadline and the schema at once: no
+    // placeholder is left for the runner to fill in.
+    let http = settings(&plan);
+    assert!(plan.deadline.is_some());
+    assert_eq!(http.deadline, plan.deadline);
+    assert_eq!(
+        http.output_schema,
+        Some(serde_json::json!({"type": "object"}))
+    );
+    assert!(plan.limits.output_schema.is_some());
+    // The file tools come with their root, opened once.
+    let tools = plan.tools.as_ref().unwrap();
+    assert!(!tools.names.is_empty());
+    let plan = resolve_with(
+        &["--tools", "none", "--timeout", "0", "hi"],
+        &[("OPENAI_API_KEY", "k")],
+    )
+    .unwrap();
+    assert!(plan.tools.is_none() && plan.deadline.is_none());
+}

@@ -1,0 +1,104 @@
+//! The providers leash can talk to, as one table: each one's name, the
+//! variables of its key and base URL, its default base URL and default
+//! model. Configuration, the config file's keys, `leash config` and the man
+//! page read it; nothing else names a provider's variables.
+//!
+//! The config-file key of a variable is the variable in lower case with
+//! dashes, without `LEASH_` (`OPENAI_API_KEY` → `openai-api-key`,
+//! `LEASH_API_KEY` → `api-key`).
+
+/// One provider of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderInfo {
+    /// The provider's name (`--provider`).
+    pub name: &'static str,
+    /// The variable of its key (`OPENAI_API_KEY`).
+    pub key_variable: &'static str,
+    /// The variable of its base URL (`OPENAI_BASE_URL`).
+    pub base_url_variable: &'static str,
+    /// The base URL without `--base-url` or a variable.
+    pub default_base_url: &'static str,
+    /// The model without `--model`.
+    pub default_model: &'static str,
+}
+
+/// The Chat Completions API.
+pub const OPENAI: ProviderInfo = ProviderInfo {
+    name: "openai",
+    key_variable: "OPENAI_API_KEY",
+    base_url_variable: "OPENAI_BASE_URL",
+    default_base_url: crate::provider::openai::DEFAULT_BASE_URL,
+    default_model: "gpt-4.1-mini",
+};
+
+/// The Anthropic Messages API.
+pub const ANTHROPIC: ProviderInfo = ProviderInfo {
+    name: "anthropic",
+    key_variable: "ANTHROPIC_API_KEY",
+    base_url_variable: "ANTHROPIC_BASE_URL",
+    default_base_url: "https://api.anthropic.com",
+    default_model: "claude-sonnet-4-5",
+};
+
+/// Every provider that speaks HTTP, in the order help texts list them.
+pub const PROVIDERS: [ProviderInfo; 2] = [OPENAI, ANTHROPIC];
+
+/// The key variable of whichever provider runs; it wins over the
+/// provider's own within a layer.
+pub const ANY_KEY_VARIABLE: &str = "LEASH_API_KEY";
+
+impl ProviderInfo {
+    /// The config-file key of the key (`openai-api-key`).
+    pub fn key_file_key(&self) -> String {
+        file_key(self.key_variable)
+    }
+
+    /// The config-file key of the base URL (`openai-base-url`).
+    pub fn base_url_file_key(&self) -> String {
+        file_key(self.base_url_variable)
+    }
+}
+
+/// The variables the table names: every key variable, then every base-URL
+/// variable (`LEASH_API_KEY`, `OPENAI_API_KEY`, ..., `OPENAI_BASE_URL`, ...).
+pub fn variables() -> Vec<&'static str> {
+    std::iter::once(ANY_KEY_VARIABLE)
+        .chain(key_variables().skip(1))
+        .chain(PROVIDERS.iter().map(|provider| provider.base_url_variable))
+        .collect()
+}
+
+/// Every variable that may hold a key, whichever provider runs.
+pub fn key_variables() -> impl Iterator<Item = &'static str> {
+    std::iter::once(ANY_KEY_VARIABLE).chain(PROVIDERS.iter().map(|provider| provider.key_variable))
+}
+
+/// A variable's config-file key: without `LEASH_` (as for the flags'
+/// variables), lower case, with dashes.
+pub fn file_key(variable: &str) -> String {
+    let name = variable.strip_prefix("LEASH_").unwrap_or(variable);
+    name.to_ascii_lowercase().replace('_', "-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_gives_the_variables_and_their_file_keys_in_order() {
+        assert_eq!(
+            variables(),
+            [
+                "LEASH_API_KEY",
+                "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY",
+                "OPENAI_BASE_URL",
+                "ANTHROPIC_BASE_URL"
+            ]
+        );
+        assert_eq!(ANTHROPIC.key_file_key(), "anthropic-api-key");
+        assert_eq!(file_key(ANY_KEY_VARIABLE), "api-key");
+        assert_eq!(OPENAI.base_url_file_key(), "openai-base-url");
+        assert_eq!(OPENAI.default_base_url, "https://api.openai.com/v1");
+    }
+}

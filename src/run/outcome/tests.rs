@@ -1,0 +1,242 @@
+use super::*;
+use crate::agent::types::{AssistantContent, ToolCall, ToolResultMessage};
+
+fn assistant(stop: StopReason, tool_call: bool) -> Message {
+    let mut content = vec![AssistantContent::Text { text: "t".into() }];
+    if tool_call {
+        content.push(AssistantContent::ToolCall(ToolCall {
+            id: "c".into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({}),
+        }));
+    }
+    Message::Assistant(AssistantMessage {
+        content,
+        stop_reason: stop,
+        ..AssistantMessage::default()
+    })
+}
+
+fn result() -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: "c".into(),
+        tool_name: "read_file".into(),
+        content: vec![],
+        details: serde_json::Value::Null,
+        is_error: true,
+        duration_ms: None,
+        timestamp: 0,
+    })
+}
+
+fn decide(messages: &[Message], abort: Option<AbortCause>, limits: LimitReport) -> (Status, u8) {
+    let status = decide_status(messages, abort, limits);
+    (status, status.code())
+}
+
+#[test]
+fn every_ending_maps_to_its_status_and_code() {
+    let none = LimitReport::default();
+    let user = Message::user_text("q");
+    let stop = assistant(StopReason::Stop, false);
+    let tools = [user.clone(), assistant(StopReason::ToolUse, true), result()];
+    let limit = LimitReport {
+        turn_limit_reached: true,
+        ..none
+    };
+    let terminated = LimitReport {
+        batch_terminated: true,
+        ..none
+    };
+    let both = LimitReport {
+        turn_limit_reached: true,
+        batch_terminated: true,
+        ..none
+    };
+    let budget = LimitReport {
+        budget_exhausted: true,
+        ..none
+    };
+    let interrupt = Some(AbortCause::Signal(Signal::Interrupt));
+    let terminate = Some(AbortCause::Signal(Signal::Terminate));
+    let hangup = Some(AbortCause::Signal(Signal::Hangup));
+    type Case = (Vec<Message>, Option<AbortCause>, LimitReport, (Status, u8));
+    let cases: Vec<Case> = vec![
+        (
+            vec![user.clone(), stop.clone()],
+            None,
+            none,
+            (Status::Ok, 0),
+        ),
+        (
+            vec![user.clone(), assistant(StopReason::Error, false)],
+            None,
+            none,
+            (Status::Error, 1),
+        ),
+        (vec![user.clone()], None, none, (Status::Error, 1)),
+        (tools.to_vec(), None, limit, (Status::TurnLimit, 3)),
+        (tools.to_vec(), None, terminated, (Status::Terminated, 4)),
+        (tools.to_vec(), None, both, (Status::Terminated, 4)),
+        (
+            vec![user.clone(), assistant(StopReason::Length, false)],
+            None,
+            none,
+            (Status::Length, 5),
+        ),
+        (tools.to_vec(), None, budget, (Status::Budget, 7)),
+        (
+            vec![user.clone(), assistant(StopReason::Aborted, false)],
+            Some(AbortCause::Timeout),
+            none,
+            (Status::Timeout, 124),
+        ),
+        (
+            tools.to_vec(),
+            Some(AbortCause::Timeout),
+            none,
+            (Status::Timeout, 124),
+        ),
+        (
+            vec![user.clone(), assistant(StopReason::Aborted, false)],
+            interrupt,
+            none,
+            (Status::Interrupted(Signal::Interrupt), 130),
+        ),
+        (
+            vec![user.clone(), assistant(StopReason::Aborted, false)],
+            terminate,
+            none,
+            (Status::Interrupted(Signal::Terminate), 143),
+        ),
+        (
+            vec![user.clone(), assistant(StopReason::Aborted, false)],
+            hangup,
+            none,
+            (Status::Interrupted(Signal::Hangup), 129),
+        ),
+        // The timer fired just after the answer was complete.
+        (
+            vec![user.clone(), stop.clone()],
+            Some(AbortCause::Timeout),
+            none,
+            (Status::Ok, 0),
+        ),
+    ];
+    for (messages, abort, guards, expected) in cases {
+        assert_eq!(
+            decide(&messages, abort, guards),
+            expected,
+            "{messages:?} {abort:?} {guards:?}"
+        );
+    }
+}
+
+#[test]
+fn one_turn_is_singular_and_no_correction_is_claimed_that_never_ran() {
+    let one = Detail {
+        turns: 1,
+        budget: Some((12, 10)),
+        ..Detail::default()
+    };
+    assert_eq!(
+        describe(Status::TurnLimit, &one),
+        "turn limit reached after 1 turn; task not confirmed complete"
+    );
+    assert_eq!(
+        describe(Status::Budget, &one),
+        "token budget used up: 12 of 10 tokens after 1 turn"
+    );
+    let invalid = Detail {
+        error_message: Some("not JSON"),
+        ..Detail::default()
+    };
+    let text = describe(Status::InvalidOutput, &invalid);
+    assert!(!text.contains("after one corrective turn"), "{text}");
+    assert!(text.contains("no turn was left for a correction"), "{text}");
+    let corrected = Detail {
+        corrected: true,
+        ..invalid
+    };
+    assert!(
+        describe(Status::InvalidOutput, &corrected).contains("after one corrective turn: not JSON")
+    );
+    assert_eq!(
+        describe(Status::Interrupted(Signal::Hangup), &one),
+        "terminated by SIGHUP"
+    );
+}
+
+#[test]
+fn a_failed_write_fails_only_a_run_that_succeeded() {
+    assert_eq!(after_write_failure(Status::Ok), Status::Error);
+    assert_eq!(after_write_failure(Status::Length), Status::Length);
+    assert_eq!(after_write_failure(Status::TurnLimit), Status::TurnLimit);
+}
+
+#[test]
+fn statuses_have_their_wire_names() {
+    assert_eq!(Status::TurnLimit.as_str(), "turn_limit");
+    assert_eq!(Status::InvalidOutput.as_str(), "invalid_output");
+    assert_eq!(Status::InvalidOutput.code(), 6);
+}
+
+/// A new status without its line in the table fails here.
+fn every_status() -> Vec<Status> {
+    let all = |status: Status| match status {
+        Status::Ok
+        | Status::Error
+        | Status::Usage
+        | Status::TurnLimit
+        | Status::Terminated
+        | Status::Length
+        | Status::InvalidOutput
+        | Status::Budget
+        | Status::Timeout
+        | Status::Interrupted(Signal::Interrupt | Signal::Terminate | Signal::Hangup) => status,
+    };
+    [
+        Status::Ok,
+        Status::Error,
+        Status::Usage,
+        Status::TurnLimit,
+        Status::Terminated,
+        Status::Length,
+        Status::InvalidOutput,
+        Status::Budget,
+        Status::Timeout,
+        Status::Interrupted(Signal::Interrupt),
+        Status::Interrupted(Signal::Terminate),
+        Status::Interrupted(Signal::Hangup),
+    ]
+    .map(all)
+    .to_vec()
+}
+
+#[test]
+fn the_exit_table_has_every_status_once_with_a_distinct_code() {
+    let statuses = every_status();
+    assert_eq!(EXITS.len(), statuses.len());
+    for status in statuses {
+        assert_eq!(EXITS.iter().filter(|e| e.status == status).count(), 1);
+    }
+    let mut codes: Vec<u8> = EXITS.iter().map(|e| e.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(codes.len(), EXITS.len());
+    assert_eq!(Status::Interrupted(Signal::Hangup).code(), 129);
+    assert_eq!(
+        Status::Interrupted(Signal::Terminate).as_str(),
+        "interrupted"
+    );
+    assert_eq!(status_names().len(), 10);
+    let interrupted = exit_lines().pop().unwrap();
+    assert_eq!(
+        interrupted,
+        (
+            "130".to_owned(),
+            "interrupted",
+            "SIGINT (143 for SIGTERM, 129 for SIGHUP)".to_owned()
+        )
+    );
+}

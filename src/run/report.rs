@@ -1,0 +1,251 @@
+//! The end of a run: its report (the status decided once, and why, in
+//! words) and the delivery of it — the last-message file, the result on
+//! stdout, the `run_end` / "why" line on stderr — in that order, each
+//! output telling the same story. A result that could not be written fails
+//! a run that had succeeded.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+
+use tokio::sync::watch;
+
+use crate::agent::types::{Message, Usage};
+use crate::cli::{EventsFormat, OutputFormat};
+use crate::render::result::write_result;
+use crate::render::transcript::reader_left;
+use crate::render::{EventRenderer, RunReport, renderer};
+use crate::run::job::{Job, Streams};
+use crate::run::outcome::{self, AbortCause, Detail, LimitReport, Status};
+use crate::run::signals::{Waited, wait_for_lane};
+
+impl Job {
+    /// The report of a run that happened: decides the status and says why.
+    pub(super) fn report(
+        &self,
+        messages: &[Message],
+        cause: Option<AbortCause>,
+        limits: LimitReport,
+    ) -> RunReport {
+        let mut status = outcome::decide_status(messages, cause, limits);
+        let last = outcome::final_assistant(messages);
+        let reply = last.map(|m| m.text()).unwrap_or_default();
+        let mut error_message = last.and_then(|m| m.error_message.clone());
+        // The final check of `--output-schema`; the limits already gave the
+        // model its one corrective turn.
+        let mut output = None;
+        if let (Status::Ok, Some(schema)) = (status, &self.plan.limits.output_schema) {
+            match schema.check(&reply) {
+                Ok(value) => output = Some(value),
+                Err(problem) => {
+                    status = Status::InvalidOutput;
+                    error_message = Some(problem.summary());
+                }
+            }
+        }
+        let mut usage = Usage::default();
+        let mut turns = 0;
+        for message in messages {
+            if let Message::Assistant(assistant) = message {
+                usage.add(&assistant.usage);
+                turns += 1;
+            }
+        }
+        let terminate_reason = last_batch_reason(messages);
+        let detail = Detail {
+            error_message: error_message.as_deref(),
+            turns,
+            terminate_reason: terminate_reason.as_deref(),
+            timeout: self.plan.timeout,
+            budget: self
+                .plan
+                .limits
+                .max_tokens_total
+                .map(|limit| (limits.tokens_used, limit)),
+            corrected: limits.corrected,
+        };
+        let message = outcome::describe(status, &detail);
+        RunReport {
+            status,
+            message,
+            reply,
+            output,
+            stop_reason: last.map(|m| m.stop_reason),
+            error_message,
+            turns,
+            usage,
+            duration_ms: self.started.elapsed().as_millis() as u64,
+            provider: self.plan.provider.name().to_owned(),
+            model: self.plan.model.clone(),
+        }
+    }
+
+    /// The report of a run that never started (usage error, or stopped
+    /// while reading stdin).
+    pub(super) fn report_without_run(&self, status: Status, error: Option<String>) -> RunReport {
+        let detail = Detail {
+            error_message: error.as_deref(),
+            timeout: self.plan.timeout,
+            ..Detail::default()
+        };
+        RunReport {
+            status,
+            message: outcome::describe(status, &detail),
+            reply: String::new(),
+            output: None,
+            stop_reason: None,
+            error_message: error,
+            turns: 0,
+            usage: Usage::default(),
+            duration_ms: self.started.elapsed().as_millis() as u64,
+            provider: self.plan.provider.name().to_owned(),
+            model: self.plan.model.clone(),
+        }
+    }
+
+    /// Writes the end of the run (transcript done, last message, stdout,
+    /// the `run_end` / "why" line) and returns the exit code. When the run
+    /// was stopped and an output does not take its writes, the exit goes
+    /// on without it after [`GRACE`](crate::run::signals::GRACE), with the code of what stopped it.
+    pub(super) async fn deliver(
+        &mut self,
+        report: RunReport,
+        abort: &mut watch::Receiver<Option<AbortCause>>,
+    ) -> Status {
+        let stopped =
+            |abort: &watch::Receiver<Option<AbortCause>>| outcome::status_of_abort(*abort.borrow());
+        let mut failures = Vec::new();
+        if let Some(transcript) = self.transcript.take() {
+            match wait_for_lane(transcript.call(|writer| writer.take_failure()), abort).await {
+                Waited::Done(failure) => failures.extend(failure),
+                Waited::Lost => {}
+                Waited::GaveUp => return stopped(abort),
+            }
+        }
+        let status = report.status;
+        let output = self.plan.output;
+        let mut stdout = self.stdout.take().unwrap_or_else(|| Box::new(io::sink()));
+        let last_message = self.last_message.take().map(|file| {
+            let path = self.plan.output_last_message.clone().unwrap_or_default();
+            (path, file)
+        });
+        let done = self.events.call(move |renderer| {
+            let mut last_message = last_message;
+            let last_message = last_message
+                .as_mut()
+                .map(|(path, file)| (path.as_path(), file));
+            finish_output(
+                report,
+                failures,
+                renderer.as_mut(),
+                output,
+                &mut stdout,
+                last_message,
+            )
+        });
+        match wait_for_lane(done, abort).await {
+            Waited::Done(status) => status,
+            Waited::Lost => status,
+            Waited::GaveUp => stopped(abort),
+        }
+    }
+}
+
+/// Writes the end of a run: the last-message file, the result on stdout,
+/// then the `run_end` / "why" line on stderr. `failures` are writes that
+/// already failed (the transcript); with each new one the report changes
+/// before anything else is written, so every output tells the same story.
+/// Returns how the run ended, after the writes.
+fn finish_output(
+    mut report: RunReport,
+    failures: Vec<String>,
+    renderer: &mut dyn EventRenderer,
+    output: OutputFormat,
+    stdout: &mut dyn Write,
+    last_message: Option<(&Path, &mut File)>,
+) -> Status {
+    for failure in failures {
+        write_failed(&mut report, failure, renderer);
+    }
+    if let Some((path, file)) = last_message
+        && let Err(error) = write_result(OutputFormat::Text, &report, file)
+        && !reader_left(&error)
+    {
+        let failure = format!(
+            "cannot write --output-last-message {}: {error}",
+            path.display()
+        );
+        write_failed(&mut report, failure, renderer);
+    }
+    renderer.settle();
+    if let Err(error) = write_result(output, &report, stdout)
+        && !reader_left(&error)
+    {
+        write_failed(
+            &mut report,
+            format!("cannot write the result to stdout: {error}"),
+            renderer,
+        );
+    }
+    renderer.run_end(&report);
+    report.status
+}
+
+/// A result could not be written: a run that had succeeded now fails and
+/// says so (SPEC 2.1's rule in [`outcome::after_write_failure`]); a run that
+/// had failed keeps its reason as the last line, after a notice.
+fn write_failed(report: &mut RunReport, failure: String, renderer: &mut dyn EventRenderer) {
+    let status = outcome::after_write_failure(report.status);
+    if status == report.status {
+        renderer.notice(&failure);
+        return;
+    }
+    report.status = status;
+    report.message = failure.clone();
+    report.error_message = Some(failure);
+}
+
+/// Reports a configuration error found before any run could be built
+/// (`usage`), in the format the flags asked for.
+pub fn report_usage_error(
+    message: String,
+    events: EventsFormat,
+    output: OutputFormat,
+    streams: Streams,
+) -> Status {
+    let report = RunReport {
+        status: Status::Usage,
+        message: message.clone(),
+        reply: String::new(),
+        output: None,
+        stop_reason: None,
+        error_message: Some(message),
+        turns: 0,
+        usage: Usage::default(),
+        duration_ms: 0,
+        provider: String::new(),
+        model: String::new(),
+    };
+    let mut stdout = streams.stdout;
+    finish_output(
+        report,
+        Vec::new(),
+        renderer(events, streams.stderr).as_mut(),
+        output,
+        &mut stdout,
+        None,
+    )
+}
+
+/// The text of the first result of the final batch, when the run ended
+/// right after one (why it terminated).
+fn last_batch_reason(messages: &[Message]) -> Option<String> {
+    let mut reason = None;
+    for message in messages.iter().rev() {
+        match message {
+            Message::ToolResult(result) => reason = Some(result.text()),
+            _ => break,
+        }
+    }
+    reason
+}
