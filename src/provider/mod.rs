@@ -9,10 +9,10 @@
 //! stream is dropped (that is how abort works).
 
 pub mod anthropic;
+pub mod driver;
 pub mod faux;
 pub mod http;
 pub mod openai;
-pub mod request_stream;
 pub mod sse;
 
 use futures::stream::BoxStream;

@@ -17,7 +17,7 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::request_stream::{SseStream, WireDecoder, decode_with, stream_response};
+use super::driver::{SseStream, WireDecoder, decode_with, stream_response};
 use super::{
     HttpSettings, INCOMPLETE, NO_STOP_REASON, Provider, Request, StreamEvent, ToolSpec, http, sse,
 };

@@ -3,7 +3,7 @@
 //! Three separate pieces: `request_body` maps a request onto the wire,
 //! `Decoder` turns one SSE `data` payload at a time into
 //! [`StreamEvent`]s, and [`OpenAiProvider::stream`] hands both to the shared
-//! driver in `request_stream` (send with retries, decode, yield as it arrives).
+//! driver in `driver` (send with retries, decode, yield as it arrives).
 //!
 //! It must never retry once a response body started to be used, never end
 //! a stream without exactly one `Done` or `Error`, never panic on what a
@@ -17,7 +17,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::request_stream::{SseStream, WireDecoder, decode_with, stream_response};
+use super::driver::{SseStream, WireDecoder, decode_with, stream_response};
 use super::{
     HttpSettings, INCOMPLETE, NO_STOP_REASON, Provider, Request, StreamEvent, ToolSpec, http, sse,
 };
