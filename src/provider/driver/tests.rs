@@ -1,0 +1,1 @@
+//! The driver against loopback servers, with a trivial wire format.
