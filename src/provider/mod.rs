@@ -14,6 +14,8 @@ pub mod faux;
 pub mod http;
 pub mod openai;
 pub mod sse;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use futures::stream::BoxStream;
 use serde_json::Value;

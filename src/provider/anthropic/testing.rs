@@ -3,8 +3,9 @@
 use super::AnthropicProvider;
 use crate::agent::types::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
-    Usage, UserMessage,
+    Usage,
 };
+pub(crate) use crate::provider::testing::{bodies, user};
 use crate::provider::{HttpSettings, Provider, Request, StreamEvent, ToolSpec};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -20,13 +21,6 @@ pub(crate) fn settings() -> HttpSettings {
         deadline: None,
         output_schema: None,
     }
-}
-
-pub(crate) fn user(text: &str) -> Message {
-    Message::User(UserMessage {
-        content: vec![Content::text(text)],
-        timestamp: 0,
-    })
 }
 
 pub(crate) fn assistant(content: Vec<AssistantContent>) -> Message {
@@ -123,14 +117,4 @@ pub(crate) async fn run(provider: &AnthropicProvider, messages: &[Message]) -> V
 pub(crate) fn assert_key_absent(events: &[StreamEvent]) {
     let text = format!("{events:?}");
     assert!(!text.contains(KEY), "key leaked: {text}");
-}
-
-pub(crate) async fn bodies(server: &MockServer) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|request| serde_json::from_slice(&request.body).unwrap())
-        .collect()
 }

@@ -2,7 +2,8 @@
 
 use super::OpenAiProvider;
 use super::request::request_body;
-use crate::agent::types::{Content, Message, UserMessage};
+use crate::agent::types::Message;
+pub(crate) use crate::provider::testing::{bodies, user};
 use crate::provider::{ApiKey, HttpSettings, Provider, Request, StreamEvent, ToolSpec};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -53,13 +54,6 @@ pub(crate) fn sse_body(payloads: &[String]) -> String {
         .collect()
 }
 
-pub(crate) fn user(text: &str) -> Message {
-    Message::User(UserMessage {
-        content: vec![Content::text(text)],
-        timestamp: 1,
-    })
-}
-
 pub(crate) fn read_file_tool() -> ToolSpec {
     ToolSpec {
         name: "read_file".to_string(),
@@ -97,16 +91,6 @@ pub(crate) async fn run(settings: HttpSettings, messages: &[Message]) -> Vec<Str
         .stream(request(messages, &[read_file_tool()]))
         .collect()
         .await
-}
-
-pub(crate) async fn bodies(server: &MockServer) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|request| serde_json::from_slice(&request.body).unwrap())
-        .collect()
 }
 
 pub(crate) fn body_json(request: &Request<'_>, settings: &HttpSettings) -> Value {
