@@ -1,6 +1,6 @@
 //! The Anthropic Messages API wire format (`POST {base}/v1/messages`,
-//! streamed): [`request`] builds the body from leash's messages,
-//! [`decode`]'s `Decoder` turns the named SSE events of a reply into
+//! streamed): `request` builds the body from leash's messages,
+//! `decode::Decoder` turns the named SSE events of a reply into
 //! [`StreamEvent`]s, and [`AnthropicMessages`] names the endpoint and
 //! headers for the shared driver ([`super::driver`]), which sends, retries
 //! and redacts.

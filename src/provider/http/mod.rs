@@ -1,12 +1,14 @@
-//! The HTTP layer the providers share: one client, one `send` that turns
+//! The HTTP layer under the driver: one client, one `send` that turns
 //! every failure into a message a person understands (status, the
-//! provider's own error text, or the connection problem), and the retry
-//! schedule (which failures, how long to wait, when to give up).
+//! provider's own error text, or the connection problem) together with
+//! what the retry policy needs ([`super::driver::retry`] reads the
+//! server's `retry-after` and `x-should-retry`), the check that a reply is
+//! an event stream, and [`redact`].
 //!
 //! It must never let the API key into a message — every message passes
 //! through [`redact`] —, never read an error body without a bound, and
 //! never wait without bound for response headers. It never retries by
-//! itself: the provider decides, because only it knows whether the body of
+//! itself: the driver decides, because only it knows whether the body of
 //! a response was already used.
 
 use std::time::{Duration, SystemTime};

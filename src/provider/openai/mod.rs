@@ -1,7 +1,7 @@
 //! The OpenAI Chat Completions wire format (SPEC 2.4), which also serves
 //! every compatible server (Ollama, llama.cpp, vLLM, LM Studio,
-//! OpenRouter…): [`request`] maps a request onto the wire, [`decode`]'s
-//! `Decoder` turns one SSE `data` payload at a time into [`StreamEvent`]s,
+//! OpenRouter…): `request` maps a request onto the wire, `decode::Decoder`
+//! turns one SSE `data` payload at a time into [`StreamEvent`]s,
 //! and [`ChatCompletions`] names the endpoint and headers for the shared
 //! driver ([`super::driver`]), which sends, retries and redacts.
 //!

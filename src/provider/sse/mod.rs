@@ -1,6 +1,6 @@
 //! Server-sent events: turns an HTTP response body (a stream of byte
 //! chunks) into a stream of SSE events, one `event` name and `data` payload
-//! each. The framing is leash's own small line parser ([`parser`], fuzzed
+//! each. The framing is leash's own small line parser (`parser`, fuzzed
 //! by `fuzz/fuzz_targets/sse_decoder.rs`), with what a client of an
 //! untrusted server needs built in: a cap on the size of one event and of
 //! the whole response, an idle timeout, a prompt error for bytes that are
