@@ -36,7 +36,7 @@ pub const ANTHROPIC: ProviderInfo = ProviderInfo {
     name: "anthropic",
     key_variable: "ANTHROPIC_API_KEY",
     base_url_variable: "ANTHROPIC_BASE_URL",
-    default_base_url: "https://api.anthropic.com",
+    default_base_url: crate::provider::anthropic::DEFAULT_BASE_URL,
     default_model: "claude-sonnet-4-5",
 };
 

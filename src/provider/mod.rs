@@ -10,11 +10,13 @@
 
 pub mod anthropic;
 pub mod catalog;
+pub mod driver;
 pub mod faux;
 pub mod http;
 pub mod openai;
-pub mod request_stream;
 pub mod sse;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use futures::stream::BoxStream;
 use serde_json::Value;

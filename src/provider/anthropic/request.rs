@@ -1,0 +1,219 @@
+//! The Messages API request body: typed wire structs that borrow from
+//! the transcript.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::agent::types::{AssistantContent, Content, Message};
+use crate::provider::{HttpSettings, Request, ToolSpec};
+
+/// `max_tokens` when `--max-tokens` is not given: the API requires the field,
+/// and a real answer with tool calls must fit.
+const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The body of one `POST /v1/messages`, borrowing from the request.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct WireRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<OutputConfig<'a>>,
+    stream: bool,
+}
+
+/// `output_config.format` for `--output-schema` (structured outputs).
+#[derive(Debug, Serialize, PartialEq)]
+struct OutputConfig<'a> {
+    format: OutputFormat<'a>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+struct OutputFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    schema: &'a Value,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+struct WireMessage<'a> {
+    role: WireRole,
+    content: Vec<WireBlock<'a>>,
+}
+
+#[derive(Debug, Serialize, PartialEq, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum WireRole {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Value>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: String,
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+/// Builds the Messages API body for one request (SPEC 2.4): system at the
+/// top level, every message mapped to content blocks, `stream: true` and a
+/// `max_tokens` always present.
+pub fn request_body<'a>(request: &Request<'a>, settings: &'a HttpSettings) -> WireRequest<'a> {
+    WireRequest {
+        model: request.model,
+        max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        system: request.system,
+        messages: wire_messages(request.messages),
+        tools: request.tools.iter().map(wire_tool).collect(),
+        temperature: settings.temperature,
+        output_config: settings.output_schema.as_ref().map(|schema| OutputConfig {
+            format: OutputFormat {
+                kind: "json_schema",
+                schema,
+            },
+        }),
+        stream: true,
+    }
+}
+
+/// Maps the conversation. The tool results of one batch go into one `user`
+/// message, as the API wants every answer to an assistant's `tool_use`
+/// blocks in the message right after it.
+fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
+    let mut out: Vec<WireMessage<'_>> = Vec::with_capacity(messages.len());
+    let mut last_was_tool_result = false;
+    for message in messages {
+        match message {
+            Message::User(user) => {
+                let content = user
+                    .content
+                    .iter()
+                    .map(|Content::Text { text }| WireBlock::Text { text })
+                    .collect();
+                out.push(WireMessage {
+                    role: WireRole::User,
+                    content,
+                });
+                last_was_tool_result = false;
+            }
+            Message::Assistant(assistant) => {
+                let content: Vec<_> = assistant
+                    .content
+                    .iter()
+                    .filter_map(assistant_block)
+                    .collect();
+                // The API refuses empty assistant turns (an aborted reply
+                // may have produced nothing).
+                if !content.is_empty() {
+                    out.push(WireMessage {
+                        role: WireRole::Assistant,
+                        content,
+                    });
+                }
+                last_was_tool_result = false;
+            }
+            Message::ToolResult(result) => {
+                let block = WireBlock::ToolResult {
+                    tool_use_id: &result.tool_call_id,
+                    content: result.text(),
+                    is_error: result.is_error,
+                };
+                match out.last_mut() {
+                    Some(previous) if last_was_tool_result => previous.content.push(block),
+                    _ => out.push(WireMessage {
+                        role: WireRole::User,
+                        content: vec![block],
+                    }),
+                }
+                last_was_tool_result = true;
+            }
+        }
+    }
+    out
+}
+
+/// One assistant block on the wire, or `None` for what the API must not
+/// get back: empty text and thinking without a signature (from another
+/// provider, or cut off before its signature arrived). A redacted block
+/// goes back as it came: its `data`, unchanged.
+fn assistant_block(block: &AssistantContent) -> Option<WireBlock<'_>> {
+    match block {
+        AssistantContent::Text { text } if text.is_empty() => None,
+        AssistantContent::Text { text } => Some(WireBlock::Text { text }),
+        AssistantContent::Thinking {
+            signature: Some(data),
+            redacted: true,
+            ..
+        } => Some(WireBlock::RedactedThinking { data }),
+        AssistantContent::Thinking {
+            thinking,
+            signature: Some(signature),
+            redacted: false,
+        } => Some(WireBlock::Thinking {
+            thinking,
+            signature,
+        }),
+        AssistantContent::Thinking {
+            signature: None, ..
+        } => None,
+        AssistantContent::ToolCall(call) => Some(WireBlock::ToolUse {
+            id: &call.id,
+            name: &call.name,
+            input: tool_input(&call.arguments),
+        }),
+    }
+}
+
+/// `input` must be an object: arguments kept as raw text (they did not
+/// parse) are sent as `{}`; the failed call's error result tells the model.
+fn tool_input(arguments: &Value) -> Cow<'_, Value> {
+    if arguments.is_object() {
+        Cow::Borrowed(arguments)
+    } else {
+        Cow::Owned(Value::Object(serde_json::Map::new()))
+    }
+}
+
+fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {
+    WireTool {
+        name: &tool.name,
+        description: &tool.description,
+        input_schema: &tool.parameters,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,222 @@
+//! The request body, message by message.
+
+use super::*;
+use crate::agent::types::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::provider::anthropic::testing::*;
+
+fn messages_url(base_url: &str) -> String {
+    crate::provider::driver::endpoint::<super::super::AnthropicMessages>(base_url)
+}
+fn body(request: &Request<'_>, settings: &HttpSettings) -> Value {
+    serde_json::to_value(request_body(request, settings)).unwrap()
+}
+
+#[test]
+fn tool_round_trip_maps_to_tool_use_and_one_user_message_of_results() {
+    let messages = vec![
+        user("Summarize sample.ts"),
+        assistant(vec![
+            AssistantContent::Text {
+                text: "Reading both.".to_string(),
+            },
+            call("toolu_1", "read_file", json!({"path": "sample.ts"})),
+            call("toolu_2", "read_file", json!({"path": "missing.ts"})),
+        ]),
+        result("toolu_1", "export const x = 1;\n", false),
+        result("toolu_2", "no such file: missing.ts", true),
+    ];
+    let tools = vec![ToolSpec {
+        name: "read_file".to_string(),
+        description: "Read a file".to_string(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }];
+    let request = Request {
+        model: "claude-test",
+        system: "Be brief.",
+        messages: &messages,
+        tools: &tools,
+    };
+    assert_eq!(
+        body(&request, &settings()),
+        json!({
+            "model": "claude-test",
+            "max_tokens": 8192,
+            "system": "Be brief.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Summarize sample.ts"}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Reading both."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "sample.ts"}},
+                    {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {"path": "missing.ts"}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "export const x = 1;\n", "is_error": false},
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "no such file: missing.ts", "is_error": true}
+                ]}
+            ],
+            "tools": [{
+                "name": "read_file",
+                "description": "Read a file",
+                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}
+            }],
+            "stream": true
+        })
+    );
+}
+
+#[test]
+fn empty_system_and_no_tools_are_omitted_and_settings_are_sent() {
+    let messages = vec![user("hi")];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    let settings = HttpSettings {
+        max_tokens: Some(100),
+        temperature: Some(0.5),
+        ..settings()
+    };
+    assert_eq!(
+        body(&request, &settings),
+        json!({
+            "model": "m",
+            "max_tokens": 100,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+            "temperature": 0.5,
+            "stream": true
+        })
+    );
+}
+
+#[test]
+fn signed_thinking_is_sent_back_unsigned_thinking_and_empty_text_are_dropped() {
+    let messages = vec![
+        user("q"),
+        assistant(vec![
+            AssistantContent::Thinking {
+                thinking: "let me see".to_string(),
+                signature: Some("sig==".to_string()),
+                redacted: false,
+            },
+            AssistantContent::Thinking {
+                thinking: "from elsewhere".to_string(),
+                signature: None,
+                redacted: false,
+            },
+            AssistantContent::Text {
+                text: String::new(),
+            },
+            call("toolu_1", "list_dir", json!({})),
+        ]),
+        result("toolu_1", "a\nb\n", false),
+        user("and now?"),
+    ];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    let value = body(&request, &settings());
+    assert_eq!(
+        value["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "q"}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "let me see", "signature": "sig=="},
+                {"type": "tool_use", "id": "toolu_1", "name": "list_dir", "input": {}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a\nb\n", "is_error": false}
+            ]},
+            {"role": "user", "content": [{"type": "text", "text": "and now?"}]}
+        ])
+    );
+}
+
+#[test]
+fn a_redacted_thinking_block_goes_back_with_its_data_unchanged() {
+    let data = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP";
+    let messages = vec![
+        user("q"),
+        assistant(vec![
+            AssistantContent::Thinking {
+                thinking: "[Reasoning redacted]".to_string(),
+                signature: Some(data.to_string()),
+                redacted: true,
+            },
+            call("toolu_1", "list_dir", json!({})),
+        ]),
+        result("toolu_1", "a\n", false),
+    ];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    assert_eq!(
+        body(&request, &settings())["messages"][1]["content"],
+        json!([
+            {"type": "redacted_thinking", "data": data},
+            {"type": "tool_use", "id": "toolu_1", "name": "list_dir", "input": {}}
+        ])
+    );
+}
+
+#[test]
+fn unparsable_arguments_are_sent_as_an_empty_object() {
+    let messages = vec![
+        user("q"),
+        assistant(vec![call(
+            "toolu_1",
+            "read_file",
+            json!("{\"path\": \"sam"),
+        )]),
+        result("toolu_1", "invalid arguments", true),
+    ];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    let value = body(&request, &settings());
+    assert_eq!(value["messages"][1]["content"][0]["input"], json!({}));
+}
+
+#[test]
+fn an_assistant_message_with_nothing_to_send_is_skipped() {
+    let messages = vec![
+        user("q"),
+        assistant(vec![AssistantContent::Text {
+            text: String::new(),
+        }]),
+        user("again"),
+    ];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    let value = body(&request, &settings());
+    assert_eq!(value["messages"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn url_takes_base_with_or_without_trailing_slash() {
+    assert_eq!(
+        messages_url("https://api.anthropic.com/"),
+        "https://api.anthropic.com/v1/messages"
+    );
+    assert_eq!(
+        messages_url("http://127.0.0.1:9"),
+        "http://127.0.0.1:9/v1/messages"
+    );
+}

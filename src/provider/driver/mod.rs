@@ -1,0 +1,281 @@
+//! The one HTTP driver both wire formats run on (rust-genai's adapter
+//! split): a [`WireFormat`] says where a request goes, which headers and
+//! body it carries and how a reply's SSE events decode; [`HttpProvider`]
+//! does everything else the same way for every format — build the request
+//! once, send it with the retries of SPEC 2.4 (a `Retry` event, then the
+//! back-off of [`retry`]), check that the reply is an event stream, feed its
+//! events to the format's decoder and yield what it makes as it arrives.
+//!
+//! It must never retry once a byte of a response body was used, and never
+//! let the key into an event: every `Error` and `Retry` text is redacted on
+//! its way out.
+
+pub mod retry;
+
+#[cfg(test)]
+mod tests;
+
+use std::marker::PhantomData;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+
+use super::sse::{self, SseError, SseEvent};
+use super::{ApiKey, HttpSettings, Provider, Request, StreamEvent, http};
+
+/// The SSE events of one response body.
+pub type SseStream = BoxStream<'static, Result<SseEvent, SseError>>;
+
+/// A wire format's decoder state machine: pure, no I/O, fed one SSE event
+/// at a time.
+pub trait WireDecoder: Default + Send + 'static {
+    /// Decodes one event (`event` its name, `data` its payload) into `out`;
+    /// `true` once the reply is complete and the stream must end.
+    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool;
+    /// The body could not be read further: the last events, ending with
+    /// `Done` or `Error`.
+    fn body_failed(&mut self, error: &SseError, out: &mut Vec<StreamEvent>);
+    /// The body ended: the last events, ending with `Done` or `Error`.
+    fn body_ended(&mut self, out: &mut Vec<StreamEvent>);
+}
+
+/// What one API's wire format is: the endpoint, the headers, the request
+/// body and the decoder of its streamed reply. No I/O: the driver sends.
+pub trait WireFormat: Send + Sync + 'static {
+    /// The provider's name as it appears in messages.
+    const NAME: &'static str;
+    /// The API base when the configuration gives none (an empty base URL).
+    const DEFAULT_BASE_URL: &'static str;
+    /// The decoder of one streamed reply.
+    type Decoder: WireDecoder;
+
+    /// The path of the streaming endpoint, appended to the base URL.
+    fn path() -> &'static str;
+
+    /// The headers this format sends on every request besides
+    /// `content-type` and `accept` (an API version).
+    fn headers() -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// The header that carries a (non-empty) key: its name and value.
+    fn key_header(key: &str) -> (&'static str, String);
+
+    /// The JSON body of one request.
+    fn body(request: &Request<'_>, settings: &HttpSettings) -> serde_json::Result<Vec<u8>>;
+}
+
+/// The URL a request of `F` goes to: the base (or `F`'s default when it
+/// is empty) with the endpoint's path; a trailing slash on the base is fine.
+pub fn endpoint<F: WireFormat>(base_url: &str) -> String {
+    let base = base_url.trim();
+    let base = if base.is_empty() {
+        F::DEFAULT_BASE_URL
+    } else {
+        base
+    };
+    format!("{}{}", base.trim_end_matches('/'), F::path())
+}
+
+/// A model behind an HTTP API that speaks the wire format `F`.
+pub struct HttpProvider<F> {
+    settings: HttpSettings,
+    /// The HTTP client, or why it could not be set up (reported by the
+    /// first request).
+    client: Result<reqwest::Client, String>,
+    format: PhantomData<fn() -> F>,
+}
+
+impl<F> Clone for HttpProvider<F> {
+    fn clone(&self) -> Self {
+        HttpProvider {
+            settings: self.settings.clone(),
+            client: self.client.clone(),
+            format: PhantomData,
+        }
+    }
+}
+
+impl<F> std::fmt::Debug for HttpProvider<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpProvider")
+            .field("settings", &self.settings)
+            .field("client", &self.client)
+            .finish()
+    }
+}
+
+impl<F: WireFormat> HttpProvider<F> {
+    /// A provider for `settings.base_url` (or the format's default when empty).
+    pub fn new(settings: HttpSettings) -> Self {
+        HttpProvider {
+            settings,
+            client: http::client(),
+            format: PhantomData,
+        }
+    }
+
+    /// The HTTP request for `request`, built once and cloned per attempt.
+    fn http_request(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<(reqwest::Client, reqwest::Request), String> {
+        let client = self.client.clone()?;
+        let body = F::body(request, &self.settings)
+            .map_err(|err| format!("could not encode the request: {err}"))?;
+        let url = endpoint::<F>(&self.settings.base_url);
+        let parsed =
+            reqwest::Url::parse(&url).map_err(|err| format!("invalid base URL {url}: {err}"))?;
+        let mut builder = client
+            .post(parsed)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream");
+        for (name, value) in F::headers() {
+            builder = builder.header(*name, *value);
+        }
+        if let Some(key) = self
+            .settings
+            .api_key
+            .as_ref()
+            .map(ApiKey::expose)
+            .filter(|key| !key.is_empty())
+        {
+            let (name, value) = F::key_header(key);
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                "the API key holds characters an HTTP header cannot carry".to_owned()
+            })?;
+            value.set_sensitive(true);
+            builder = builder.header(HeaderName::from_static(name), value);
+        }
+        let request = builder.body(body).build().map_err(|err| {
+            format!(
+                "could not build the request to {url}: {}",
+                http::root_cause(&err)
+            )
+        })?;
+        Ok((client, request))
+    }
+}
+
+impl<F: WireFormat> Provider for HttpProvider<F> {
+    fn name(&self) -> &str {
+        F::NAME
+    }
+
+    fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
+        stream_response::<F::Decoder>(self.http_request(&request), self.settings.clone())
+    }
+}
+
+/// The stream of one response body: SSE events in, [`StreamEvent`]s out,
+/// ending with exactly one `Done` or `Error` whatever the events are (as
+/// long as the decoder keeps its contract). No redaction here: the driver
+/// redacts what leaves it.
+pub fn decode_with<D, S>(events: S) -> BoxStream<'static, StreamEvent>
+where
+    D: WireDecoder,
+    S: futures::Stream<Item = Result<SseEvent, SseError>> + Send + 'static,
+{
+    Box::pin(async_stream::stream! {
+        let mut events = Box::pin(events);
+        let mut decoder = D::default();
+        let mut out = Vec::new();
+        loop {
+            let complete = match events.next().await {
+                Some(Ok(event)) => decoder.decode_event(&event.event, &event.data, &mut out),
+                Some(Err(error)) => {
+                    decoder.body_failed(&error, &mut out);
+                    true
+                }
+                None => {
+                    decoder.body_ended(&mut out);
+                    true
+                }
+            };
+            for event in out.drain(..) {
+                yield event;
+            }
+            if complete {
+                return;
+            }
+        }
+    })
+}
+
+/// Sends `prepared` (the client and the request, built once and cloned
+/// per attempt) and streams what the decoder `D` makes of the body. The
+/// stream ends with exactly one `Done` or `Error` as long as `D` does.
+fn stream_response<D: WireDecoder>(
+    prepared: Result<(reqwest::Client, reqwest::Request), String>,
+    settings: HttpSettings,
+) -> BoxStream<'static, StreamEvent> {
+    Box::pin(async_stream::stream! {
+        let key = settings.api_key.as_ref();
+        let (client, request) = match prepared {
+            Ok(prepared) => prepared,
+            Err(message) => {
+                yield StreamEvent::Error(http::redact(&message, key));
+                return;
+            }
+        };
+
+        // Retries happen only here, before any byte of a body was used.
+        let mut retry = 0;
+        let response = loop {
+            let Some(attempt) = request.try_clone() else {
+                yield StreamEvent::Error("could not repeat the request".to_owned());
+                return;
+            };
+            let failure = match http::send(&client, attempt, key).await {
+                Ok(response) => break response,
+                Err(failure) => failure,
+            };
+            retry += 1;
+            let reason = http::redact(&failure.message, key);
+            let delay = match retry::plan(&failure, retry, &settings) {
+                retry::RetryPlan::After(delay) => delay,
+                plan => {
+                    yield StreamEvent::Error(retry::gave_up_message(&reason, retry - 1, plan));
+                    return;
+                }
+            };
+            yield StreamEvent::Retry {
+                attempt: retry,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                reason,
+            };
+            tokio::time::sleep(delay).await;
+        };
+        let response = match http::event_stream(response, key).await {
+            Ok(response) => response,
+            Err(failure) => {
+                yield StreamEvent::Error(http::redact(&failure.message, key));
+                return;
+            }
+        };
+
+        let mut events = decode_with::<D, _>(sse::events(response));
+        while let Some(event) = events.next().await {
+            yield redact_event(event, key);
+        }
+    })
+}
+
+/// Errors can quote what a server sent back; the key is taken out of them
+/// as the last step before they leave the provider.
+fn redact_event(event: StreamEvent, key: Option<&ApiKey>) -> StreamEvent {
+    match event {
+        StreamEvent::Error(message) => StreamEvent::Error(http::redact(&message, key)),
+        StreamEvent::Retry {
+            attempt,
+            delay_ms,
+            reason,
+        } => StreamEvent::Retry {
+            attempt,
+            delay_ms,
+            reason: http::redact(&reason, key),
+        },
+        other => other,
+    }
+}

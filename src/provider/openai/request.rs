@@ -1,0 +1,217 @@
+//! The Chat Completions request body: a request mapped onto typed wire
+//! structs that borrow from the transcript.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::agent::types::{AssistantContent, AssistantMessage, Content, Message};
+use crate::provider::{HttpSettings, Request, ToolSpec};
+
+/// A Chat Completions request, borrowing from the transcript.
+#[derive(Debug, Serialize)]
+pub(crate) struct ChatRequest<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    /// Omitted when empty: several compatible servers reject `tools: []`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ChatTool<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    /// `--max-tokens`, under the name the API has used since the o-series
+    /// (which refuses `max_tokens`); vLLM, LiteLLM, OpenRouter and
+    /// llama.cpp's server read it too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+}
+
+/// `response_format` for `--output-schema` (Structured Outputs).
+#[derive(Debug, Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: JsonSchemaFormat<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonSchemaFormat<'a> {
+    name: &'static str,
+    schema: &'a Value,
+    /// `true` only for schemas the API accepts in strict mode; leash
+    /// validates the reply itself either way.
+    strict: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        /// `null` when the message holds only tool calls.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: String,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct ChatToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ChatFunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct ChatFunctionCall<'a> {
+    name: &'a str,
+    /// The argument JSON as a string, as the API wants it.
+    arguments: Cow<'a, str>,
+}
+
+#[derive(Debug, Serialize)]
+struct ChatTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ChatFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct ChatFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+/// The body of one request: the system message first (when there is one),
+/// the transcript mapped message by message, the tools, streaming with
+/// usage on.
+pub(crate) fn request_body<'a>(
+    request: &Request<'a>,
+    settings: &'a HttpSettings,
+) -> ChatRequest<'a> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(ChatMessage::System {
+            content: request.system,
+        });
+    }
+    messages.extend(request.messages.iter().map(chat_message));
+    ChatRequest {
+        model: request.model,
+        messages,
+        tools: request.tools.iter().map(chat_tool).collect(),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        max_completion_tokens: settings.max_tokens,
+        temperature: settings.temperature,
+        response_format: settings
+            .output_schema
+            .as_ref()
+            .map(|schema| ResponseFormat {
+                kind: "json_schema",
+                json_schema: JsonSchemaFormat {
+                    name: "leash_output",
+                    schema,
+                    strict: crate::output_schema::strict_compatible(schema),
+                },
+            }),
+    }
+}
+
+/// One transcript message on the wire. Thinking blocks are not sent back:
+/// the API has no place for them, and DeepSeek rejects them.
+fn chat_message(message: &Message) -> ChatMessage<'_> {
+    match message {
+        Message::User(user) => ChatMessage::User {
+            content: content_text(&user.content),
+        },
+        Message::Assistant(assistant) => assistant_message(assistant),
+        Message::ToolResult(result) => ChatMessage::Tool {
+            tool_call_id: &result.tool_call_id,
+            content: result.text(),
+        },
+    }
+}
+
+fn assistant_message(message: &AssistantMessage) -> ChatMessage<'_> {
+    let text = message.text();
+    let tool_calls: Vec<_> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            AssistantContent::ToolCall(call) => Some(ChatToolCall {
+                id: &call.id,
+                kind: "function",
+                function: ChatFunctionCall {
+                    name: &call.name,
+                    arguments: arguments_json(&call.arguments),
+                },
+            }),
+            _ => None,
+        })
+        .collect();
+    // `null` content is only allowed next to tool calls; a message with
+    // neither (an empty reply) keeps an empty string.
+    let content = if text.is_empty() && !tool_calls.is_empty() {
+        None
+    } else {
+        Some(text)
+    };
+    ChatMessage::Assistant {
+        content,
+        tool_calls,
+    }
+}
+
+/// Arguments as the JSON string the API wants. A string value is raw text
+/// the model sent that did not parse; it goes back exactly as it came.
+fn arguments_json(arguments: &Value) -> Cow<'_, str> {
+    match arguments {
+        Value::String(raw) => Cow::Borrowed(raw),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+fn content_text(content: &[Content]) -> String {
+    let mut text = String::new();
+    for Content::Text { text: block } in content {
+        text.push_str(block);
+    }
+    text
+}
+
+fn chat_tool(tool: &ToolSpec) -> ChatTool<'_> {
+    ChatTool {
+        kind: "function",
+        function: ChatFunction {
+            name: &tool.name,
+            description: &tool.description,
+            parameters: &tool.parameters,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,136 @@
+//! The request body, message by message.
+
+use super::*;
+use crate::agent::types::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::provider::openai::testing::*;
+
+fn endpoint(base_url: &str) -> String {
+    crate::provider::driver::endpoint::<super::super::ChatCompletions>(base_url)
+}
+
+#[test]
+fn the_transcript_is_mapped_message_by_message() {
+    let messages = vec![
+        user("Summarise sample.ts"),
+        Message::Assistant(AssistantMessage {
+            content: vec![
+                AssistantContent::Thinking {
+                    thinking: "I should read it".to_string(),
+                    signature: None,
+                    redacted: false,
+                },
+                AssistantContent::Text {
+                    text: "Reading.".to_string(),
+                },
+                AssistantContent::ToolCall(ToolCall {
+                    id: "call_1".to_string(),
+                    name: "read_file".to_string(),
+                    arguments: json!({"path":"sample.ts"}),
+                }),
+                AssistantContent::ToolCall(ToolCall {
+                    id: "call_2".to_string(),
+                    name: "read_file".to_string(),
+                    arguments: json!("{\"path\": \"b.ts\""),
+                }),
+            ],
+            stop_reason: StopReason::ToolUse,
+            ..AssistantMessage::default()
+        }),
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: "call_1".to_string(),
+            tool_name: "read_file".to_string(),
+            content: vec![Content::text("export const x = 1;\n")],
+            details: json!({"bytes": 20}),
+            is_error: false,
+            duration_ms: Some(2),
+            timestamp: 3,
+        }),
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: "call_2".to_string(),
+            tool_name: "read_file".to_string(),
+            content: vec![],
+            details: Value::Null,
+            is_error: true,
+            duration_ms: None,
+            timestamp: 3,
+        }),
+    ];
+    let tools = [read_file_tool()];
+    let mut settings = settings("http://x/v1", None);
+    settings.max_tokens = Some(256);
+    settings.temperature = Some(0.2);
+    assert_eq!(
+        body_json(&request(&messages, &tools), &settings),
+        json!({
+            "model": "gpt-test",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Summarise sample.ts"},
+                {"role": "assistant", "content": "Reading.", "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "read_file", "arguments": "{\"path\":\"sample.ts\"}"}},
+                    {"id": "call_2", "type": "function",
+                     "function": {"name": "read_file", "arguments": "{\"path\": \"b.ts\""}},
+                ]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "export const x = 1;\n"},
+                {"role": "tool", "tool_call_id": "call_2", "content": ""},
+            ],
+            "tools": [{"type": "function", "function": {
+                "name": "read_file",
+                "description": "Read a file",
+                "parameters": {"type":"object","properties":{"path":{"type":"string"}},"required":["path"]},
+            }}],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_completion_tokens": 256,
+            "temperature": 0.2,
+        })
+    );
+}
+
+#[test]
+fn optional_parts_are_left_out() {
+    let messages = vec![
+        user("hi"),
+        Message::Assistant(AssistantMessage {
+            content: vec![AssistantContent::ToolCall(ToolCall {
+                id: "c".to_string(),
+                name: "list_dir".to_string(),
+                arguments: json!({}),
+            })],
+            ..AssistantMessage::default()
+        }),
+        Message::Assistant(AssistantMessage::default()),
+    ];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    assert_eq!(
+        body_json(&request, &settings("http://x", None)),
+        json!({
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "list_dir", "arguments": "{}"}}
+                ]},
+                {"role": "assistant", "content": ""},
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    );
+}
+
+#[test]
+fn the_endpoint_joins_the_base_with_or_without_a_slash() {
+    assert_eq!(endpoint("http://h:1/v1"), "http://h:1/v1/chat/completions");
+    assert_eq!(endpoint("http://h:1/v1/"), "http://h:1/v1/chat/completions");
+    assert_eq!(endpoint(""), "https://api.openai.com/v1/chat/completions");
+}
