@@ -10,6 +10,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 
+use anyhow::Context;
 use clap::ValueEnum;
 
 use crate::cli::schema::schema;
@@ -20,6 +21,7 @@ use crate::config::file::{ConfigFile, ConfigFileError};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
 use crate::config::show::{describe, render_settings};
 use crate::config::{self, Inputs};
+use crate::render::transcript::reader_left;
 use crate::run::job::{self, Streams};
 use crate::run::outcome::{Outcome, Status};
 use crate::run::report;
@@ -56,11 +58,19 @@ fn dispatch(
         Some(CommandName::Config) => show_config(&args, &env, stderr_is_terminal, streams),
         Some(_) => match command_tree().try_get_matches_from(&args) {
             Ok(matches) => {
-                let mut stdout = streams.stdout;
-                if let Some(command) = PrintCommand::from_matches(&matches) {
-                    print_command(command, &mut stdout);
-                }
-                Ok(Status::Ok)
+                let (mut stdout, mut stderr) = (streams.stdout, streams.stderr);
+                let Some(command) = PrintCommand::from_matches(&matches) else {
+                    return Ok(Status::Ok);
+                };
+                Ok(match print_command(command, &mut stdout) {
+                    Ok(()) => Status::Ok,
+                    Err(error) => {
+                        // The one line that says why; if stderr is gone
+                        // too, the exit code still does.
+                        let _ = writeln!(stderr, "leash: {error:#}");
+                        Status::Error
+                    }
+                })
             }
             Err(error) => refuse_args(error, &args, &env, streams),
         },
@@ -253,19 +263,26 @@ fn layered_parse(args: &[OsString], env: &Environment) -> Layered {
 
 /// `completions`, `man`, `schema`, `help`: text on stdout. A closed
 /// stdout (`leash man | head`) is not an error.
-fn print_command(command: PrintCommand, stdout: &mut dyn Write) {
+/// Prints what a print command asks for. A write that fails is a failure
+/// of the command (exit 1, said on stderr) — except a reader that went
+/// away (`leash man | head`), which is quiet, as for a run.
+fn print_command(command: PrintCommand, stdout: &mut dyn Write) -> anyhow::Result<()> {
     // Rendered whole first: the generators panic on a failed write.
     let mut text: Vec<u8> = Vec::new();
-    match command {
+    let what = match command {
         PrintCommand::Completions(shell) => {
             clap_complete::generate(shell, &mut command_tree(), "leash", &mut text);
+            "the completions"
         }
         PrintCommand::Man => {
-            let _ = crate::cli::man::render(&mut text);
+            crate::cli::man::render(&mut text).context("cannot render the man page")?;
+            "the man page"
         }
         PrintCommand::Schema(kind) => {
-            let _ = serde_json::to_writer_pretty(&mut text, &schema(kind));
+            serde_json::to_writer_pretty(&mut text, &schema(kind))
+                .context("cannot render the schema")?;
             text.push(b'\n');
+            "the schema"
         }
         PrintCommand::Help(name) => {
             let help = match name {
@@ -279,10 +296,15 @@ fn print_command(command: PrintCommand, stdout: &mut dyn Write) {
                 None => run_command().render_help().to_string(),
             };
             text.extend_from_slice(help.as_bytes());
+            "the help"
         }
+    };
+    match stdout.write_all(&text).and_then(|()| stdout.flush()) {
+        Err(error) if !reader_left(&error) => {
+            Err(error).with_context(|| format!("cannot write {what} to stdout"))
+        }
+        _ => Ok(()),
     }
-    let _ = stdout.write_all(&text);
-    let _ = stdout.flush();
 }
 
 /// `leash config [OPTIONS]`: the settings a run with these flags would

@@ -232,6 +232,43 @@ fn a_result_that_cannot_be_written_fails_the_run_and_says_so() {
     assert!(stderr(&output).contains("leash: cannot write --transcript /dev/full"));
 }
 
+/// The print commands keep the same promise: `leash man > /dev/full` is a
+/// failure that says so, while a reader that left (`| head`) is quiet.
+#[test]
+fn a_print_command_that_cannot_write_fails_and_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let leash = || {
+        let mut cmd = crate::support::leash(home.path());
+        cmd.stdin(Stdio::null()).stderr(Stdio::piped());
+        cmd
+    };
+    for (args, what) in [
+        (vec!["man"], "the man page"),
+        (vec!["schema", "result"], "the schema"),
+        (vec!["completions", "bash"], "the completions"),
+    ] {
+        let output = leash().args(&args).stdout(dev_full()).output().unwrap();
+        assert_calm(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(
+            last_line(&output),
+            format!("leash: cannot write {what} to stdout: No space left on device (os error 28)"),
+            "{args:?}"
+        );
+    }
+    // A closed reader is not a failure.
+    let mut child = leash().arg("man").stdout(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+}
+
 // ------------------------------------------------------------ item 5
 
 /// A faux reply streamed for minutes in small deltas: its events fill any
