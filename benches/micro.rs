@@ -13,9 +13,10 @@ use std::sync::Arc;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::assistant_stream::stream_assistant_response;
 use leash::agent::types::{AgentEvent, StopReason};
-use leash::provider::{Provider, Request, StreamEvent, sse};
+use leash::internals::sse;
+use leash::internals::stream_assistant_response;
+use leash::provider::{Provider, Request, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -7,30 +7,70 @@
 //! its own: every write goes through a writer a renderer owns, so tests can
 //! capture output in memory.
 //!
-//! Modules are the architecture: `agent` is the loop (pure loop, tool
-//! pipeline, stateful wrapper, types); `provider` the models (one file per
-//! wire format, plus SSE, HTTP, the scripted `faux` and the provider
-//! table, `catalog`); `tools` the file tools and their sandbox. Around
-//! them, the one-shot command, in the order a run goes through it: `cli`
-//! (the clap definition, the commands, `schema`, `man`), `config` (layers,
-//! precedence, the config file, `.env`, `leash config`'s listing →
-//! one [`config::RunPlan`]), `run` (the job: prepare → run → report; the
-//! signals, stdin, the limits, `--output-schema`, and the outcome with the
-//! one exit table) and `render` (the event writers, the result, the
-//! transcript, the spinner).
+//! Modules are the architecture (ARCHITECTURE.md has the map and the
+//! invariants). What a host embeds is public: [`protocol`] (the messages,
+//! tool calls, usage and stop reasons everything shares), [`agent`] (the
+//! two-level loop, its hooks and the stateful [`Agent`]), [`provider`]
+//! (the [`Provider`] seam, the OpenAI and Anthropic wire formats over one
+//! HTTP driver, the scripted `faux` model) and [`tools`] (the [`Tool`] the
+//! loop calls, [`TypedTool`] for Rust tools, the file tools and their
+//! sandbox). The one-shot command around them is private and reached
+//! through [`run_process`]: `cli` (the clap definition and the commands),
+//! `config` (the layers → one validated run plan), `run` (prepare → run →
+//! report, the signals, the limits, the one exit table) and `render` (the
+//! event writers, the result, the transcript).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+// What a host embeds: the loop, the vocabulary, the models, the tools.
 pub mod agent;
-pub mod cli;
-pub mod config;
-pub mod json_schema;
 pub mod protocol;
 pub mod provider;
-pub mod render;
-pub mod run;
 pub mod tools;
 
-// A path of before the layout (issue 13) that another area still uses,
-// kept until the merge.
-pub use run::output_schema;
+// The one-shot command around them; reached through [`run_process`].
+mod cli;
+mod config;
+mod render;
+mod run;
+
+pub use agent::{Agent, AgentHooks};
+pub use provider::Provider;
+pub use tools::{Tool, TypedTool};
+
+/// The `leash` command as the binary runs it: `.env` first (before any
+/// thread), then the command line, the run and its report; the exit code
+/// comes from the one exit table.
+pub fn run_process(args: Vec<OsString>) -> ExitCode {
+    let env = config::layers::Environment::process(config::dotenv::load_dotenv(
+        &config::dotenv::env_file_choice(&args),
+    ));
+    let stderr_is_terminal = std::io::stderr().is_terminal();
+    let streams = run::job::Streams::process();
+    let outcome = match cli::commands::main(args, env, stderr_is_terminal, streams) {
+        Ok(outcome) => outcome,
+        // `--help` and `--version`: clap prints them.
+        Err(shown) => {
+            let _ = shown.print();
+            cli::commands::shown(&shown)
+        }
+    };
+    ExitCode::from(outcome)
+}
+
+/// What the fuzz targets and the benches reach below the public API, in
+/// one place. Not part of the API: it changes whenever the inside does.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::agent::assistant_stream::stream_assistant_response;
+    pub use crate::run::limits::{Limits, RunLimits};
+
+    /// The SSE decoder the wire formats share.
+    pub mod sse {
+        pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};
+    }
+}

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use leash::agent::types::{Message, StopReason};
 use leash::agent::{Agent, LoopConfig, QueueHandle, ToolExecution};
-use leash::run::limits::{Limits, RunLimits};
+use leash::internals::{Limits, RunLimits};
 use leash::provider::{Provider, Request, StreamEvent};
 use leash::tools::Tool;
 use leash::tools::list_dir::ListDir;

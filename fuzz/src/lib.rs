@@ -7,9 +7,9 @@ use std::sync::Mutex;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::assistant_stream::stream_assistant_response;
 use leash::agent::types::{AgentEvent, AssistantMessage, AssistantMessageEvent, StopReason};
-use leash::provider::sse::{self, SseError, SseEvent};
+use leash::internals::sse::{self, SseError, SseEvent};
+use leash::internals::stream_assistant_response;
 use leash::provider::{Provider, Request, StreamEvent};
 use tokio_util::sync::CancellationToken;
 

@@ -39,9 +39,6 @@ enum Subscriber {
     Async(AsyncListener),
 }
 
-/// The text of the error a second `prompt` gets while a run is going on.
-pub const ALREADY_RUNNING: &str = "Agent is already processing a prompt.";
-
 /// Why `prompt`, `continue_run` or `reset` refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentError {

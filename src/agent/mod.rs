@@ -4,11 +4,11 @@
 //! hooks, and the types they share.
 
 #[allow(clippy::module_inception)]
-pub mod agent;
-pub mod assistant_stream;
-pub mod hooks;
-pub mod run;
-pub mod tool_batch;
+mod agent;
+pub(crate) mod assistant_stream;
+mod hooks;
+mod run;
+mod tool_batch;
 pub(crate) mod tool_call;
 pub mod types;
 

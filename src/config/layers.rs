@@ -55,12 +55,6 @@ impl Source {
             Source::Unset => 5,
         }
     }
-
-    /// Whether the value was given by the flag, the environment or `.env`,
-    /// the layers above the config file.
-    pub fn is_above_file(&self) -> bool {
-        matches!(self, Source::Flag | Source::Env(_) | Source::DotEnv(_))
-    }
 }
 
 impl fmt::Display for Source {
@@ -107,14 +101,9 @@ impl Environment {
         &self.dotenv
     }
 
-    /// The same environment with `.env`'s status set (for tests).
-    pub fn with_dotenv(mut self, status: DotEnvStatus) -> Self {
-        self.dotenv = status;
-        self
-    }
-
     /// A fixed environment (for tests): `(name, value)` pairs, and the
     /// names among them that came from `.env`.
+    #[cfg(test)]
     pub fn from_pairs(pairs: &[(&str, &str)], from_dotenv: &[&str]) -> Self {
         let vars: HashMap<String, String> = pairs
             .iter()

@@ -9,12 +9,12 @@
 //! stream is dropped (that is how abort works).
 
 pub mod anthropic;
-pub mod catalog;
-pub mod driver;
+pub(crate) mod catalog;
+pub(crate) mod driver;
 pub mod faux;
-pub mod http;
+pub(crate) mod http;
 pub mod openai;
-pub mod sse;
+pub(crate) mod sse;
 #[cfg(test)]
 pub(crate) mod testing;
 

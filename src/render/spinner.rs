@@ -55,11 +55,6 @@ impl Indicator {
         }
     }
 
-    /// Whether the spinner is on screen.
-    pub fn is_shown(&self) -> bool {
-        self.bar.is_some()
-    }
-
     /// Runs `write` with the spinner cleared, then redraws it.
     pub fn suspend<R>(&self, write: impl FnOnce() -> R) -> R {
         match &self.bar {

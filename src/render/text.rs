@@ -188,6 +188,7 @@ impl EventLine {
 }
 
 /// The line for one event, if it has one.
+#[cfg(test)]
 pub fn event_line(event: &AgentEvent) -> Option<String> {
     event_parts(event).map(|line| line.render(false))
 }

@@ -15,8 +15,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::agent::QueueHandle;
-use crate::agent::hooks::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
 use crate::agent::types::{AssistantMessage, Block, Message, StopReason, ToolCall, TurnDecision};
+use crate::agent::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
 use crate::run::outcome::LimitReport;
 use crate::run::output_schema::{OutputSchema, correction_message};
 

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::json_schema::violations;
+use crate::agent::tool_call::violations;
 
 /// How many validation errors are reported to the model and the user.
 pub const MAX_REPORTED_ERRORS: usize = 5;

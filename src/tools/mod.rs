@@ -13,7 +13,7 @@
 mod blocking;
 pub mod list_dir;
 pub mod read_file;
-pub mod redact;
+pub(crate) mod redact;
 pub mod sandbox;
 #[cfg(test)]
 mod testing;

@@ -12,9 +12,10 @@ use std::sync::Mutex;
 
 use futures::StreamExt;
 use hostile::*;
-use leash::agent::assistant_stream::stream_assistant_response;
 use leash::agent::types::{AgentEvent, StopReason};
-use leash::provider::{Provider, Request, StreamEvent, anthropic, openai, sse};
+use leash::internals::sse;
+use leash::internals::stream_assistant_response;
+use leash::provider::{Provider, Request, StreamEvent, anthropic, openai};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -2,7 +2,7 @@
 //! streamed): `request` builds the body from leash's messages,
 //! `decode::Decoder` turns the named SSE events of a reply into
 //! [`StreamEvent`]s, and [`AnthropicMessages`] names the endpoint and
-//! headers for the shared driver ([`super::driver`]), which sends, retries
+//! headers for the shared driver (`provider::driver`), which sends, retries
 //! and redacts.
 //!
 //! It must never panic on what a server sends (unknown event, block and delta

@@ -24,9 +24,6 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use super::sse::{self, SseError, SseEvent};
 use super::{ApiKey, HttpSettings, Provider, Request, StreamEvent, http};
 
-/// The SSE events of one response body.
-pub type SseStream = BoxStream<'static, Result<SseEvent, SseError>>;
-
 /// A wire format's decoder state machine: pure, no I/O, fed one SSE event
 /// at a time.
 pub trait WireDecoder: Default + Send + 'static {

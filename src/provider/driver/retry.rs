@@ -110,7 +110,8 @@ pub fn plan(failure: &HttpFailure, retry: u32, settings: &HttpSettings) -> Retry
 }
 
 /// [`plan`] as the wait alone: `None` to give up, for whatever reason.
-pub fn delay(failure: &HttpFailure, retry: u32, settings: &HttpSettings) -> Option<Duration> {
+#[cfg(test)]
+fn delay(failure: &HttpFailure, retry: u32, settings: &HttpSettings) -> Option<Duration> {
     match plan(failure, retry, settings) {
         RetryPlan::After(delay) => Some(delay),
         RetryPlan::GiveUp | RetryPlan::PastDeadline(_) => None,

@@ -3,7 +3,7 @@
 //! OpenRouter…): `request` maps a request onto the wire, `decode::Decoder`
 //! turns one SSE `data` payload at a time into [`StreamEvent`]s,
 //! and [`ChatCompletions`] names the endpoint and headers for the shared
-//! driver ([`super::driver`]), which sends, retries and redacts.
+//! driver (`provider::driver`), which sends, retries and redacts.
 //!
 //! It must never end a stream without exactly one `Done` or `Error`, never
 //! panic on what a server sends, and never let the key into an event.

@@ -134,7 +134,7 @@ pub(crate) fn request_body<'a>(
                 json_schema: JsonSchemaFormat {
                     name: "leash_output",
                     schema,
-                    strict: crate::output_schema::strict_compatible(schema),
+                    strict: crate::run::output_schema::strict_compatible(schema),
                 },
             }),
     }
