@@ -13,10 +13,12 @@ use std::sync::Arc;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::types::{AgentEvent, StopReason};
+use leash::agent::types::AgentEvent;
 use leash::internals::sse;
 use leash::internals::stream_assistant_response;
-use leash::provider::{Provider, Request, StreamEvent};
+use leash::protocol::StopReason;
+use leash::protocol::StreamEvent;
+use leash::provider::{Provider, Request};
 use tokio_util::sync::CancellationToken;
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use leash::agent::types::{AgentEvent, Message, ToolOutput};
+use leash::agent::types::AgentEvent;
 use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
 use leash::internals::sse;
-use leash::provider::ToolSpec;
+use leash::protocol::ToolSpec;
+use leash::protocol::{Message, ToolOutput};
 use leash::provider::faux::{FauxProvider, Script};
 use leash::tools::{Tool, ToolError, ToolUpdates};
 use serde_json::{Value, json};

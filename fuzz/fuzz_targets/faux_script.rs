@@ -4,9 +4,10 @@
 
 #![no_main]
 
-use leash::agent::types::StopReason;
+use leash::protocol::StopReason;
+use leash::protocol::StreamEvent;
 use leash::provider::faux::{FauxProvider, Script};
-use leash::provider::{Provider, Request, StreamEvent};
+use leash::provider::{Provider, Request};
 use leash_fuzz::{assemble, collect_checked};
 use libfuzzer_sys::fuzz_target;
 

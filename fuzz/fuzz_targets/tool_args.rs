@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::types::{Message, StopReason};
 use leash::agent::{Agent, LoopConfig, QueueHandle, ToolExecution};
 use leash::internals::{Limits, RunLimits};
-use leash::provider::{Provider, Request, StreamEvent};
+use leash::protocol::StreamEvent;
+use leash::protocol::{Message, StopReason};
+use leash::provider::{Provider, Request};
 use leash::tools::Tool;
 use leash::tools::list_dir::ListDir;
 use leash::tools::read_file::ReadFile;

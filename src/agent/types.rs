@@ -1,8 +1,7 @@
 //! The agent's own shapes: the events a run emits (SPEC 1.2, 2.2), the
 //! streamed deltas they carry, the hook decisions and the event sink. The
 //! vocabulary it shares with providers and tools (messages, content, tool
-//! calls and outputs, usage, stop reasons) lives in [`crate::protocol`] and
-//! is re-exported here so `agent::types::…` paths keep working.
+//! calls and outputs, usage, stop reasons) lives in [`crate::protocol`].
 //!
 //! Nothing here does I/O or keeps state between runs.
 
@@ -10,10 +9,7 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use crate::protocol::{
-    AssistantContent, AssistantMessage, Content, Message, StopReason, ToolCall, ToolOutput,
-    ToolResultMessage, Usage, UserMessage, now_ms,
-};
+use crate::protocol::{AssistantMessage, Content, Message, ToolResultMessage};
 
 /// One streamed change to the assistant message being built, carried by
 /// `message_update`. Only the delta travels: the partial message is not

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Provider, Request, StreamEvent};
-use crate::agent::types::{Content, Message, StopReason, Usage};
+use crate::protocol::{Content, Message, StopReason, Usage};
 
 /// Why a script could not be loaded.
 #[derive(Debug, thiserror::Error)]

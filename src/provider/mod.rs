@@ -21,9 +21,7 @@ pub(crate) mod testing;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
-pub use crate::protocol::{StreamEvent, ToolSpec};
-
-use crate::protocol::Message;
+use crate::protocol::{Message, StreamEvent, ToolSpec};
 
 /// How every error for a reply that did not arrive whole ends, on every
 /// provider: a script can tell the case apart whatever the wire format.

@@ -3,7 +3,7 @@
 use serde_json::Value;
 use wiremock::MockServer;
 
-use crate::agent::types::{Content, Message, UserMessage};
+use crate::protocol::{Content, Message, UserMessage};
 
 /// A user message of `text`.
 pub(crate) fn user(text: &str) -> Message {

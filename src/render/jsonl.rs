@@ -12,9 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{EventRenderer, RunReport};
-use crate::agent::types::{
-    AgentEvent, AssistantMessage, AssistantMessageEvent, Message, ToolResultMessage, Usage,
-};
+use crate::agent::types::{AgentEvent, AssistantMessageEvent};
+use crate::protocol::{AssistantMessage, Message, ToolResultMessage, Usage};
 
 /// The version of the event format; raised by a change that breaks readers.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -30,13 +30,13 @@ pub struct RunReport {
     /// With `--output-schema`: the validated reply, as the model wrote it.
     pub output: Option<crate::run::output_schema::ValidJson>,
     /// The final assistant message's stop reason, if there was one.
-    pub stop_reason: Option<crate::agent::types::StopReason>,
+    pub stop_reason: Option<crate::protocol::StopReason>,
     /// The final error message, if any.
     pub error_message: Option<String>,
     /// Turns (assistant messages) the run took.
     pub turns: u32,
     /// Token usage summed over the run.
-    pub usage: crate::agent::types::Usage,
+    pub usage: crate::protocol::Usage,
     /// Wall time of the whole run.
     pub duration_ms: u64,
     /// The provider's name.

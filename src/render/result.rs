@@ -8,8 +8,8 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::RunReport;
-use crate::agent::types::{StopReason, Usage};
 use crate::cli::OutputFormat;
+use crate::protocol::{StopReason, Usage};
 use crate::run::outcome::Status;
 
 /// The `--output json` object.

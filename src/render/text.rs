@@ -13,8 +13,9 @@ use std::io::Write;
 use owo_colors::OwoColorize;
 
 use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
-use crate::agent::types::{AgentEvent, AssistantMessageEvent, Message};
+use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::config::Terminal;
+use crate::protocol::Message;
 use crate::render::spinner::Indicator;
 use crate::run::outcome::Status;
 
@@ -302,7 +303,7 @@ impl EventRenderer for TextRenderer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::types::{AssistantMessage, Content, ToolResultMessage};
+    use crate::protocol::{AssistantMessage, Content, ToolResultMessage};
 
     #[test]
     fn tool_end_lines_show_status_duration_and_the_error() {

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::agent::types::Message;
+use crate::protocol::Message;
 
 /// An open transcript.
 pub struct Transcript {

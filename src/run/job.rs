@@ -23,10 +23,12 @@ use std::time::Instant as StdInstant;
 
 use tokio::sync::watch;
 
-use crate::agent::types::{AgentEvent, Message};
+use crate::agent::types::AgentEvent;
+
 use crate::agent::{Agent, LoopConfig, QueueHandle, QueueMode, Subscription};
 use crate::cli::EventsFormat;
 use crate::config::{ProviderConfig, RunPlan, ToolName};
+use crate::protocol::Message;
 use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;

@@ -15,8 +15,9 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::agent::QueueHandle;
-use crate::agent::types::{AssistantMessage, Block, Message, StopReason, ToolCall, TurnDecision};
+use crate::agent::types::{Block, TurnDecision};
 use crate::agent::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
+use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall};
 use crate::run::outcome::LimitReport;
 use crate::run::output_schema::{OutputSchema, correction_message};
 
@@ -234,7 +235,7 @@ impl AgentHooks for RunLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::types::AssistantContent;
+    use crate::protocol::AssistantContent;
     use serde_json::json;
     use tokio_util::sync::CancellationToken;
 

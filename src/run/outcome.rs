@@ -3,7 +3,7 @@
 //!
 //! Nothing else in leash picks an exit code.
 
-use crate::agent::types::{AssistantMessage, Message, StopReason};
+use crate::protocol::{AssistantMessage, Message, StopReason};
 
 /// The ways a run can end, each with its own exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

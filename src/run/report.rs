@@ -10,8 +10,8 @@ use std::path::Path;
 
 use tokio::sync::watch;
 
-use crate::agent::types::{Message, Usage};
 use crate::cli::{EventsFormat, OutputFormat};
+use crate::protocol::{Message, Usage};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
 use crate::render::{EventRenderer, RunReport, renderer};

@@ -12,10 +12,12 @@ use std::sync::Mutex;
 
 use futures::StreamExt;
 use hostile::*;
-use leash::agent::types::{AgentEvent, StopReason};
+use leash::agent::types::AgentEvent;
 use leash::internals::sse;
 use leash::internals::stream_assistant_response;
-use leash::provider::{Provider, Request, StreamEvent, anthropic, openai};
+use leash::protocol::StopReason;
+use leash::protocol::StreamEvent;
+use leash::provider::{Provider, Request, anthropic, openai};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

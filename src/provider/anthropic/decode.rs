@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::agent::types::{StopReason, Usage};
+use crate::protocol::StreamEvent;
+use crate::protocol::{StopReason, Usage};
 use crate::provider::driver::WireDecoder;
-use crate::provider::{INCOMPLETE, NO_STOP_REASON, StreamEvent, sse};
+use crate::provider::{INCOMPLETE, NO_STOP_REASON, sse};
 
 impl WireDecoder for Decoder {
     fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {

@@ -6,8 +6,9 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::types::{AssistantContent, Content, Message};
-use crate::provider::{HttpSettings, Request, ToolSpec};
+use crate::protocol::ToolSpec;
+use crate::protocol::{AssistantContent, Content, Message};
+use crate::provider::{HttpSettings, Request};
 
 /// `max_tokens` when `--max-tokens` is not given: the API requires the field,
 /// and a real answer with tool calls must fit.

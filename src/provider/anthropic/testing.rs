@@ -1,12 +1,13 @@
 //! The event and request builders every Anthropic unit test shares.
 
 use super::AnthropicProvider;
-use crate::agent::types::{
+use crate::protocol::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
     Usage,
 };
+use crate::protocol::{StreamEvent, ToolSpec};
 pub(crate) use crate::provider::testing::{bodies, user};
-use crate::provider::{HttpSettings, Provider, Request, StreamEvent, ToolSpec};
+use crate::provider::{HttpSettings, Provider, Request};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use wiremock::{MockServer, ResponseTemplate};

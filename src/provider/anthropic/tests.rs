@@ -1,7 +1,7 @@
 //! The provider against loopback servers.
 
 use super::*;
-use crate::agent::types::*;
+use crate::protocol::*;
 use crate::provider::Provider;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;

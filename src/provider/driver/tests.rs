@@ -12,7 +12,7 @@ use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use super::*;
-use crate::agent::types::StopReason;
+use crate::protocol::StopReason;
 use crate::provider::testing::{bodies, user};
 
 const KEY: &str = "sk-driver-test-SECRET-42";

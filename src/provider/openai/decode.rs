@@ -4,9 +4,10 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use crate::agent::types::{StopReason, Usage};
+use crate::protocol::StreamEvent;
+use crate::protocol::{StopReason, Usage};
 use crate::provider::driver::WireDecoder;
-use crate::provider::{INCOMPLETE, NO_STOP_REASON, StreamEvent, http, sse};
+use crate::provider::{INCOMPLETE, NO_STOP_REASON, http, sse};
 
 impl WireDecoder for Decoder {
     fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {

@@ -6,8 +6,9 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::types::{AssistantContent, AssistantMessage, Content, Message};
-use crate::provider::{HttpSettings, Request, ToolSpec};
+use crate::protocol::ToolSpec;
+use crate::protocol::{AssistantContent, AssistantMessage, Content, Message};
+use crate::provider::{HttpSettings, Request};
 
 /// A Chat Completions request, borrowing from the transcript.
 #[derive(Debug, Serialize)]

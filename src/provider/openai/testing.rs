@@ -2,9 +2,10 @@
 
 use super::OpenAiProvider;
 use super::request::request_body;
-use crate::agent::types::Message;
+use crate::protocol::Message;
+use crate::protocol::{StreamEvent, ToolSpec};
 pub(crate) use crate::provider::testing::{bodies, user};
-use crate::provider::{ApiKey, HttpSettings, Provider, Request, StreamEvent, ToolSpec};
+use crate::provider::{ApiKey, HttpSettings, Provider, Request};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};

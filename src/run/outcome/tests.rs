@@ -1,5 +1,5 @@
 use super::*;
-use crate::agent::types::{AssistantContent, ToolCall, ToolResultMessage};
+use crate::protocol::{AssistantContent, ToolCall, ToolResultMessage};
 
 fn assistant(stop: StopReason, tool_call: bool) -> Message {
     let mut content = vec![AssistantContent::Text { text: "t".into() }];

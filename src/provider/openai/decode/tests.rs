@@ -1,7 +1,7 @@
 //! The decoder on every wire sequence.
 
 use super::*;
-use crate::agent::types::*;
+use crate::protocol::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! The request body, message by message.
 
 use super::*;
-use crate::agent::types::*;
+use crate::protocol::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
