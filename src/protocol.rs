@@ -1,4 +1,4 @@
-//! The shared vocabulary (SPEC 1.1, 1.3): the messages of a transcript and
+//! The shared vocabulary (ARCHITECTURE.md §1.1, §1.3): the messages of a transcript and
 //! their content blocks, tool calls and what a tool returns, token usage,
 //! stop reasons, a tool as the model is told about it, and the decoded
 //! steps of a streamed reply. `agent`, `provider` and `tools` all speak it;
@@ -79,7 +79,7 @@ pub enum AssistantContent {
     ToolCall(ToolCall),
 }
 
-/// Why an assistant message ended (SPEC 1.1).
+/// Why an assistant message ended (ARCHITECTURE.md §1.1).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
 )]
@@ -272,7 +272,7 @@ impl Message {
     }
 }
 
-/// What a tool returns when it runs (SPEC 1.3).
+/// What a tool returns when it runs (ARCHITECTURE.md §1.3).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     /// What the model sees.

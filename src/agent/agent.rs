@@ -2,7 +2,7 @@
 //! transcript between runs, the steering and follow-up queues, the event
 //! listeners, and the one run that may be in progress.
 //!
-//! As in Pi, the transcript grows at each `message_end` (SPEC 1.4), and
+//! As in Pi, the transcript grows at each `message_end` (ARCHITECTURE.md §1.4), and
 //! every listener is awaited, in subscription order, before the loop goes on.
 //!
 //! It must never start a second run while one is in progress, and an abort

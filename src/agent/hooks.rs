@@ -1,4 +1,4 @@
-//! The loop's extension points (SPEC 1.2, 1.3; the hooks of Pi's
+//! The loop's extension points (ARCHITECTURE.md §1.2, §1.3; the hooks of Pi's
 //! `AgentLoopConfig`): one trait whose methods all default to "do nothing",
 //! so a caller overrides only the hooks it needs. Hooks are async because a
 //! real one may have to ask someone, and each one is handed the run's

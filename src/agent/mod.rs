@@ -1,4 +1,4 @@
-//! The agent loop (SPEC 1): the pure two-level loop (`run`), one tool
+//! The agent loop (ARCHITECTURE.md §1): the pure two-level loop (`run`), one tool
 //! call's pipeline (`tool_call`) and a batch of them (`tool_batch`), one
 //! streamed reply (`assistant_stream`), the stateful wrapper (`agent`), the
 //! hooks, and the types they share.

@@ -1,4 +1,4 @@
-//! The pure two-level agent loop (SPEC 1.2; `runLoop` in Pi's
+//! The pure two-level agent loop (ARCHITECTURE.md §1.2; `runLoop` in Pi's
 //! `agent-loop.ts`). The inner loop runs turns while tool calls or steering
 //! messages keep it going; the outer loop picks up follow-ups when the agent
 //! would stop. No state survives a run: everything comes in as arguments.
@@ -221,7 +221,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
 
             if is_hard_exit(&message) {
                 // `finish_turn` sees error and aborted replies too (as in
-                // Pi); its decision cannot change a hard exit (SPEC 1.2).
+                // Pi); its decision cannot change a hard exit (ARCHITECTURE.md §1.2).
                 let turn = FinishedTurn {
                     message: &message,
                     tool_results: &[],
@@ -304,7 +304,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
     }
 }
 
-/// Error and aborted replies end the run at once (SPEC 1.2).
+/// Error and aborted replies end the run at once (ARCHITECTURE.md §1.2).
 fn is_hard_exit(message: &AssistantMessage) -> bool {
     matches!(message.stop_reason, StopReason::Error | StopReason::Aborted)
 }

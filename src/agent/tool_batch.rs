@@ -1,4 +1,4 @@
-//! A tool batch: all tool calls of one assistant message (SPEC 1.3), run in
+//! A tool batch: all tool calls of one assistant message (ARCHITECTURE.md §1.3), run in
 //! parallel or in sequence, and the every-result termination rule.
 //!
 //! A batch never loses a call: each call gets `tool_execution_start`, one
@@ -203,7 +203,7 @@ async fn execute_in_parallel(calls: &[ToolCall], batch: &BatchContext<'_>) -> Ba
 /// to `sink` while it runs. Once `execute` settles the channel is closed, so
 /// an update the tool sends later (from a task it left behind) is dropped:
 /// no `tool_execution_update` may follow the call's `tool_execution_end`
-/// (SPEC 1.3; Pi stops accepting a call's updates when its execute settles).
+/// (ARCHITECTURE.md §1.3; Pi stops accepting a call's updates when its execute settles).
 async fn execute_and_forward(
     tool: &dyn Tool,
     call: &ToolCall,

@@ -1,4 +1,4 @@
-//! One tool call's pipeline (SPEC 1.3): find the tool → validate the
+//! One tool call's pipeline (ARCHITECTURE.md §1.3): find the tool → validate the
 //! arguments → `before_tool_call` → execute → `after_tool_call` → the
 //! tool-result message. Each rule is one function named after it.
 //!

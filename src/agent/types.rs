@@ -1,4 +1,4 @@
-//! The agent's own shapes: the events a run emits (SPEC 1.2, 2.2), the
+//! The agent's own shapes: the events a run emits (ARCHITECTURE.md §1.2, §2.2), the
 //! streamed deltas they carry, the hook decisions and the event sink. The
 //! vocabulary it shares with providers and tools (messages, content, tool
 //! calls and outputs, usage, stop reasons) lives in [`crate::protocol`].
@@ -87,7 +87,7 @@ pub enum AssistantMessageEvent {
     },
 }
 
-/// Everything a run reports, in order (SPEC 1.2, 2.2).
+/// Everything a run reports, in order (ARCHITECTURE.md §1.2, §2.2).
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
     /// The run began.
@@ -185,7 +185,7 @@ pub struct ResultOverride {
     pub terminate: Option<bool>,
 }
 
-/// What `finish_turn` decides about the schedule (SPEC 1.2).
+/// What `finish_turn` decides about the schedule (ARCHITECTURE.md §1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnDecision {
     /// Stop the run right after `turn_end`: no queue polling, no request.

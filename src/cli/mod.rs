@@ -1,4 +1,4 @@
-//! The command line (SPEC 2), declared once with clap's derive: every flag
+//! The command line (ARCHITECTURE.md §2), declared once with clap's derive: every flag
 //! with its help text beside it. Nothing here reads files or decides
 //! anything; `config` turns these raw values into a validated run.
 //!
@@ -34,7 +34,7 @@ the same names in lower case (max-turns = 8, api-key = \"...\"); the default. Th
 never sent to a base URL from a lower layer than the key's unless --trust-base-url.
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
 
-/// The footer of `--help`: the exit table (SPEC 2.1), then where settings
+/// The footer of `--help`: the exit table (ARCHITECTURE.md §2.1), then where settings
 /// come from.
 pub fn help_footer() -> String {
     let mut footer = String::from("Exit codes:\n");

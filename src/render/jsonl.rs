@@ -1,4 +1,4 @@
-//! `--events jsonl`: one JSON object per line (SPEC 2.2), the first
+//! `--events jsonl`: one JSON object per line (ARCHITECTURE.md §2.2), the first
 //! carrying `schemaVersion`, the last being `run_end`. The wire shapes are
 //! declared here, apart from the internal event types, so the public format
 //! changes only when this file does.

@@ -1,4 +1,4 @@
-//! What stdout holds (SPEC 2.3): the final reply text and nothing else, or
+//! What stdout holds (ARCHITECTURE.md §2.3): the final reply text and nothing else, or
 //! one JSON result object.
 //!
 //! Nothing but the result is ever written to stdout.

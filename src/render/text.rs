@@ -1,5 +1,5 @@
 //! `--events text`: one short line per event, for people watching a run
-//! (SPEC 2.2). With `--events none` only the final "why" line of a failed
+//! (ARCHITECTURE.md §2.2). With `--events none` only the final "why" line of a failed
 //! run is kept.
 //!
 //! On a terminal (decided once, by `config`) it may also colour the lines,

@@ -1,4 +1,4 @@
-//! The prompt and stdin (SPEC 2): read the prompt from stdin when none is
+//! The prompt and stdin (ARCHITECTURE.md §2): read the prompt from stdin when none is
 //! given, append piped stdin to a given prompt, and never hang on a pipe
 //! that nobody writes to (a short grace for the first byte, then go on).
 //!

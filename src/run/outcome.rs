@@ -1,5 +1,5 @@
 //! How a run ended, decided in one place: the status, its exit code
-//! (SPEC 2.1) and the sentence a person reads on the last stderr line.
+//! (ARCHITECTURE.md §2.1) and the sentence a person reads on the last stderr line.
 //!
 //! Nothing else in leash picks an exit code.
 
@@ -82,7 +82,7 @@ const fn exit(status: Status, code: u8, name: &'static str, meaning: &'static st
     }
 }
 
-/// The exit table (SPEC 2.1), in exit-code order: every status once, a
+/// The exit table (ARCHITECTURE.md §2.1), in exit-code order: every status once, a
 /// signal's status once per signal. `--help`, the man page, the JSON
 /// Schemas, the `status`/`exitCode` fields and the process's exit code all
 /// read it; nothing else in leash picks an exit code.

@@ -192,7 +192,7 @@ fn finish_output(
 }
 
 /// A result could not be written: a run that had succeeded now fails and
-/// says so (SPEC 2.1's rule in [`outcome::after_write_failure`]); a run that
+/// says so (ARCHITECTURE.md §2.1's rule in [`outcome::after_write_failure`]); a run that
 /// had failed keeps its reason as the last line, after a notice.
 fn write_failed(report: &mut RunReport, failure: String, renderer: &mut dyn EventRenderer) {
     let status = outcome::after_write_failure(report.status);

@@ -1,4 +1,4 @@
-//! The `list_dir` tool (SPEC 2.5): the entries of a directory under the
+//! The `list_dir` tool (ARCHITECTURE.md §2.5): the entries of a directory under the
 //! root, sorted by name, one per line, capped with a note.
 //!
 //! It must never list outside the root (every path goes through

@@ -1,4 +1,4 @@
-//! The `read_file` tool (SPEC 2.5): the UTF-8 text of a file under the
+//! The `read_file` tool (ARCHITECTURE.md §2.5): the UTF-8 text of a file under the
 //! root, by lines, cut at a fixed size with a note that says how to read on.
 //!
 //! It must never read outside the root (every path goes through

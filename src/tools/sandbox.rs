@@ -1,5 +1,5 @@
 //! The root sandbox: the one place where a path the model gave is turned
-//! into an open file or directory under `--root` (SPEC 2.5).
+//! into an open file or directory under `--root` (ARCHITECTURE.md §2.5).
 //!
 //! Resolution walks the path one name at a time from the canonical root,
 //! following symlinks by hand, so a path that would leave the root is
@@ -173,10 +173,10 @@ impl Opened {
     /// the open descriptor itself, so a concurrent rename cannot redirect
     /// the listing; elsewhere the path is checked again just before.
     pub fn read_dir(&self) -> io::Result<fs::ReadDir> {
-        if let Some(fd_path) = descriptor_path(&self.file) {
-            if let Ok(entries) = fs::read_dir(&fd_path) {
-                return Ok(entries);
-            }
+        if let Some(fd_path) = descriptor_path(&self.file)
+            && let Ok(entries) = fs::read_dir(&fd_path)
+        {
+            return Ok(entries);
         }
         let now = fs::symlink_metadata(&self.real)?;
         if identity(&now) != self.identity {
@@ -280,10 +280,10 @@ impl Sandbox {
         if identity(&opened) != identity(resolved) {
             return Err(SandboxError::Changed { path: shown });
         }
-        if let Some(opened_at) = descriptor_target(file) {
-            if !opened_at.starts_with(&self.root) {
-                return Err(SandboxError::Changed { path: shown });
-            }
+        if let Some(opened_at) = descriptor_target(file)
+            && !opened_at.starts_with(&self.root)
+        {
+            return Err(SandboxError::Changed { path: shown });
         }
         Ok(())
     }

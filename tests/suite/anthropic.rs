@@ -1,6 +1,6 @@
 //! The real binary against a loopback Anthropic Messages API: the seed task
 //! end to end, and how stream errors, HTTP failures, retries and a stalled
-//! server end the run (SPEC 2.1, 2.4).
+//! server end the run (ARCHITECTURE.md §2.1, §2.4).
 
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]

@@ -1,6 +1,6 @@
 //! The real binary against a loopback Chat Completions server: the seed
 //! task end to end, and how HTTP failures, retries, broken streams, a
-//! stalled server and a missing key end the run (SPEC 2.1, 2.4).
+//! stalled server and a missing key end the run (ARCHITECTURE.md §2.1, §2.4).
 
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]

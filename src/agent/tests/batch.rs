@@ -1,4 +1,4 @@
-//! One turn and its tool batch (SPEC 1.3): results, hooks, modes, updates.
+//! One turn and its tool batch (ARCHITECTURE.md §1.3): results, hooks, modes, updates.
 
 use super::*;
 use pretty_assertions::assert_eq;

@@ -1,4 +1,4 @@
-//! Tests of the loop's rules (SPEC 1.2–1.4), each asserting the exact event
+//! Tests of the loop's rules (ARCHITECTURE.md §1.2–1.4), each asserting the exact event
 //! sequence or message fields, driven through the stateful `Agent` on the
 //! scripted provider.
 

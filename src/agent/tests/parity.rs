@@ -1,5 +1,5 @@
 //! The places leash's loop disagreed with Pi 1.6.0's `agent-loop.ts` /
-//! `agent.ts`: the three of issue 12 (SPEC 1.2–1.4 as corrected) and the
+//! `agent.ts`: the three of issue 12 (ARCHITECTURE.md §1.2–1.4 as corrected) and the
 //! event order of a truncated batch, each run the way Pi's scenario runs it.
 
 use super::*;
@@ -7,7 +7,7 @@ use pretty_assertions::assert_eq;
 
 /// Pi's `runLoop` calls `finishTurn` for an `aborted` reply as for an
 /// `error` one, then emits `turn_end` and `agent_end`; the decision is
-/// ignored and no queue is polled (SPEC 1.2, hard exits).
+/// ignored and no queue is polled (ARCHITECTURE.md §1.2, hard exits).
 #[tokio::test]
 async fn an_aborted_reply_goes_through_finish_turn_then_turn_end_then_agent_end() {
     let provider = Recorder::new(json!([
@@ -59,7 +59,7 @@ async fn an_aborted_reply_goes_through_finish_turn_then_turn_end_then_agent_end(
 /// Pi's `executePreparedToolCall` stops accepting a call's updates once its
 /// `execute` settles: in a parallel batch no `tool_execution_update` of a
 /// call follows that call's `tool_execution_end`, even while another call
-/// still runs (SPEC 1.3).
+/// still runs (ARCHITECTURE.md §1.3).
 #[tokio::test]
 async fn a_call_s_update_sent_after_its_execute_returned_is_dropped_in_a_parallel_batch() {
     let provider = Recorder::new(json!([
@@ -103,7 +103,7 @@ async fn a_call_s_update_sent_after_its_execute_returned_is_dropped_in_a_paralle
 /// Pi's `Agent.processEvents` appends each message to the transcript at its
 /// `message_end`, so the transcript holds the running prompt's messages
 /// while the run goes on: the prompt, then the assistant message, then each
-/// tool result (SPEC 1.4).
+/// tool result (ARCHITECTURE.md §1.4).
 #[tokio::test]
 async fn the_transcript_grows_at_each_message_end() {
     let provider = Recorder::new(json!([

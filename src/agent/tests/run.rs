@@ -1,4 +1,4 @@
-//! The run's schedule (SPEC 1.2, 1.4): hard exits, `finish_turn`, queues,
+//! The run's schedule (ARCHITECTURE.md §1.2, §1.4): hard exits, `finish_turn`, queues,
 //! the wrapper, abort.
 
 use super::*;

@@ -357,7 +357,7 @@ fn close_tool_call(index: usize, call: OpenToolCall, out: &mut Vec<StreamEvent>)
     }
 }
 
-/// The API's `stop_reason` in SPEC 1.1 terms, as the stream's last event.
+/// The API's `stop_reason` in ARCHITECTURE.md §1.1 terms, as the stream's last event.
 fn stop_event(stop_reason: Option<&str>, saw_tool_call: bool) -> StreamEvent {
     match stop_reason {
         Some("end_turn" | "stop_sequence") => StreamEvent::Done(StopReason::Stop),

@@ -89,7 +89,7 @@ struct WireTool<'a> {
     input_schema: &'a Value,
 }
 
-/// Builds the Messages API body for one request (SPEC 2.4): system at the
+/// Builds the Messages API body for one request (ARCHITECTURE.md §2.4): system at the
 /// top level, every message mapped to content blocks, `stream: true` and a
 /// `max_tokens` always present.
 pub fn request_body<'a>(request: &Request<'a>, settings: &'a HttpSettings) -> WireRequest<'a> {

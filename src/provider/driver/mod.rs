@@ -2,7 +2,7 @@
 //! split): a [`WireFormat`] says where a request goes, which headers and
 //! body it carries and how a reply's SSE events decode; [`HttpProvider`]
 //! does everything else the same way for every format — build the request
-//! once, send it with the retries of SPEC 2.4 (a `Retry` event, then the
+//! once, send it with the retries of ARCHITECTURE.md §2.4 (a `Retry` event, then the
 //! back-off of [`retry`]), check that the reply is an event stream, feed its
 //! events to the format's decoder and yield what it makes as it arrives.
 //!

@@ -1,4 +1,4 @@
-//! The retry policy of the driver (SPEC 2.4): which failures are tried
+//! The retry policy of the driver (ARCHITECTURE.md §2.4): which failures are tried
 //! again, how long to wait (the server's `retry-after`, else exponential
 //! back-off with jitter), and when to give up — the retries are used up,
 //! or the wait would end past the run's deadline.

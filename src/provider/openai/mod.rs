@@ -1,4 +1,4 @@
-//! The OpenAI Chat Completions wire format (SPEC 2.4), which also serves
+//! The OpenAI Chat Completions wire format (ARCHITECTURE.md §2.4), which also serves
 //! every compatible server (Ollama, llama.cpp, vLLM, LM Studio,
 //! OpenRouter…): `request` maps a request onto the wire, `decode::Decoder`
 //! turns one SSE `data` payload at a time into [`StreamEvent`]s,

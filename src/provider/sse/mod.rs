@@ -106,7 +106,7 @@ pub enum SseError {
 /// A byte count for people: `16 MiB`, or bytes when not a whole MiB.
 fn size(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else {
         format!("{bytes} bytes")

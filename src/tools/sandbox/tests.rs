@@ -394,11 +394,11 @@ fn swapping_components_for_symlinks_never_leaks() {
     let mut opened = 0;
     while std::time::Instant::now() < deadline {
         for path in ["d/secret.txt", "f"] {
-            if let Ok(file) = f.sandbox.open(path) {
-                if let Ok(text) = io::read_to_string(file.into_file()) {
-                    assert_eq!(text, "inside\n");
-                    opened += 1;
-                }
+            if let Ok(file) = f.sandbox.open(path)
+                && let Ok(text) = io::read_to_string(file.into_file())
+            {
+                assert_eq!(text, "inside\n");
+                opened += 1;
             }
         }
     }

@@ -1,4 +1,4 @@
-//! The real binary on the scripted model: the CLI contract of SPEC 2 —
+//! The real binary on the scripted model: the CLI contract of ARCHITECTURE.md §2 —
 //! exit codes, the stdout/stderr split, events, JSON output, stdin rules,
 //! transcripts; stdin and signals in [`input`].
 
