@@ -18,14 +18,14 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// Creates (empties) the file at `path`.
-    pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(Transcript {
-            writer: BufWriter::new(File::create(path)?),
+    /// The transcript in `file`, created (emptied) at `path`.
+    pub fn new(file: File, path: &Path) -> Self {
+        Transcript {
+            writer: BufWriter::new(file),
             path: path.to_owned(),
             stopped: false,
             failure: None,
-        })
+        }
     }
 
     /// Appends one message.

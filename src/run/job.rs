@@ -170,6 +170,34 @@ fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn Even
     }
 }
 
+/// Creates (empties) an output file on a thread of its own, and gives up
+/// when the run is stopped first: opening a FIFO that nobody reads blocks
+/// in the kernel, and the timer and the signals must still end the run.
+/// The thread is a plain one, so it never holds the exit.
+async fn create_output(
+    path: &Path,
+    abort: &mut watch::Receiver<Option<AbortCause>>,
+) -> Result<io::Result<File>, NotStarted> {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let owned = path.to_owned();
+    let spawned = std::thread::Builder::new()
+        .name("leash-create".to_owned())
+        .spawn(move || {
+            let _ = answer.send(File::create(owned));
+        });
+    if let Err(error) = spawned {
+        return Ok(Err(error));
+    }
+    tokio::select! {
+        created = answered => Ok(created.unwrap_or_else(|_| {
+            Err(io::Error::other("the thread creating the file stopped"))
+        })),
+        cause = abort.wait_for(Option::is_some) => {
+            Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)))
+        }
+    }
+}
+
 impl Job {
     /// Creates the output files, reads the prompt (a signal or the timer
     /// may end the wait) and builds the agent.
@@ -179,8 +207,8 @@ impl Job {
     ) -> Result<Prepared, NotStarted> {
         // Emptied first, so a stale reply never passes for this run's.
         if let Some(path) = &self.plan.output_last_message {
-            let file = File::create(path).map_err(not_created("--output-last-message", path))?;
-            self.last_message = Some(file);
+            let file = create_output(path, abort).await?;
+            self.last_message = Some(file.map_err(not_created("--output-last-message", path))?);
         }
         let read = input::read_prompt(
             self.plan.prompt.clone(),
@@ -204,8 +232,9 @@ impl Job {
             self.events.submit(move |renderer| renderer.notice(&notice));
         }
         if let Some(path) = &self.plan.transcript {
-            let transcript = Transcript::create(path).map_err(not_created("--transcript", path))?;
-            self.transcript = Some(Lane::new("leash-transcript", transcript));
+            let file = create_output(path, abort).await?;
+            let file = file.map_err(not_created("--transcript", path))?;
+            self.transcript = Some(Lane::new("leash-transcript", Transcript::new(file, path)));
         }
 
         // The queues exist before the agent and its limits, so the limits

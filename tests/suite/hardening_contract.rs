@@ -343,6 +343,36 @@ fn a_stderr_pipe_nobody_reads_never_holds_the_timer_or_a_signal() {
 
 // ------------------------------------------------------------ items 13, 16
 
+/// An output file that is a FIFO nobody reads blocks `open(2)` in the
+/// kernel; the timer and the signals still end the run on time.
+#[test]
+fn an_output_fifo_nobody_reads_never_holds_the_timer_or_a_signal() {
+    for flag in ["--transcript", "--output-last-message"] {
+        for (signal, code) in [(Some("-TERM"), 143), (None, 124)] {
+            let ws = Workspace::new();
+            let fifo = ws.path("out.fifo");
+            let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(made.success());
+            let mut cmd = ws.faux(json!([{"text": "the answer"}]));
+            cmd.arg(flag).arg(&fifo).arg("go");
+            if signal.is_none() {
+                cmd.args(["--timeout", "1s"]);
+            }
+            let mut child = cmd.spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+            if let Some(signal) = signal {
+                let sent = Command::new("kill")
+                    .args([signal, &child.id().to_string()])
+                    .status()
+                    .unwrap();
+                assert!(sent.success());
+            }
+            let exit = wait_at_most(&mut child, Duration::from_secs(5));
+            assert_eq!(exit, Some(code), "{flag} {signal:?}");
+        }
+    }
+}
+
 #[test]
 fn the_first_event_line_is_agent_start_even_after_a_notice_or_without_a_run() {
     let ws = Workspace::new();
