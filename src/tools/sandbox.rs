@@ -264,6 +264,30 @@ impl Sandbox {
         })
     }
 
+    /// Opens a regular file that a walk (which never follows a symlink)
+    /// found below a directory [`open`](Self::open) returned: `real` is
+    /// canonical and inside the root. Refused like `open` refuses: a
+    /// dotenv file, anything but a regular file (a FIFO, a device, or a
+    /// symlink swapped in since the walk), and a handle that is not the
+    /// file the walk saw or lies outside the root.
+    pub(crate) fn open_found(&self, real: &Path) -> Result<File, SandboxError> {
+        let shown = shown_path(&real.to_string_lossy());
+        if !real.starts_with(&self.root) {
+            return Err(SandboxError::Outside { path: shown });
+        }
+        if names_dotenv(real) {
+            return Err(SandboxError::Dotenv { path: shown });
+        }
+        let before =
+            fs::symlink_metadata(real).map_err(|source| io_error(shown.clone(), source))?;
+        if !before.file_type().is_file() {
+            return Err(SandboxError::Special { path: shown });
+        }
+        let file = File::open(real).map_err(|source| io_error(shown.clone(), source))?;
+        self.verify_opened(&file, &before, shown)?;
+        Ok(file)
+    }
+
     /// Checks that the handle is the very file the walk resolved (same
     /// device and inode) and, where the kernel can say, that it lives
     /// inside the root: a path component swapped for a symlink between the
