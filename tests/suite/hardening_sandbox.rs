@@ -254,9 +254,9 @@ fn a_file_swapped_for_an_outside_symlink_while_it_is_read_never_leaks() {
 #[test]
 fn searching_the_whole_tree_never_reads_through_a_way_out() {
     let ws = escape_workspace();
-    ws.write("root/.env", &format!("KEY={SECRET}\n"));
-    ws.write("root/.env.local", &format!("KEY={SECRET}\n"));
-    ws.write("root/sub/.env", &format!("KEY={SECRET}\n"));
+    ws.write("root/.env", format!("KEY={SECRET}\n"));
+    ws.write("root/.env.local", format!("KEY={SECRET}\n"));
+    ws.write("root/sub/.env", format!("KEY={SECRET}\n"));
     let script = json!([
         {"toolCalls": [
             {"id": "grep_all", "name": "grep", "arguments": {"pattern": "OUTSIDE-SECRET|root:x"}},
