@@ -214,7 +214,7 @@ struct Cancellable<'a, R> {
 impl<R: Read> Read for Cancellable<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.cancel.is_cancelled() {
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled"));
+            return Err(io::Error::other("grep was cancelled"));
         }
         self.inner.read(buf)
     }

@@ -1,5 +1,5 @@
 //! Tests of `grep`, through its `execute` as the loop calls it.
-#![allow(clippy::unwrap_used)] // a failed setup step should fail the test loudly
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed setup step should fail the test loudly
 
 use super::*;
 use crate::tools::Tool;
@@ -467,4 +467,34 @@ async fn the_tool_is_called_through_the_loop_s_adapter() {
         out.unwrap_err()
             .starts_with("invalid arguments: unknown field `bogus`")
     );
+}
+
+/// A cancelled search stops at the next read of even one huge file. (The
+/// reader once failed with `ErrorKind::Interrupted`, which the searcher
+/// retries: the cancelled search spun forever.)
+#[test]
+fn a_cancelled_search_stops_inside_one_file() {
+    let f = fixture();
+    f.write("huge.txt", "no match on this line\n".repeat(200_000));
+    let file = File::open(f.root.join("huge.txt")).unwrap();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let args: GrepArgs = serde_json::from_value(json!({"pattern": "needle"})).unwrap();
+    let search = Search {
+        matcher: matcher(&args).unwrap(),
+        searcher: SearcherBuilder::new(),
+        limit: 10,
+        cancel,
+    };
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let collected = Mutex::new(Collected::new(10));
+        let mut searcher = search.searcher.build();
+        let outcome = search.file(&mut searcher, file, "huge.txt".to_owned(), &collected);
+        let _ = done.send(outcome.map_err(|e| e.to_string()));
+    });
+    let outcome = finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the cancelled search ended");
+    assert_eq!(outcome, Ok(false));
 }
