@@ -84,7 +84,6 @@ pub fn grep_tree(runner: &Runner, runs: usize, rows: &mut Vec<Row>) {
         "grep",
         "--events",
         "jsonl",
-        "-q",
         "search",
     ]
     .iter()
