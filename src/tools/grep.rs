@@ -376,7 +376,10 @@ fn walk(
             if glob.is_some_and(|glob| !glob.is_match(relative)) {
                 return WalkState::Continue;
             }
-            let Ok(file) = sandbox.open_found(entry.path()) else {
+            let Some(inode) = entry.ino() else {
+                return WalkState::Continue;
+            };
+            let Ok(file) = sandbox.open_found(entry.path(), inode) else {
                 return WalkState::Continue;
             };
             searched.fetch_add(1, Ordering::Relaxed);

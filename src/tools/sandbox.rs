@@ -266,11 +266,13 @@ impl Sandbox {
 
     /// Opens a regular file that a walk (which never follows a symlink)
     /// found below a directory [`open`](Self::open) returned: `real` is
-    /// canonical and inside the root. Refused like `open` refuses: a
-    /// dotenv file, anything but a regular file (a FIFO, a device, or a
-    /// symlink swapped in since the walk), and a handle that is not the
-    /// file the walk saw or lies outside the root.
-    pub(crate) fn open_found(&self, real: &Path) -> Result<File, SandboxError> {
+    /// canonical and inside the root, `inode` the one its directory entry
+    /// gave. Refused like `open` refuses: a dotenv file, anything but a
+    /// regular file, a handle that is not the entry the walk saw (a symlink
+    /// swapped in since) or that lies outside the root (a directory on the
+    /// way swapped for a symlink). One open, one `fstat`, one look at the
+    /// descriptor's path: no second walk of the path per file.
+    pub(crate) fn open_found(&self, real: &Path, inode: u64) -> Result<File, SandboxError> {
         let shown = shown_path(&real.to_string_lossy());
         if !real.starts_with(&self.root) {
             return Err(SandboxError::Outside { path: shown });
@@ -278,13 +280,21 @@ impl Sandbox {
         if names_dotenv(real) {
             return Err(SandboxError::Dotenv { path: shown });
         }
-        let before =
-            fs::symlink_metadata(real).map_err(|source| io_error(shown.clone(), source))?;
-        if !before.file_type().is_file() {
+        let file = File::open(real).map_err(|source| io_error(shown.clone(), source))?;
+        let opened = file
+            .metadata()
+            .map_err(|source| io_error(shown.clone(), source))?;
+        if !opened.file_type().is_file() {
             return Err(SandboxError::Special { path: shown });
         }
-        let file = File::open(real).map_err(|source| io_error(shown.clone(), source))?;
-        self.verify_opened(&file, &before, shown)?;
+        if opened.ino() != inode {
+            return Err(SandboxError::Changed { path: shown });
+        }
+        if let Some(opened_at) = descriptor_target(&file) {
+            if !opened_at.starts_with(&self.root) {
+                return Err(SandboxError::Changed { path: shown });
+            }
+        }
         Ok(file)
     }
 

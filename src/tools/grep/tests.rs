@@ -362,29 +362,51 @@ async fn dotenv_files_are_never_read() {
 
 #[test]
 fn a_walked_dotenv_file_or_special_file_is_refused_by_the_sandbox() {
+    use std::os::unix::fs::MetadataExt;
     let f = fixture();
     f.write("x.env.txt", "fine\n");
     f.write(".env.production", "API_KEY=sk\n");
     let sandbox = Sandbox::new(&f.root).unwrap();
-    assert!(sandbox.open_found(&f.root.join("x.env.txt")).is_ok());
+    let inode = |path: &std::path::Path| fs::symlink_metadata(path).unwrap().ino();
+    let fine = f.root.join("x.env.txt");
+    assert!(sandbox.open_found(&fine, inode(&fine)).is_ok());
+    // Another entry's inode: the file was swapped since the walk saw it.
+    let outside = f.base.join("outside/secret.txt");
     assert!(matches!(
-        sandbox.open_found(&f.root.join(".env.production")),
+        sandbox.open_found(&fine, inode(&outside)),
+        Err(SandboxError::Changed { .. })
+    ));
+    let dotenv = f.root.join(".env.production");
+    assert!(matches!(
+        sandbox.open_found(&dotenv, inode(&dotenv)),
         Err(SandboxError::Dotenv { .. })
     ));
     assert!(matches!(
-        sandbox.open_found(&f.base.join("outside/secret.txt")),
+        sandbox.open_found(&outside, inode(&outside)),
         Err(SandboxError::Outside { .. })
     ));
-    symlink(f.base.join("outside/secret.txt"), f.root.join("link")).unwrap();
+    // A symlink swapped in for a walked file, leading out: the handle's
+    // path is outside the root, whatever inode the walk saw.
+    let link = f.root.join("link");
+    symlink(&outside, &link).unwrap();
     assert!(matches!(
-        sandbox.open_found(&f.root.join("link")),
-        Err(SandboxError::Special { .. })
+        sandbox.open_found(&link, inode(&outside)),
+        Err(SandboxError::Changed { .. })
+    ));
+    // A directory on the way swapped for a symlink out of the root.
+    symlink(f.base.join("outside"), f.root.join("dir")).unwrap();
+    assert!(matches!(
+        sandbox.open_found(&f.root.join("dir/secret.txt"), inode(&outside)),
+        Err(SandboxError::Changed { .. })
     ));
     let fifo = f.root.join("pipe");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     if made.is_ok_and(|status| status.success()) {
+        // Opening a FIFO without a writer would block: the walk never
+        // hands one over (its entry type is not a file), so only the
+        // directory check is shown here.
         assert!(matches!(
-            sandbox.open_found(&fifo),
+            sandbox.open_found(&f.root, inode(&f.root)),
             Err(SandboxError::Special { .. })
         ));
     }
