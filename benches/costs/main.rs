@@ -1,17 +1,19 @@
 //! `make bench`: what leash costs next to the model, as one table. The
 //! release binary is timed as a whole process against a loopback mock
 //! OpenAI server (start-up, the seed task, replies of 1k to 1M deltas, the
-//! abort timer); the tool batch and SSE decoding are timed in-process with
-//! the library. Needs no network beyond loopback.
+//! abort timer, the grep tool over a generated 100 MB tree next to `rg`);
+//! the tool batch and SSE decoding are timed in-process with the library.
+//! Needs no network beyond loopback.
 //!
 //! Under `cargo test` (no `--bench` argument) it only says how to run it:
 //! it is not part of the test suite. `cargo bench --bench costs -- --quick`
-//! takes fewer samples; `-- startup deltas abort batch sse` (any of them)
+//! takes fewer samples; `-- startup deltas abort batch sse grep` (any of them)
 //! runs only those sections; `--serve seed|N` (on the built executable)
 //! only serves the mock, for profiling leash by hand.
 
 #![allow(clippy::expect_used, clippy::print_stdout)]
 
+mod grep;
 mod in_process;
 mod mock;
 mod process;
@@ -34,7 +36,7 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const DELTA: &str = "tok ";
 
 /// The sections, in the order they run; naming some runs only those.
-const SECTIONS: [&str; 5] = ["startup", "deltas", "abort", "batch", "sse"];
+const SECTIONS: [&str; 6] = ["startup", "deltas", "abort", "batch", "sse", "grep"];
 
 /// How many samples each measurement takes.
 struct Runs {
@@ -45,6 +47,8 @@ struct Runs {
     abort: usize,
     batch: usize,
     sse: usize,
+    /// The grep tool over a 100 MB tree (and rg on it).
+    grep: usize,
 }
 
 const FULL: Runs = Runs {
@@ -54,6 +58,7 @@ const FULL: Runs = Runs {
     abort: 5,
     batch: 5,
     sse: 5,
+    grep: 5,
 };
 
 const QUICK: Runs = Runs {
@@ -63,6 +68,7 @@ const QUICK: Runs = Runs {
     abort: 2,
     batch: 2,
     sse: 2,
+    grep: 2,
 };
 
 fn main() {
@@ -119,6 +125,10 @@ fn main() {
     if wanted("sse") {
         eprintln!("costs: SSE decoding (in-process)…");
         sse_decoding(&runs, &mut rows);
+    }
+    if wanted("grep") {
+        eprintln!("costs: the grep tool over 10k files / 100 MB, next to rg…");
+        grep::grep_tree(&runner, runs.grep, &mut rows);
     }
     let size = std::fs::metadata(&leash).map_or(f64::NAN, |m| m.len() as f64 / MIB);
     rows.push(Row::new("release binary size", "MiB", vec![size]).target(Target::AtMost(12.0)));

@@ -136,7 +136,7 @@ pub struct Cli {
         long,
         env = "LEASH_TOOLS",
         value_name = "LIST",
-        default_value = "read_file,list_dir"
+        default_value = "read_file,list_dir,grep,find"
     )]
     pub tools: String,
 

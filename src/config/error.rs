@@ -52,7 +52,7 @@ pub enum ConfigError {
         reason: String,
     },
     /// `--tools` named an unknown tool.
-    #[error("unknown tool '{0}' in --tools (known: read_file, list_dir, or none)")]
+    #[error("unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, or none)")]
     UnknownTool(String),
     /// A file input could not be read (or is too large).
     #[error("cannot read {flag} {path}: {source}")]

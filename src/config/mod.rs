@@ -49,6 +49,10 @@ pub enum ToolName {
     ReadFile,
     /// `list_dir`.
     ListDir,
+    /// `grep`.
+    Grep,
+    /// `find`.
+    Find,
 }
 
 /// Which provider, with what it needs.
@@ -400,7 +404,7 @@ pub fn parse_timeout(value: &str) -> Result<Option<Duration>, ConfigError> {
     Ok((!duration.is_zero()).then_some(duration))
 }
 
-/// `read_file,list_dir`, or `none`.
+/// `read_file,list_dir,grep,find` (any of them), or `none`.
 pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
     if list.trim() == "none" {
         return Ok(Vec::new());
@@ -414,6 +418,8 @@ pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
         let tool = match name {
             "read_file" => ToolName::ReadFile,
             "list_dir" => ToolName::ListDir,
+            "grep" => ToolName::Grep,
+            "find" => ToolName::Find,
             other => return Err(ConfigError::UnknownTool(other.to_owned())),
         };
         if !tools.contains(&tool) {

@@ -204,10 +204,19 @@ fn tools_parse_with_none_and_reject_unknown_names() {
         parse_tools("list_dir, read_file,list_dir").unwrap(),
         vec![ToolName::ListDir, ToolName::ReadFile]
     );
+    assert_eq!(
+        parse_tools("read_file,list_dir,grep,find").unwrap(),
+        vec![
+            ToolName::ReadFile,
+            ToolName::ListDir,
+            ToolName::Grep,
+            ToolName::Find
+        ]
+    );
     let error = parse_tools("read_file,bash").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unknown tool 'bash' in --tools (known: read_file, list_dir, or none)"
+        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, or none)"
     );
 }
 

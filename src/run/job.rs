@@ -42,6 +42,8 @@ use crate::run::limits::RunLimits;
 use crate::run::outcome::{self, AbortCause, LimitReport, Status};
 use crate::run::signals::watch_for_aborts;
 use crate::tools::Tool;
+use crate::tools::find::Find;
+use crate::tools::grep::Grep;
 use crate::tools::list_dir::ListDir;
 use crate::tools::read_file::ReadFile;
 use crate::tools::redact::{Redacted, key_set};
@@ -332,6 +334,8 @@ impl Job {
                 let tool: Arc<dyn Tool> = match name {
                     ToolName::ReadFile => Arc::new(ReadFile::new(Arc::clone(&tools.sandbox))),
                     ToolName::ListDir => Arc::new(ListDir::new(Arc::clone(&tools.sandbox))),
+                    ToolName::Grep => Arc::new(Grep::new(Arc::clone(&tools.sandbox))),
+                    ToolName::Find => Arc::new(Find::new(Arc::clone(&tools.sandbox))),
                 };
                 Arc::new(Redacted::new(tool, Arc::clone(&keys)))
             })

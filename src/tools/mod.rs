@@ -11,6 +11,8 @@
 //! cancellation token fires.
 
 mod blocking;
+pub(crate) mod find;
+pub(crate) mod grep;
 pub mod list_dir;
 pub mod read_file;
 pub(crate) mod redact;
@@ -18,6 +20,7 @@ pub mod sandbox;
 #[cfg(test)]
 mod testing;
 mod typed;
+mod walk;
 
 use futures::future::BoxFuture;
 use serde_json::Value;

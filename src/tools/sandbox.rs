@@ -264,6 +264,40 @@ impl Sandbox {
         })
     }
 
+    /// Opens a regular file that a walk (which never follows a symlink)
+    /// found below a directory [`open`](Self::open) returned: `real` is
+    /// canonical and inside the root, `inode` the one its directory entry
+    /// gave. Refused like `open` refuses: a dotenv file, anything but a
+    /// regular file, a handle that is not the entry the walk saw (a symlink
+    /// swapped in since) or that lies outside the root (a directory on the
+    /// way swapped for a symlink). One open, one `fstat`, one look at the
+    /// descriptor's path: no second walk of the path per file.
+    pub(crate) fn open_found(&self, real: &Path, inode: u64) -> Result<File, SandboxError> {
+        let shown = shown_path(&real.to_string_lossy());
+        if !real.starts_with(&self.root) {
+            return Err(SandboxError::Outside { path: shown });
+        }
+        if names_dotenv(real) {
+            return Err(SandboxError::Dotenv { path: shown });
+        }
+        let file = File::open(real).map_err(|source| io_error(shown.clone(), source))?;
+        let opened = file
+            .metadata()
+            .map_err(|source| io_error(shown.clone(), source))?;
+        if !opened.file_type().is_file() {
+            return Err(SandboxError::Special { path: shown });
+        }
+        if opened.ino() != inode {
+            return Err(SandboxError::Changed { path: shown });
+        }
+        if let Some(opened_at) = descriptor_target(&file) {
+            if !opened_at.starts_with(&self.root) {
+                return Err(SandboxError::Changed { path: shown });
+            }
+        }
+        Ok(file)
+    }
+
     /// Checks that the handle is the very file the walk resolved (same
     /// device and inode) and, where the kernel can say, that it lives
     /// inside the root: a path component swapped for a symlink between the

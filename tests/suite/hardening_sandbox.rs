@@ -5,6 +5,10 @@
 //! read. Every refusal is an `isError` result, and the bytes leash sends to
 //! the server — every request body — never hold outside content.
 //!
+//! `grep` and `find` get every path above refused, and a search of the
+//! whole tree (symlinks out, a dotenv file, a file swapped for an outside
+//! symlink while the tree is walked) never reads a byte outside it.
+//!
 //! The resolver's own unit tests (`src/tools/sandbox.rs`) cover each rule
 //! one by one, including the check-then-open race at the system-call level.
 
@@ -91,7 +95,24 @@ fn escape_calls(ws: &Workspace) -> Vec<(&'static str, String)> {
         calls.push(("list_dir", path.to_string()));
     }
     calls.push(("list_dir", outside.display().to_string()));
+    // grep and find resolve their path through the same sandbox: every
+    // way out above is refused for them too.
+    let named: Vec<String> = calls.iter().map(|(_, path)| path.clone()).collect();
+    for path in named {
+        calls.push(("grep", path.clone()));
+        calls.push(("find", path));
+    }
     calls
+}
+
+/// A call's arguments: the path, and for the searchers a pattern that
+/// would match the outside content.
+fn escape_args(tool: &str, path: &str) -> Value {
+    match tool {
+        "grep" => json!({ "pattern": "OUTSIDE|root:x", "path": path }),
+        "find" => json!({ "pattern": "**", "path": path }),
+        _ => json!({ "path": path }),
+    }
 }
 
 #[test]
@@ -101,7 +122,7 @@ fn every_way_out_is_an_error_result_and_no_outside_byte_reaches_a_request() {
     let mut chunks = vec![role()];
     for (i, (tool, path)) in calls.iter().enumerate() {
         chunks.push(call_start(i, &format!("call_{i}"), tool));
-        chunks.push(call_args(i, &json!({ "path": path }).to_string()));
+        chunks.push(call_args(i, &escape_args(tool, path).to_string()));
     }
     chunks.push(finish("tool_calls"));
     let first = body(&chunks, true);
@@ -228,4 +249,108 @@ fn a_file_swapped_for_an_outside_symlink_while_it_is_read_never_leaks() {
         .filter(|m| m["role"] == "toolResult")
         .count();
     assert_eq!(results, 60);
+}
+
+#[test]
+fn searching_the_whole_tree_never_reads_through_a_way_out() {
+    let ws = escape_workspace();
+    ws.write("root/.env", format!("KEY={SECRET}\n"));
+    ws.write("root/.env.local", format!("KEY={SECRET}\n"));
+    ws.write("root/sub/.env", format!("KEY={SECRET}\n"));
+    let script = json!([
+        {"toolCalls": [
+            {"id": "grep_all", "name": "grep", "arguments": {"pattern": "OUTSIDE-SECRET|root:x"}},
+            {"id": "grep_env", "name": "grep", "arguments": {"pattern": "KEY=", "glob": ".env*"}},
+            {"id": "grep_inner", "name": "grep", "arguments": {"pattern": "inner"}},
+            {"id": "find_all", "name": "find", "arguments": {"pattern": "**"}}
+        ]},
+        {"text": "done"}
+    ]);
+    let (output, _) = run(ws.faux(script).args([
+        "--root",
+        "root",
+        "--events",
+        "jsonl",
+        "--transcript",
+        "t.jsonl",
+        "go",
+    ]));
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+    let transcript = std::fs::read_to_string(ws.path("t.jsonl")).unwrap();
+    for leaked in [SECRET, OUTSIDE_NAME, "root:x:0:0"] {
+        assert!(
+            !transcript.contains(leaked),
+            "the transcript holds {leaked:?}"
+        );
+        assert!(!contains(&output.stderr, leaked));
+    }
+    let results: Vec<Value> = assert_jsonl(&transcript, "transcript")
+        .into_iter()
+        .filter(|m| m["role"] == "toolResult")
+        .collect();
+    let text = |id: &str| {
+        results
+            .iter()
+            .find(|m| m["toolCallId"] == id)
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        text("grep_all").contains("No matches"),
+        "{}",
+        text("grep_all")
+    );
+    assert!(
+        text("grep_env").contains("No matches"),
+        "{}",
+        text("grep_env")
+    );
+    assert!(text("grep_inner").contains("sub/inner.txt:1:inner"));
+    // find lists only the regular files inside: no symlink, no dotenv.
+    assert!(text("find_all").contains("sub/inner.txt"));
+    assert!(!text("find_all").contains("abs_file") && !text("find_all").contains(".env"));
+}
+
+#[test]
+fn a_file_swapped_for_an_outside_symlink_while_the_tree_is_searched_never_leaks() {
+    let ws = escape_workspace();
+    let root = ws.path("root");
+    for i in 0..20 {
+        ws.write(&format!("root/many/f{i}"), "inside\n");
+    }
+    let outside = ws.path("outside/secret.txt");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let dir = root.join("many");
+            while !stop.load(Ordering::Relaxed) {
+                for i in 0..20 {
+                    let name = dir.join(format!("f{i}"));
+                    let _ = std::fs::remove_file(&name);
+                    let _ = symlink(&outside, &name);
+                    let _ = std::fs::remove_file(&name);
+                    let _ = std::fs::write(&name, "inside\n");
+                }
+            }
+        })
+    };
+    let calls: Vec<Value> = (0..30)
+        .map(|i| json!({"id": format!("g{i}"), "name": "grep", "arguments": {"pattern": "OUTSIDE|inside", "path": "many", "limit": i + 1}}))
+        .collect();
+    let (output, _) = run(ws
+        .faux(json!([{"toolCalls": calls}, {"text": "done"}]))
+        .args(["--root", "root", "--transcript", "t.jsonl", "go"]));
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+    let transcript = std::fs::read_to_string(ws.path("t.jsonl")).unwrap();
+    assert!(!transcript.contains(SECRET), "outside content was read");
+    let results = assert_jsonl(&transcript, "transcript")
+        .into_iter()
+        .filter(|m| m["role"] == "toolResult")
+        .count();
+    assert_eq!(results, 30);
 }

@@ -16,6 +16,7 @@ mod hardening_signals;
 mod harness;
 mod openai;
 mod recipes;
+mod search_tools;
 mod structured;
 mod structured_http;
 mod tls;

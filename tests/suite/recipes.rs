@@ -276,3 +276,43 @@ fn jq_reads_the_jsonl_events() {
         ]
     );
 }
+
+#[test]
+fn a_review_greps_for_the_callers_of_what_changed() {
+    let script = recipe("grep-review");
+    assert!(
+        script.starts_with("git diff | leash --tools read_file,grep"),
+        "{script}"
+    );
+    let ws = Workspace::new();
+    git_repo(&ws);
+    ws.write("main.rs", "fn main() {\n    let n = first();\n}\n");
+    // In a hidden directory, which grep skips (the transcript would match).
+    ws.write(".out/keep", "");
+    let transcript = ws.path(".out/transcript.jsonl");
+    let responses = json!([
+        {"toolCalls": [tool_call("grep", json!({"pattern": r"first\(\)"}))]},
+        {"text": REPLY}
+    ]);
+    let output = run(
+        &ws,
+        &script,
+        responses,
+        &[("LEASH_TRANSCRIPT", transcript.to_str().unwrap())],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    assert!(prompt_sent(&transcript).contains("+    new_line()"));
+    // The model saw every use of first(), sorted, relative to the root.
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let result = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|message| message["role"] == "toolResult")
+        .unwrap();
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["content"][0]["text"],
+        "lib.rs:1:fn first() -> u32 {\nmain.rs:2:    let n = first();"
+    );
+}
