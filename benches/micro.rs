@@ -1,5 +1,5 @@
 //! Criterion groups for the two per-byte / per-delta hot paths of a long
-//! reply: SSE decoding (`leash::provider::sse`) and assembling the
+//! reply: SSE decoding (`leash::internals::sse`) and assembling the
 //! assistant message from text deltas (`stream_assistant_response`). The
 //! whole-process picture is `make bench` (`benches/costs`).
 //!

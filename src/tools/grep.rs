@@ -6,7 +6,7 @@
 //!
 //! It must never read outside the root (the named path goes through
 //! [`Sandbox::open`], every file the walk finds through
-//! [`Sandbox::open_found`]; symlinks are never followed), never read a
+//! `Sandbox::open_found`; symlinks are never followed), never read a
 //! dotenv file or a special file, and never hold more than about two
 //! `limit`s of matching lines whatever the tree: a file whose matches come
 //! after the first `limit` by path is only counted. Results are sorted by
@@ -195,10 +195,10 @@ impl Search {
             return Ok(false);
         }
         outcome?;
-        if let Some(hits) = sink.finish() {
-            if let Ok(mut collected) = collected.lock() {
-                collected.add(hits);
-            }
+        if let Some(hits) = sink.finish()
+            && let Ok(mut collected) = collected.lock()
+        {
+            collected.add(hits);
         }
         Ok(true)
     }

@@ -11,8 +11,8 @@
 //! cancellation token fires.
 
 mod blocking;
-pub(crate) mod find;
-pub(crate) mod grep;
+pub mod find;
+pub mod grep;
 pub mod list_dir;
 pub mod read_file;
 pub(crate) mod redact;

@@ -290,10 +290,10 @@ impl Sandbox {
         if opened.ino() != inode {
             return Err(SandboxError::Changed { path: shown });
         }
-        if let Some(opened_at) = descriptor_target(&file) {
-            if !opened_at.starts_with(&self.root) {
-                return Err(SandboxError::Changed { path: shown });
-            }
+        if let Some(opened_at) = descriptor_target(&file)
+            && !opened_at.starts_with(&self.root)
+        {
+            return Err(SandboxError::Changed { path: shown });
         }
         Ok(file)
     }

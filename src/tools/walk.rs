@@ -67,10 +67,8 @@ fn ancestor_ignores(root: &Path, dir: &Path) -> Vec<Gitignore> {
                 any |= builder.add(&path).is_none();
             }
         }
-        if any {
-            if let Ok(ignore) = builder.build() {
-                ignores.push(ignore);
-            }
+        if any && let Ok(ignore) = builder.build() {
+            ignores.push(ignore);
         }
         current.push(name);
     }
