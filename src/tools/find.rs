@@ -30,7 +30,7 @@ pub(crate) const MAX_LIMIT: u32 = 5000;
 
 /// Why a `find` call failed. `Display` is what the model reads.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum FindError {
+pub enum FindError {
     /// The path was refused or could not be opened.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
@@ -55,14 +55,14 @@ pub(crate) enum FindError {
 
 /// The `find` tool.
 #[derive(Debug)]
-pub(crate) struct Find {
+pub struct Find {
     sandbox: Arc<Sandbox>,
 }
 
 /// The arguments of `find`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct FindArgs {
+pub struct FindArgs {
     /// A glob the file's path relative to the root must match:
     /// '**/*.rs', 'src/**/mod.rs'. '*' stays within one directory, '**'
     /// crosses them; a glob without '/' matches the file name alone.
@@ -78,7 +78,7 @@ pub(crate) struct FindArgs {
 
 impl Find {
     /// A `find` tool that searches under `sandbox`'s root.
-    pub(crate) fn new(sandbox: Arc<Sandbox>) -> Find {
+    pub fn new(sandbox: Arc<Sandbox>) -> Find {
         Find { sandbox }
     }
 }

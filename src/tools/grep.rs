@@ -47,7 +47,7 @@ pub(crate) const MAX_BYTES: usize = super::read_file::MAX_BYTES;
 
 /// Why a `grep` call failed. `Display` is what the model reads.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum GrepError {
+pub enum GrepError {
     /// The path was refused or could not be opened.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
@@ -91,14 +91,14 @@ impl GrepError {
 
 /// The `grep` tool.
 #[derive(Debug)]
-pub(crate) struct Grep {
+pub struct Grep {
     sandbox: Arc<Sandbox>,
 }
 
 /// The arguments of `grep`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct GrepArgs {
+pub struct GrepArgs {
     /// The regex to search for (Rust regex syntax), or the text itself
     /// when `literal` is true. Matched line by line.
     pub(crate) pattern: String,
@@ -128,7 +128,7 @@ pub(crate) struct GrepArgs {
 
 impl Grep {
     /// A `grep` tool that searches under `sandbox`'s root.
-    pub(crate) fn new(sandbox: Arc<Sandbox>) -> Grep {
+    pub fn new(sandbox: Arc<Sandbox>) -> Grep {
         Grep { sandbox }
     }
 }
