@@ -64,6 +64,9 @@ pub struct ListDirArgs {
     /// The directory, relative to the root directory (default '.').
     #[serde(default)]
     pub path: Option<String>,
+    /// How many entries (by name) to skip: the next page of a listing that was cut (default 0).
+    #[serde(default)]
+    pub offset: Option<u32>,
 }
 
 /// What an entry is, as far as its own directory entry says (never
@@ -82,10 +85,12 @@ struct Entry {
     kind: Kind,
 }
 
-/// The first entries of a directory by name, and how many it has.
+/// One page of a directory's entries by name, where it starts, and how
+/// many entries the directory has.
 #[derive(Debug)]
 struct Listing {
     entries: Vec<Entry>,
+    offset: usize,
     total: usize,
 }
 
@@ -105,7 +110,7 @@ impl TypedTool for ListDir {
         format!(
             "List a directory under the root directory: one entry per line, sorted by \
              name; directories end with '/', symlinks with '@'. Shows at most \
-             {MAX_ENTRIES} entries."
+             {MAX_ENTRIES} entries; offset pages through a longer listing."
         )
     }
 
@@ -116,19 +121,21 @@ impl TypedTool for ListDir {
         _updates: ToolUpdates,
     ) -> Result<ToolOutput, ListDirError> {
         let path = args.path.unwrap_or_else(|| ".".to_string());
+        let offset = args.offset.unwrap_or(0) as usize;
         let sandbox = Arc::clone(&self.sandbox);
         run_blocking_call(Self::NAME, &cancel, move |cancel| {
-            list_blocking(&sandbox, &path, MAX_ENTRIES, cancel)
+            list_blocking(&sandbox, &path, offset, MAX_ENTRIES, cancel)
         })
         .await
     }
 }
 
 /// The whole call, on a blocking thread: open under the sandbox, collect
-/// the first `cap` entries by name, render them.
+/// `cap` entries by name from `offset` on, render them.
 fn list_blocking(
     sandbox: &Sandbox,
     path: &str,
+    offset: usize,
     cap: usize,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ListDirError> {
@@ -142,7 +149,7 @@ fn list_blocking(
         source,
     };
     let entries = opened.read_dir().map_err(io_error)?;
-    let listing = first_entries(entries, cap, cancel).map_err(|e| match e {
+    let listing = page_of_entries(entries, offset, cap, cancel).map_err(|e| match e {
         Interrupt::Cancelled => Interrupted::Cancelled {
             tool: ListDir::NAME,
         }
@@ -152,8 +159,9 @@ fn list_blocking(
     let details = json!({
         "path": path,
         "entries": listing.total,
+        "offset": listing.offset,
         "shown": listing.entries.len(),
-        "truncated": listing.total > listing.entries.len(),
+        "truncated": listing.total > listing.offset + listing.entries.len(),
     });
     Ok(ToolOutput {
         content: vec![Content::text(render(&listing))],
@@ -168,14 +176,16 @@ enum Interrupt {
     Io(io::Error),
 }
 
-/// The `cap` smallest entries by name, sorted, and the count of all. Holds
-/// at most `cap + 1` entries at any time.
-fn first_entries(
+/// The entries `offset..offset + cap` by name, sorted, and the count of
+/// all. Holds at most `offset + cap + 1` entries at any time.
+fn page_of_entries(
     entries: impl Iterator<Item = io::Result<DirEntry>>,
+    offset: usize,
     cap: usize,
     cancel: &CancellationToken,
 ) -> Result<Listing, Interrupt> {
-    let mut kept: BinaryHeap<Entry> = BinaryHeap::with_capacity(cap.saturating_add(1).min(4096));
+    let keep = offset.saturating_add(cap);
+    let mut kept: BinaryHeap<Entry> = BinaryHeap::with_capacity(keep.saturating_add(1).min(4096));
     let mut total = 0usize;
     for entry in entries {
         if cancel.is_cancelled() {
@@ -192,13 +202,16 @@ fn first_entries(
             name: entry.file_name(),
             kind,
         });
-        if kept.len() > cap {
+        if kept.len() > keep {
             // The heap's top is the largest name: the one that can go.
             kept.pop();
         }
     }
+    let mut entries = kept.into_sorted_vec();
+    entries.drain(..offset.min(entries.len()));
     Ok(Listing {
-        entries: kept.into_sorted_vec(),
+        entries,
+        offset,
         total,
     })
 }
@@ -207,6 +220,12 @@ fn first_entries(
 fn render(listing: &Listing) -> String {
     if listing.total == 0 {
         return "[empty directory]".to_string();
+    }
+    if listing.entries.is_empty() {
+        return format!(
+            "[no entries from offset {}: the directory has {}]",
+            listing.offset, listing.total
+        );
     }
     let mut out = String::new();
     for entry in &listing.entries {
@@ -226,10 +245,20 @@ fn render(listing: &Listing) -> String {
         }
         out.push('\n');
     }
-    if listing.total > listing.entries.len() {
+    let shown_to = listing.offset + listing.entries.len();
+    let shown = match listing.offset {
+        0 => format!("the first {}", listing.entries.len()),
+        offset => format!("entries {}-{shown_to}", offset + 1),
+    };
+    if listing.total > shown_to {
         out.push_str(&format!(
-            "\n[truncated: showed the first {} of {} entries, sorted by name]",
-            listing.entries.len(),
+            "\n[truncated: showed {shown} of {} entries, sorted by name; offset {shown_to} \
+             lists the next]",
+            listing.total
+        ));
+    } else if listing.offset > 0 {
+        out.push_str(&format!(
+            "\n[showed {shown} of {} entries, sorted by name: the last page]",
             listing.total
         ));
     } else {

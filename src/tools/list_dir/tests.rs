@@ -37,7 +37,7 @@ fn the_derived_spec_is_the_hand_written_one() {
         format!(
             "List a directory under the root directory: one entry per line, sorted by \
              name; directories end with '/', symlinks with '@'. Shows at most \
-             {MAX_ENTRIES} entries."
+             {MAX_ENTRIES} entries; offset pages through a longer listing."
         )
     );
     let hand_written = json!({
@@ -46,6 +46,11 @@ fn the_derived_spec_is_the_hand_written_one() {
             "path": {
                 "type": "string",
                 "description": "The directory, relative to the root directory (default '.')."
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "How many entries (by name) to skip: the next page of a listing that was cut (default 0)."
             }
         },
         "additionalProperties": false
@@ -69,7 +74,7 @@ async fn entries_are_sorted_with_markers() {
     assert_eq!(text_of(&out), want);
     assert_eq!(
         out.details,
-        json!({"path": ".", "entries": 8, "shown": 8, "truncated": false})
+        json!({"path": ".", "entries": 8, "offset": 0, "shown": 8, "truncated": false})
     );
     assert_eq!(f.call(json!({"path": "."})).await.unwrap(), want);
     assert_eq!(f.call(json!({"path": null})).await.unwrap(), want);
@@ -112,12 +117,46 @@ async fn large_directories_are_capped_with_a_note() {
     let want: String = (0..MAX_ENTRIES)
         .map(|i| format!("f{i:04}\n"))
         .collect::<String>()
-        + "\n[truncated: showed the first 1000 of 1005 entries, sorted by name]";
+        + "\n[truncated: showed the first 1000 of 1005 entries, sorted by name; offset 1000 \
+           lists the next]";
     assert_eq!(text_of(&out), want);
     assert_eq!(
         out.details,
-        json!({"path": ".", "entries": 1005, "shown": 1000, "truncated": true})
+        json!({"path": ".", "entries": 1005, "offset": 0, "shown": 1000, "truncated": true})
     );
+    // The next page is the rest, and says it is the last.
+    let next = f.call_output(json!({"offset": 1000})).await.unwrap();
+    assert_eq!(
+        text_of(&next),
+        "f1000\nf1001\nf1002\nf1003\nf1004\n\n[showed entries 1001-1005 of 1005 entries, \
+         sorted by name: the last page]"
+    );
+    assert_eq!(
+        next.details,
+        json!({"path": ".", "entries": 1005, "offset": 1000, "shown": 5, "truncated": false})
+    );
+}
+
+#[tokio::test]
+async fn an_offset_pages_through_the_names_and_past_the_end_says_so() {
+    let f = fixture();
+    for name in ["e", "a", "d", "b", "c"] {
+        fs::write(f.root.join(name), "").unwrap();
+    }
+    let sandbox = Sandbox::new(&f.root).unwrap();
+    let cancel = CancellationToken::new();
+    let middle = list_blocking(&sandbox, ".", 1, 2, &cancel).unwrap();
+    assert_eq!(
+        text_of(&middle),
+        "b\nc\n\n[truncated: showed entries 2-3 of 5 entries, sorted by name; offset 3 lists \
+         the next]"
+    );
+    let past = f.call_output(json!({"offset": 9})).await.unwrap();
+    assert_eq!(
+        text_of(&past),
+        "[no entries from offset 9: the directory has 5]"
+    );
+    assert_eq!(past.details["shown"], 0);
 }
 
 #[test]
@@ -127,10 +166,11 @@ fn the_cap_keeps_the_first_names_in_order() {
         fs::write(f.root.join(name), "").unwrap();
     }
     let sandbox = Sandbox::new(&f.root).unwrap();
-    let out = list_blocking(&sandbox, ".", 2, &CancellationToken::new()).unwrap();
+    let out = list_blocking(&sandbox, ".", 0, 2, &CancellationToken::new()).unwrap();
     assert_eq!(
         text_of(&out),
-        "a\nb\n\n[truncated: showed the first 2 of 5 entries, sorted by name]"
+        "a\nb\n\n[truncated: showed the first 2 of 5 entries, sorted by name; offset 2 lists \
+         the next]"
     );
 }
 
