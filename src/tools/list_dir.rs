@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
+use super::sandbox::{EntryKind, Sandbox, SandboxError, push_escaped, shown_path};
 use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
 use crate::protocol::{Content, ToolOutput};
 
@@ -229,15 +229,7 @@ fn render(listing: &Listing) -> String {
     }
     let mut out = String::new();
     for entry in &listing.entries {
-        // Control characters are escaped so a name cannot break the
-        // one-entry-per-line shape.
-        for c in entry.name.to_string_lossy().chars() {
-            if c.is_control() {
-                out.extend(c.escape_default());
-            } else {
-                out.push(c);
-            }
-        }
+        push_escaped(&mut out, &entry.name.to_string_lossy());
         match entry.kind {
             Kind::Dir => out.push('/'),
             Kind::Symlink => out.push('@'),

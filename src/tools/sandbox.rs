@@ -368,18 +368,26 @@ pub fn names_dotenv(path: &Path) -> bool {
 /// the context.
 pub(crate) fn shown_path(path: &str) -> String {
     let mut out = String::new();
-    for (i, c) in path.chars().enumerate() {
-        if i == SHOWN_PATH_CHARS {
+    match path.char_indices().nth(SHOWN_PATH_CHARS) {
+        Some((cut, _)) => {
+            push_escaped(&mut out, &path[..cut]);
             out.push('…');
-            break;
         }
+        None => push_escaped(&mut out, path),
+    }
+    out
+}
+
+/// Appends `text` with its control characters escaped, so a name the
+/// model or the file system chose cannot break a one-per-line shape.
+pub(crate) fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
         if c.is_control() {
             out.extend(c.escape_default());
         } else {
             out.push(c);
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::sandbox::Sandbox;
+use super::sandbox::{Sandbox, push_escaped};
 
 /// The names of the ignore files the walk honours, in every directory.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
@@ -124,13 +124,7 @@ pub(super) fn shown_relative(relative: &Path) -> String {
         return ".".to_owned();
     }
     let mut out = String::new();
-    for c in relative.to_string_lossy().chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
+    push_escaped(&mut out, &relative.to_string_lossy());
     out
 }
 
