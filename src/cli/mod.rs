@@ -188,6 +188,38 @@ pub struct Cli {
     #[arg(long, env = "LEASH_MAX_TOKENS_TOTAL", value_name = "N")]
     pub max_tokens_total: Option<u64>,
 
+    /// Send no prompt-cache breakpoints (Anthropic; OpenAI caches on its own).
+    #[arg(long, env = "LEASH_NO_CACHE", value_parser = BoolishValueParser::new(),
+          help_heading = "Caching and cost")]
+    pub no_cache: bool,
+
+    /// OpenAI's prompt_cache_key: requests sharing it share a cache.
+    #[arg(
+        long,
+        env = "LEASH_PROMPT_CACHE_KEY",
+        value_name = "KEY",
+        help_heading = "Caching and cost"
+    )]
+    pub prompt_cache_key: Option<String>,
+
+    /// USD per 1M tokens: input, output, cache read, write [both: IN].
+    #[arg(
+        long,
+        env = "LEASH_PRICE",
+        value_name = "IN,OUT[,READ,WRITE]",
+        help_heading = "Caching and cost"
+    )]
+    pub price: Option<String>,
+
+    /// Stop once the run cost more than USD (exit 7; needs --price).
+    #[arg(
+        long,
+        env = "LEASH_MAX_COST",
+        value_name = "USD",
+        help_heading = "Caching and cost"
+    )]
+    pub max_cost: Option<String>,
+
     /// Write every message of the run here as JSON lines.
     #[arg(long, env = "LEASH_TRANSCRIPT", value_name = "PATH")]
     pub transcript: Option<PathBuf>,

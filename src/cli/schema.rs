@@ -110,9 +110,17 @@ mod tests {
         let ok = serde_json::json!({
             "status": "ok", "exitCode": 0, "reply": "hi", "stopReason": "stop", "turns": 1,
             "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+            "turnUsage": [{"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}],
             "durationMs": 3, "provider": "faux", "model": "faux"
         });
         assert!(validator.is_valid(&ok));
+        // With --price: the run's cost and each turn's.
+        let mut priced = ok.clone();
+        priced["cost"] = 0.25.into();
+        priced["turnUsage"][0]["cost"] = 0.25.into();
+        assert!(validator.is_valid(&priced));
+        priced["cost"] = "$0.25".into();
+        assert!(!validator.is_valid(&priced));
         let mut bad = ok.clone();
         bad["status"] = "fine".into();
         assert!(!validator.is_valid(&bad));

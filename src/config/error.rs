@@ -5,6 +5,7 @@ use crate::config::Inputs;
 use crate::config::layers::Source;
 use crate::config::precedence::KeyRedirect;
 use crate::provider::faux::ScriptError;
+use crate::run::cost::CostError;
 use crate::run::input::FileReadError;
 use crate::run::output_schema::SchemaError;
 
@@ -94,6 +95,15 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+    /// `--price` or `--max-cost` did not parse.
+    #[error(transparent)]
+    Cost(#[from] CostError),
+    /// A cost budget without a price to count the cost by.
+    #[error(
+        "--max-cost needs a price: pass --price INPUT,OUTPUT (USD per million tokens), \
+         or set price or [prices] in the config file"
+    )]
+    MaxCostWithoutPrice,
     /// The `.env` file could not be loaded.
     #[error("{0}")]
     DotEnv(String),

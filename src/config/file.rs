@@ -6,7 +6,9 @@
 //! variable (`model`, `max-turns`, `stream`, ...), plus the provider
 //! variables that are not flags (`api-key`, `openai-api-key`, ...). An
 //! unknown key or a value of the wrong kind is refused, so a typo never
-//! passes silently. Nothing here decides precedence; `layers` and `precedence` do.
+//! passes silently. One table is not a flag: `[prices]`, the `--price` of
+//! each model by name (`"gpt-4.1" = "2,8,0.5"`), checked here. Nothing here
+//! decides precedence; `layers` and `precedence` do.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use clap::CommandFactory;
 
 use crate::cli::Cli;
 use crate::provider::catalog;
+use crate::run::cost::Price;
 use crate::run::input::{FILE_LIMIT, FileReadError, read_text_file};
 
 /// Flags that choose the `.env` file, decided before the config file is
@@ -85,7 +88,12 @@ pub struct ConfigFile {
     /// Where it was read from.
     pub path: PathBuf,
     values: BTreeMap<String, String>,
+    /// `[prices]`: model name → price text, each checked.
+    prices: BTreeMap<String, String>,
 }
+
+/// The table of per-model prices.
+const PRICES: &str = "prices";
 
 impl ConfigFile {
     /// Where the config file is looked for: `$XDG_CONFIG_HOME/leash/config.toml`
@@ -143,7 +151,12 @@ impl ConfigFile {
         let flags = flag_keys();
         let command = Cli::command();
         let mut values = BTreeMap::new();
+        let mut prices = BTreeMap::new();
         for (key, value) in table {
+            if key == PRICES {
+                prices = price_table(&shown, value)?;
+                continue;
+            }
             let value_error = |problem: &str| ConfigFileError::Value {
                 path: shown.clone(),
                 key: key.clone(),
@@ -170,7 +183,13 @@ impl ConfigFile {
         Ok(ConfigFile {
             path: path.to_owned(),
             values,
+            prices,
         })
+    }
+
+    /// The `[prices]` entry for `model`, if the file has one.
+    pub fn price_for(&self, model: &str) -> Option<&str> {
+        self.prices.get(model).map(String::as_str)
     }
 
     /// The value of `key`, if the file sets it.
@@ -199,6 +218,34 @@ pub fn flag_keys() -> Vec<(String, bool)> {
         .collect()
 }
 
+/// `[prices]`: a table of model name → price string, each a valid `--price`.
+fn price_table(
+    path: &str,
+    value: toml::Value,
+) -> Result<BTreeMap<String, String>, ConfigFileError> {
+    let error = |key: String, problem: String| ConfigFileError::Value {
+        path: path.to_owned(),
+        key,
+        problem,
+    };
+    let toml::Value::Table(table) = value else {
+        return Err(error(
+            PRICES.to_owned(),
+            "must be a table of model = \"INPUT,OUTPUT[,CACHED_READ,CACHED_WRITE]\"".to_owned(),
+        ));
+    };
+    let mut prices = BTreeMap::new();
+    for (model, price) in table {
+        let key = format!("{PRICES}.\"{model}\"");
+        let toml::Value::String(text) = price else {
+            return Err(error(key, "must be a string such as \"2,8\"".to_owned()));
+        };
+        Price::parse(&text).map_err(|problem| error(key.clone(), problem.to_string()))?;
+        prices.insert(model, text);
+    }
+    Ok(prices)
+}
+
 /// The kind of value a key takes, from its flag's parser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ValueKind {
@@ -225,6 +272,9 @@ impl ValueKind {
         } else if parser == TypeId::of::<u32>() || parser == TypeId::of::<u64>() {
             ValueKind::Integer
         } else if parser == TypeId::of::<f32>() || parser == TypeId::of::<f64>() {
+            ValueKind::Number
+        } else if arg.get_id() == "max_cost" {
+            // Parsed by `run::cost` (exact decimals), written as a number.
             ValueKind::Number
         } else if arg.get_id() == "timeout" {
             ValueKind::Duration
@@ -355,6 +405,28 @@ mod tests {
         );
         assert!(parse("api-key = 5").is_err());
         assert!(parse("[model]\nname = \"x\"").is_err());
+    }
+
+    #[test]
+    fn prices_are_a_table_of_checked_prices_by_model() {
+        let file = parse(
+            "price = \"1,2\"\nmax-cost = 0.5\n[prices]\n\"gpt-4.1\" = \"2,8,0.5\"\nclaude-x = \"3,15,0.3,3.75\"\n",
+        )
+        .unwrap();
+        assert_eq!(file.price_for("gpt-4.1"), Some("2,8,0.5"));
+        assert_eq!(file.price_for("claude-x"), Some("3,15,0.3,3.75"));
+        assert_eq!(file.price_for("other"), None);
+        assert_eq!(file.get("price"), Some("1,2"));
+        assert_eq!(file.get("max-cost"), Some("0.5"));
+        assert_eq!(
+            parse("[prices]\nm = \"2\"\n").unwrap_err().to_string(),
+            "config file /c/leash/config.toml: prices.\"m\": invalid price '2': 1 value where 2 to 4 \
+             are expected (USD per million tokens: INPUT,OUTPUT[,CACHED_READ,CACHED_WRITE], e.g. 2,8 \
+             or 3,15,0.3,3.75)"
+        );
+        assert!(parse("[prices]\nm = 2\n").is_err());
+        assert!(parse("prices = \"2,8\"\n").is_err());
+        assert!(parse("max-cost = \"0.5\"\n").is_err());
     }
 
     #[test]

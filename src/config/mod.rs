@@ -32,11 +32,12 @@ use crate::config::file::ConfigFile;
 use crate::config::layers::{Environment, Origins, Source};
 use crate::config::precedence::{
     SystemChoice, check_key_destination, choose_api_key, choose_base_url, choose_model,
-    choose_provider, choose_system, decide_terminal, provider_info,
+    choose_price, choose_provider, choose_system, decide_terminal, provider_info,
 };
 use crate::provider::catalog;
 use crate::provider::faux::Script;
 use crate::provider::{ApiKey, HttpSettings};
+use crate::run::cost::{Cost, Price};
 use crate::run::input::{FILE_LIMIT, StdinMode, read_text_file};
 use crate::run::limits::Limits;
 use crate::run::output_schema::{OutputSchema, SchemaError};
@@ -171,6 +172,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         Some(path) => Some(Arc::new(load_schema(path).map_err(named("output_schema"))?)),
         None => None,
     };
+    let (price, max_cost) = resolve_cost(&cli, inputs, &model)?;
     let trust = cli
         .trust_base_url
         .then(|| inputs.origins.source("trust_base_url"));
@@ -214,6 +216,8 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             temperature: cli.temperature,
             deadline,
             output_schema: output_schema.as_ref().map(|schema| schema.schema().clone()),
+            cache: !cli.no_cache,
+            prompt_cache_key: cli.prompt_cache_key.clone(),
         })
     };
     let provider = match provider_name {
@@ -283,6 +287,8 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             max_turns: cli.max_turns,
             max_same_call: cli.max_same_call,
             max_tokens_total: cli.max_tokens_total,
+            price,
+            max_cost,
             output_schema,
         },
         tools,
@@ -298,6 +304,39 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         terminal,
         known_keys: known_keys(inputs),
     })
+}
+
+/// The run's price ([`choose_price`]) and `--max-cost`, which needs one.
+fn resolve_cost(
+    cli: &Cli,
+    inputs: &Inputs<'_>,
+    model: &str,
+) -> Result<(Option<Price>, Option<Cost>), ConfigError> {
+    let price = match choose_price(cli, inputs, model) {
+        Some(choice) => {
+            let id = match choice.per_model {
+                true => format!("prices.\"{model}\""),
+                false => "price".to_owned(),
+            };
+            let price = Price::parse(&choice.text)
+                .map_err(ConfigError::from)
+                .map_err(in_source(inputs, &choice.source, &id))?;
+            Some(price)
+        }
+        None => None,
+    };
+    let max_cost = match &cli.max_cost {
+        Some(text) => Some(
+            Cost::parse_usd(text)
+                .map_err(ConfigError::from)
+                .map_err(named_by_source(inputs, "max_cost"))?,
+        ),
+        None => None,
+    };
+    if max_cost.is_some() && price.is_none() {
+        return Err(ConfigError::MaxCostWithoutPrice);
+    }
+    Ok((price, max_cost))
 }
 
 /// Reads a file input, bounded by [`FILE_LIMIT`].

@@ -54,6 +54,43 @@ pub fn choose_model(cli: &Cli, provider: ProviderName) -> (String, bool) {
     }
 }
 
+/// Where the run's price came from (see [`choose_price`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriceChoice {
+    /// The price as `--price` takes it.
+    pub text: String,
+    /// Its layer.
+    pub source: Source,
+    /// It is the config file's `[prices]` entry for the model.
+    pub per_model: bool,
+}
+
+/// The price of a run of `model`, layer by layer: `--price` from the
+/// flag, the environment or `.env`; then the config file's `[prices]`
+/// entry for the model; then the file's top-level `price`. Within the file
+/// the entry for the model beats the general price; it never beats a
+/// higher layer.
+pub fn choose_price(cli: &Cli, inputs: &Inputs<'_>, model: &str) -> Option<PriceChoice> {
+    let source = inputs.origins.source("price");
+    let given = cli.price.as_ref().map(|text| PriceChoice {
+        text: text.clone(),
+        source: source.clone(),
+        per_model: false,
+    });
+    if source.layer() < Source::File.layer() {
+        return given;
+    }
+    let per_model = inputs
+        .file
+        .and_then(|file| file.price_for(model))
+        .map(|text| PriceChoice {
+            text: text.to_owned(),
+            source: Source::File,
+            per_model: true,
+        });
+    per_model.or(given)
+}
+
 /// The base URL, layer by layer and then name by name within a layer:
 /// `--base-url`; then in the environment `LEASH_BASE_URL`, then the
 /// provider's variable (`OPENAI_BASE_URL`); the same two in `.env`; the

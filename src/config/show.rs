@@ -10,8 +10,8 @@ use crate::config::Inputs;
 use crate::config::file::flag_keys;
 use crate::config::layers::{ParsedRun, Source};
 use crate::config::precedence::{
-    SystemChoice, choose_api_key, choose_base_url, choose_model, choose_provider, choose_system,
-    decide_terminal, provider_info,
+    SystemChoice, choose_api_key, choose_base_url, choose_model, choose_price, choose_provider,
+    choose_system, decide_terminal, provider_info,
 };
 
 /// One line of `leash config`.
@@ -100,6 +100,13 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                 };
                 generic.note(note)
             }
+            "price" => match choose_price(cli, inputs, &choose_model(cli, provider).0) {
+                Some(choice) if choice.per_model => {
+                    Setting::new(&key, Some(choice.text), choice.source)
+                        .note("the [prices] entry for the model")
+                }
+                _ => generic,
+            },
             "stream" if cli.stream && !terminal.stream => {
                 generic.note("off: needs a terminal stderr and text or none events")
             }
@@ -253,6 +260,24 @@ mod tests {
         );
         assert_eq!(find(&settings, "events").value.as_deref(), Some("none"));
         assert_eq!(find(&settings, "api-key").value, None);
+    }
+
+    #[test]
+    fn the_price_of_the_model_comes_from_prices_below_a_given_price() {
+        let file = "price = \"1,2\"\n[prices]\n\"gpt-x\" = \"2,8,0.5\"\n";
+        let settings = describe_with(&["-m", "gpt-x"], &[], &[], Some(file));
+        let price = find(&settings, "price");
+        assert_eq!(price.value.as_deref(), Some("2,8,0.5"));
+        assert_eq!(price.source, Source::File);
+        assert_eq!(
+            price.note.as_deref(),
+            Some("the [prices] entry for the model")
+        );
+        let other = describe_with(&["-m", "gpt-y"], &[], &[], Some(file));
+        assert_eq!(find(&other, "price").value.as_deref(), Some("1,2"));
+        let flag = describe_with(&["-m", "gpt-x", "--price", "9,9"], &[], &[], Some(file));
+        assert_eq!(find(&flag, "price").value.as_deref(), Some("9,9"));
+        assert_eq!(find(&flag, "price").source, Source::Flag);
     }
 
     #[test]

@@ -536,3 +536,72 @@ fn the_plan_is_complete_when_resolved() {
     .unwrap();
     assert!(plan.tools.is_none() && plan.deadline.is_none());
 }
+
+#[test]
+fn caching_is_on_unless_no_cache_and_the_cache_key_is_passed_on() {
+    let key = [("OPENAI_API_KEY", "sk-x")];
+    let plan = resolve_with(&["hi"], &key).unwrap();
+    assert!(settings(&plan).cache);
+    assert_eq!(settings(&plan).prompt_cache_key, None);
+    let plan = resolve_with(&["--no-cache", "--prompt-cache-key", "k1", "hi"], &key).unwrap();
+    assert!(!settings(&plan).cache);
+    assert_eq!(settings(&plan).prompt_cache_key.as_deref(), Some("k1"));
+    let file = "no-cache = true\nprompt-cache-key = \"k3\"\n";
+    let plan = resolve_layered(&["hi"], &key, Some(file), false).unwrap();
+    assert!(!settings(&plan).cache);
+    assert_eq!(settings(&plan).prompt_cache_key.as_deref(), Some("k3"));
+}
+
+#[test]
+fn the_price_goes_flag_then_the_models_file_entry_then_the_files_price() {
+    let key = [("OPENAI_API_KEY", "sk-x")];
+    let file = "price = \"1,2\"\nmax-cost = 0.25\n[prices]\n\"gpt-x\" = \"2,8,0.5\"\n";
+    let price = |args: &[&str], vars: &[(&str, &str)]| {
+        let plan = resolve_layered(args, vars, Some(file), false).unwrap();
+        (
+            plan.limits.price.map(|p| p.to_string()),
+            plan.limits.max_cost,
+        )
+    };
+    let (for_model, budget) = price(&["-m", "gpt-x", "hi"], &key);
+    assert_eq!(
+        for_model.as_deref(),
+        Some("2.000000,8.000000,0.500000,2.000000")
+    );
+    assert_eq!(
+        budget,
+        Some(crate::run::cost::Cost::parse_usd("0.25").unwrap())
+    );
+    let (general, _) = price(&["-m", "gpt-y", "hi"], &key);
+    assert_eq!(
+        general.as_deref(),
+        Some("1.000000,2.000000,1.000000,1.000000")
+    );
+    let (flag, _) = price(&["-m", "gpt-x", "--price", "9,9", "hi"], &key);
+    assert_eq!(flag.as_deref(), Some("9.000000,9.000000,9.000000,9.000000"));
+}
+
+#[test]
+fn max_cost_without_a_price_and_bad_prices_are_usage_errors() {
+    let key = [("OPENAI_API_KEY", "sk-x")];
+    let error = resolve_with(&["--max-cost", "1", "hi"], &key).unwrap_err();
+    assert!(matches!(error, ConfigError::MaxCostWithoutPrice), "{error}");
+    assert!(error.to_string().starts_with("--max-cost needs a price"));
+    let error = resolve_with(&["--price", "1", "hi"], &key).unwrap_err();
+    assert!(
+        error.to_string().starts_with("invalid price '1'"),
+        "{error}"
+    );
+    let error = resolve_with(&["--price", "1,2", "--max-cost", "1e3", "hi"], &key).unwrap_err();
+    assert!(
+        error.to_string().starts_with("invalid --max-cost '1e3'"),
+        "{error}"
+    );
+    let error = resolve_layered(&["hi"], &key, Some("price = \"1\"\n"), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("config file /c/config.toml: price: invalid price '1'"),
+        "{error}"
+    );
+}

@@ -104,4 +104,12 @@ pub struct HttpSettings {
     pub deadline: Option<tokio::time::Instant>,
     /// `--output-schema`: ask the API for JSON valid against this schema.
     pub output_schema: Option<Value>,
+    /// Prompt caching on (the default) or off (`--no-cache`). Anthropic
+    /// reads it to place its `cache_control` breakpoints; OpenAI caches by
+    /// prefix on its own and cannot be told not to, so its formats ignore it.
+    pub cache: bool,
+    /// `--prompt-cache-key`: sent as `prompt_cache_key` by the OpenAI
+    /// formats (it routes requests that share a prefix to the same cache);
+    /// Anthropic has no such field.
+    pub prompt_cache_key: Option<String>,
 }

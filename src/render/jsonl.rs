@@ -11,9 +11,10 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{EventRenderer, RunReport};
+use super::{EventRenderer, RunReport, TurnUsage};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::protocol::{AssistantMessage, Message, ToolResultMessage, Usage};
+use crate::run::cost::{Cost, Price};
 
 /// The version of the event format; raised by a change that breaks readers.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -86,6 +87,10 @@ pub enum WireEvent<'a> {
         message: Assistant<'a>,
         /// The turn's tool results.
         tool_results: &'a [ToolResultMessage],
+        /// With `--price`: what the turn cost in USD (its usage is the
+        /// message's).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<Cost>,
     },
     /// A provider request is retried.
     Retry {
@@ -119,6 +124,11 @@ pub enum WireEvent<'a> {
         turns: u32,
         /// Token usage over the run.
         usage: &'a Usage,
+        /// Each turn's usage, with its cost when there is a price.
+        turn_usage: &'a [TurnUsage],
+        /// With `--price`: what the run cost in USD.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<Cost>,
         /// Wall time of the run.
         duration_ms: u64,
     },
@@ -139,8 +149,9 @@ fn assistant_role(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl<'a> WireEvent<'a> {
-    /// The wire shape of an internal event.
-    pub fn from_event(event: &'a AgentEvent) -> Self {
+    /// The wire shape of an internal event, its cost at `price` where
+    /// it has one.
+    pub fn from_event(event: &'a AgentEvent, price: Option<&Price>) -> Self {
         match event {
             AgentEvent::AgentStart => WireEvent::AgentStart {
                 schema_version: SCHEMA_VERSION,
@@ -191,6 +202,7 @@ impl<'a> WireEvent<'a> {
                     message,
                 },
                 tool_results,
+                cost: price.map(|price| price.cost(&message.usage)),
             },
             AgentEvent::Retry {
                 attempt,
@@ -214,6 +226,8 @@ pub struct JsonlRenderer {
     /// before the run itself starts (a notice about stdin, a run that never
     /// started), so a reader can check `schemaVersion` on line one.
     started: bool,
+    /// `--price`, for the cost of each `turn_end`.
+    price: Option<Price>,
 }
 
 impl JsonlRenderer {
@@ -223,7 +237,14 @@ impl JsonlRenderer {
             out,
             buffer: Vec::with_capacity(4096),
             started: false,
+            price: None,
         }
+    }
+
+    /// Prices each `turn_end` at `price`.
+    pub fn with_price(mut self, price: Option<Price>) -> Self {
+        self.price = price;
+        self
     }
 
     fn write(&mut self, event: &WireEvent<'_>) {
@@ -249,7 +270,8 @@ impl JsonlRenderer {
 
 impl EventRenderer for JsonlRenderer {
     fn event(&mut self, event: &AgentEvent) {
-        self.write(&WireEvent::from_event(event));
+        let price = self.price;
+        self.write(&WireEvent::from_event(event, price.as_ref()));
     }
 
     fn notice(&mut self, text: &str) {
@@ -263,6 +285,8 @@ impl EventRenderer for JsonlRenderer {
             message: &report.message,
             turns: report.turns,
             usage: &report.usage,
+            turn_usage: &report.turn_usage,
+            cost: report.cost,
             duration_ms: report.duration_ms,
         });
     }
@@ -274,7 +298,7 @@ mod tests {
     use serde_json::json;
 
     fn wire(event: &AgentEvent) -> Value {
-        serde_json::to_value(WireEvent::from_event(event)).unwrap()
+        serde_json::to_value(WireEvent::from_event(event, None)).unwrap()
     }
 
     #[test]

@@ -13,8 +13,12 @@ pub mod transcript;
 
 use std::io::Write;
 
+use serde::Serialize;
+
 use crate::agent::types::AgentEvent;
 use crate::cli::EventsFormat;
+use crate::protocol::Usage;
+use crate::run::cost::{Cost, Price};
 use crate::run::outcome::Status;
 
 /// The summary of a finished run, shared by `run_end`, the JSON result and
@@ -37,12 +41,39 @@ pub struct RunReport {
     pub turns: u32,
     /// Token usage summed over the run.
     pub usage: crate::protocol::Usage,
+    /// Each turn's usage (one per assistant message), with its cost.
+    pub turn_usage: Vec<TurnUsage>,
+    /// What the run cost, with a price (`--price`).
+    pub cost: Option<Cost>,
     /// Wall time of the whole run.
     pub duration_ms: u64,
     /// The provider's name.
     pub provider: String,
     /// The model's name.
     pub model: String,
+}
+
+/// One turn's usage as the result and `run_end` list it: the token counts,
+/// and the cost at `--price` when there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnUsage {
+    /// The turn's token counts.
+    #[serde(flatten)]
+    pub usage: Usage,
+    /// What the turn cost in USD, with a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
+}
+
+impl TurnUsage {
+    /// The usage of one turn, priced when there is a price.
+    pub fn new(usage: Usage, price: Option<&Price>) -> Self {
+        TurnUsage {
+            usage,
+            cost: price.map(|price| price.cost(&usage)),
+        }
+    }
 }
 
 /// Writes a run's events as they happen, then its end.

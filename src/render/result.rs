@@ -7,9 +7,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::RunReport;
+use super::{RunReport, TurnUsage};
 use crate::cli::OutputFormat;
 use crate::protocol::{StopReason, Usage};
+use crate::run::cost::Cost;
 use crate::run::outcome::Status;
 
 /// The `--output json` object.
@@ -37,6 +38,12 @@ pub struct JsonResult<'a> {
     pub turns: u32,
     /// Token usage over the run.
     pub usage: &'a Usage,
+    /// Each turn's usage (one per assistant message), with its cost when
+    /// there is a price.
+    pub turn_usage: &'a [TurnUsage],
+    /// With `--price`: what the run cost in USD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
     /// Wall time of the run.
     pub duration_ms: u64,
     /// The provider.
@@ -57,6 +64,8 @@ impl<'a> JsonResult<'a> {
             error_message: report.error_message.as_deref(),
             turns: report.turns,
             usage: &report.usage,
+            turn_usage: &report.turn_usage,
+            cost: report.cost,
             duration_ms: report.duration_ms,
             provider: &report.provider,
             model: &report.model,

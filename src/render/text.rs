@@ -15,8 +15,9 @@ use owo_colors::OwoColorize;
 use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::config::Terminal;
-use crate::protocol::Message;
+use crate::protocol::{Message, Usage};
 use crate::render::spinner::Indicator;
+use crate::run::cost::{Cost, Price};
 use crate::run::outcome::Status;
 
 /// Writes the human-readable event lines.
@@ -31,6 +32,8 @@ pub struct TextRenderer {
     model: String,
     /// Streamed text left the cursor mid-line.
     mid_line: bool,
+    /// `--price`, for the cost on the `turn_end` lines.
+    price: Option<Price>,
 }
 
 impl TextRenderer {
@@ -44,7 +47,14 @@ impl TextRenderer {
             indicator: None,
             model: String::new(),
             mid_line: false,
+            price: None,
         }
+    }
+
+    /// Shows each turn's and the run's cost at `price`.
+    pub fn with_price(mut self, price: Option<Price>) -> Self {
+        self.price = price;
+        self
     }
 
     /// Uses the terminal as `terminal` allows: colour, the indicator (named
@@ -191,10 +201,23 @@ impl EventLine {
 /// The line for one event, if it has one.
 #[cfg(test)]
 pub fn event_line(event: &AgentEvent) -> Option<String> {
-    event_parts(event).map(|line| line.render(false))
+    event_parts(event, None).map(|line| line.render(false))
 }
 
-fn event_parts(event: &AgentEvent) -> Option<EventLine> {
+/// Token counts and, with a price, the cost: the tail of the `turn_end`
+/// and `run_end` lines.
+pub fn usage_words(usage: &Usage, cost: Option<Cost>) -> String {
+    let mut words = format!(
+        "tokens: {} input, {} output, {} cache read, {} cache write",
+        usage.input, usage.output, usage.cache_read, usage.cache_write
+    );
+    if let Some(cost) = cost {
+        words.push_str(&format!(" · cost {cost}"));
+    }
+    words
+}
+
+fn event_parts(event: &AgentEvent, price: Option<&Price>) -> Option<EventLine> {
     Some(match event {
         AgentEvent::TurnStart => EventLine::new("turn_start", "", Tone::Plain),
         AgentEvent::MessageEnd { message } => match message {
@@ -239,8 +262,20 @@ fn event_parts(event: &AgentEvent) -> Option<EventLine> {
             let tone = if *is_error { Tone::Bad } else { Tone::Good };
             EventLine::new("tool_end", text, tone)
         }
-        AgentEvent::TurnEnd { tool_results, .. } => {
-            EventLine::new("turn_end", tool_results.len().to_string(), Tone::Plain)
+        AgentEvent::TurnEnd {
+            tool_results,
+            message,
+        } => {
+            let cost = price.map(|price| price.cost(&message.usage));
+            EventLine::new(
+                "turn_end",
+                format!(
+                    "{} · {}",
+                    tool_results.len(),
+                    usage_words(&message.usage, cost)
+                ),
+                Tone::Plain,
+            )
         }
         AgentEvent::Retry {
             attempt,
@@ -265,7 +300,7 @@ impl EventRenderer for TextRenderer {
         if !self.events {
             return;
         }
-        if let Some(line) = event_parts(event) {
+        if let Some(line) = event_parts(event, self.price.as_ref()) {
             let line = line.render(self.color);
             self.line(&line);
         }
@@ -289,6 +324,19 @@ impl EventRenderer for TextRenderer {
 
     fn run_end(&mut self, report: &RunReport) {
         self.settle();
+        if self.events && report.status != Status::Usage {
+            let turns = match report.turns {
+                1 => "1 turn".to_owned(),
+                n => format!("{n} turns"),
+            };
+            let text = format!(
+                "{} · {turns} · {}",
+                report.status.as_str(),
+                usage_words(&report.usage, report.cost)
+            );
+            let line = EventLine::new("run_end", text, Tone::Plain).render(self.color);
+            self.line(&line);
+        }
         if report.status != Status::Ok {
             let line = format!("leash: {}", inert(&report.message, MAX_LINE_CHARS));
             let line = match self.color {
@@ -330,6 +378,48 @@ mod tests {
     }
 
     #[test]
+    fn turn_end_and_run_end_lines_show_tokens_and_with_a_price_the_cost() {
+        let usage = crate::protocol::Usage {
+            input: 200,
+            output: 50,
+            cache_read: 1000,
+            cache_write: 300,
+            ..Default::default()
+        }
+        .with_total();
+        let event = AgentEvent::TurnEnd {
+            message: AssistantMessage {
+                usage,
+                ..AssistantMessage::default()
+            },
+            tool_results: vec![],
+        };
+        let out = Shared::default();
+        let price = Price::parse("3,15,0.3,3.75").unwrap();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), true).with_price(Some(price));
+        renderer.event(&event);
+        let mut report = failed_report();
+        report.status = crate::run::outcome::Status::Ok;
+        report.turns = 2;
+        report.usage = usage;
+        report.cost = Some(price.cost(&usage));
+        renderer.run_end(&report);
+        assert_eq!(
+            out.text(),
+            "[turn_end] 0 · tokens: 200 input, 50 output, 1000 cache read, 300 cache write · cost $0.002775\n\
+             [run_end] ok · 2 turns · tokens: 200 input, 50 output, 1000 cache read, 300 cache write · cost $0.002775\n"
+        );
+        // Without a price: the tokens only; with --events none: nothing.
+        assert_eq!(
+            event_line(&event).as_deref(),
+            Some("[turn_end] 0 · tokens: 200 input, 50 output, 1000 cache read, 300 cache write")
+        );
+        let quiet = Shared::default();
+        TextRenderer::new(Box::new(quiet.clone()), false).run_end(&report);
+        assert_eq!(quiet.text(), "");
+    }
+
+    #[test]
     fn text_from_servers_and_models_cannot_forge_lines() {
         let out = Shared::default();
         let mut renderer = TextRenderer::new(Box::new(out.clone()), true);
@@ -349,16 +439,17 @@ mod tests {
         renderer.run_end(&report);
         let text = out.text();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 4, "{text:?}");
+        assert_eq!(lines.len(), 5, "{text:?}");
         assert_eq!(lines[0], "[tool_start] x leash: all good c \u{fffd}[2K1");
         assert_eq!(
             lines[1],
             "[retry] attempt 1 in 5ms: HTTP 500: Traceback leash: fake"
         );
         assert_eq!(lines[2], "leash: stdin leash: forged");
-        assert!(lines[3].starts_with("leash: provider error: line one xxx"));
-        assert!(lines[3].ends_with('…'));
-        assert!(lines[3].chars().count() <= MAX_LINE_CHARS + "leash: ".len() + 1);
+        assert!(lines[3].starts_with("[run_end] error"));
+        assert!(lines[4].starts_with("leash: provider error: line one xxx"));
+        assert!(lines[4].ends_with('…'));
+        assert!(lines[4].chars().count() <= MAX_LINE_CHARS + "leash: ".len() + 1);
         assert!(!text.contains('\r') && !text.contains('\u{1b}'));
     }
 
@@ -372,6 +463,8 @@ mod tests {
             error_message: None,
             turns: 1,
             usage: Default::default(),
+            turn_usage: Vec::new(),
+            cost: None,
             duration_ms: 0,
             provider: "faux".into(),
             model: "faux".into(),
@@ -421,7 +514,7 @@ mod tests {
         feed(&mut renderer);
         assert_eq!(
             out.text(),
-            "[turn_start]\n[message_end] assistant\nleash: it broke\n"
+            "[turn_start]\n[message_end] assistant\n[run_end] error · 1 turn · tokens: 0 input, 0 output, 0 cache read, 0 cache write\nleash: it broke\n"
         );
     }
 
@@ -444,7 +537,7 @@ mod tests {
         feed(&mut renderer);
         assert_eq!(
             out.text(),
-            "[turn_start]\nHello world\n[message_end] assistant\nleash: it broke\n"
+            "[turn_start]\nHello world\n[message_end] assistant\n[run_end] error · 1 turn · tokens: 0 input, 0 output, 0 cache read, 0 cache write\nleash: it broke\n"
         );
         // With --events none, only the stream and the why-line.
         let out = Shared::default();

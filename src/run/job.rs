@@ -33,10 +33,11 @@ use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
+use crate::render::EventRenderer;
+use crate::render::jsonl::JsonlRenderer;
 use crate::render::lane::Lane;
 use crate::render::text::TextRenderer;
 use crate::render::transcript::Transcript;
-use crate::render::{EventRenderer, renderer};
 use crate::run::input::{self, InputError};
 use crate::run::limits::RunLimits;
 use crate::run::outcome::{self, AbortCause, LimitReport, Status};
@@ -164,10 +165,11 @@ fn not_created<'a>(
 /// The renderer of `--events`, using the terminal as the plan allows.
 fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn EventRenderer> {
     match plan.events {
-        EventsFormat::Jsonl => renderer(EventsFormat::Jsonl, stderr),
+        EventsFormat::Jsonl => Box::new(JsonlRenderer::new(stderr).with_price(plan.limits.price)),
         format => Box::new(
             TextRenderer::new(stderr, format == EventsFormat::Text)
-                .with_terminal(plan.terminal, &plan.model),
+                .with_terminal(plan.terminal, &plan.model)
+                .with_price(plan.limits.price),
         ),
     }
 }

@@ -1,5 +1,6 @@
 //! The command line's limits, as loop hooks: the turn limit and the token
-//! budget (`finish_turn`, `--max-turns`, `--max-tokens-total`), the one
+//! and cost budgets (`finish_turn`, `--max-turns`, `--max-tokens-total`,
+//! `--max-cost`), the one
 //! corrective turn of `--output-schema` (`finish_turn`, through the steering
 //! queue), and the repeat guard (`before_tool_call`, `--max-same-call`).
 //! They also record what they saw, so the exit code can say which one ended
@@ -18,6 +19,7 @@ use crate::agent::QueueHandle;
 use crate::agent::types::{Block, TurnDecision};
 use crate::agent::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
 use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall};
+use crate::run::cost::{Cost, Price, cost_exceeded};
 use crate::run::outcome::LimitReport;
 use crate::run::output_schema::{OutputSchema, correction_message};
 
@@ -30,6 +32,10 @@ pub struct Limits {
     pub max_same_call: u32,
     /// `--max-tokens-total`.
     pub max_tokens_total: Option<u64>,
+    /// `--price` (or the config file's price for the model): what a turn costs.
+    pub price: Option<Price>,
+    /// `--max-cost` (config ensures a price comes with it).
+    pub max_cost: Option<Cost>,
     /// `--output-schema`, compiled.
     pub output_schema: Option<Arc<OutputSchema>>,
 }
@@ -41,6 +47,8 @@ impl Limits {
             max_turns,
             max_same_call,
             max_tokens_total: None,
+            price: None,
+            max_cost: None,
             output_schema: None,
         }
     }
@@ -212,6 +220,10 @@ impl AgentHooks for RunLimits {
                 .report
                 .tokens_used
                 .saturating_add(turn.message.usage.total_tokens);
+            if let Some(price) = &self.limits.price {
+                state.report.cost_used =
+                    state.report.cost_used.plus(price.cost(&turn.message.usage));
+            }
             let mut wants_more = (turn.message.has_tool_calls() && !turn.batch_terminated)
                 || self.queues.has_follow_ups();
             if self.needs_correction(&mut state, turn.message) {
@@ -220,6 +232,10 @@ impl AgentHooks for RunLimits {
             if wants_more && budget_exceeded(state.report.tokens_used, self.limits.max_tokens_total)
             {
                 state.report.budget_exhausted = true;
+                Some(TurnDecision::End)
+            } else if wants_more && cost_exceeded(state.report.cost_used, self.limits.max_cost) {
+                state.report.budget_exhausted = true;
+                state.report.cost_exhausted = true;
                 Some(TurnDecision::End)
             } else if turn_limit_reached(state.turns, self.limits.max_turns, turn.message) {
                 state.report.turn_limit_reached = true;
@@ -340,6 +356,46 @@ mod tests {
         );
         assert!(limits.report().turn_limit_reached);
         assert_eq!(limits.turns(), 3);
+    }
+
+    #[tokio::test]
+    async fn the_cost_budget_ends_a_run_that_wants_another_turn() {
+        let limits = RunLimits::new(
+            Limits {
+                price: Some(Price::parse("1000000,0").unwrap()),
+                max_cost: Some(Cost::parse_usd("1.5").unwrap()),
+                ..Limits::new(8, 8)
+            },
+            QueueHandle::default(),
+        );
+        let cancel = CancellationToken::new();
+        // A million dollars per million tokens: a dollar a token.
+        let turn_of = |input| AssistantMessage {
+            usage: crate::protocol::Usage {
+                input,
+                ..Default::default()
+            }
+            .with_total(),
+            ..with_tool_call()
+        };
+        let (one, two) = (turn_of(1), turn_of(1));
+        let turn = |message| FinishedTurn {
+            message,
+            tool_results: &[],
+            context: &[],
+            new_messages: &[],
+            batch_terminated: false,
+            cancel: &cancel,
+        };
+        assert_eq!(limits.finish_turn(turn(&one)).await, None);
+        assert!(!limits.report().budget_exhausted);
+        assert_eq!(
+            limits.finish_turn(turn(&two)).await,
+            Some(TurnDecision::End)
+        );
+        let report = limits.report();
+        assert!(report.budget_exhausted && report.cost_exhausted);
+        assert_eq!(report.cost_used, Cost::parse_usd("2").unwrap());
     }
 
     #[tokio::test]

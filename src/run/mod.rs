@@ -2,6 +2,7 @@
 //! prompt and stdin, the run's limits as loop hooks, `--output-schema`, and
 //! how the run ended (the status and its exit code).
 
+pub mod cost;
 pub mod input;
 pub mod job;
 pub mod limits;

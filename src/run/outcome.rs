@@ -4,6 +4,7 @@
 //! Nothing else in leash picks an exit code.
 
 use crate::protocol::{AssistantMessage, Message, StopReason};
+use crate::run::cost::Cost;
 
 /// The ways a run can end, each with its own exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +129,7 @@ pub const EXITS: [Exit; 12] = [
         Status::Budget,
         7,
         "budget",
-        "--max-tokens-total: the run used up its token budget",
+        "--max-tokens-total or --max-cost: the run used up its token or cost budget",
     ),
     exit(
         Status::Timeout,
@@ -248,6 +249,10 @@ pub struct LimitReport {
     pub budget_exhausted: bool,
     /// Tokens the run used, as the budget counts them.
     pub tokens_used: u64,
+    /// The budget that stopped the run was `--max-cost`, not `--max-tokens-total`.
+    pub cost_exhausted: bool,
+    /// What the run cost so far, at `--price` (zero without one).
+    pub cost_used: Cost,
     /// The `--output-schema` corrective turn was asked for.
     pub corrected: bool,
 }
@@ -329,12 +334,16 @@ pub fn describe(status: Status, detail: &Detail<'_>) -> String {
             },
             detail.error_message.unwrap_or("no reply")
         ),
-        Status::Budget => match detail.budget {
-            Some((used, limit)) => format!(
+        Status::Budget => match (detail.cost_budget, detail.budget) {
+            (Some((used, limit)), _) => format!(
+                "cost budget used up: {used} of {limit} after {}",
+                turns(detail.turns)
+            ),
+            (None, Some((used, limit))) => format!(
                 "token budget used up: {used} of {limit} tokens after {}",
                 turns(detail.turns)
             ),
-            None => "token budget used up".to_owned(),
+            (None, None) => "token budget used up".to_owned(),
         },
         Status::Timeout => match detail.timeout {
             Some(limit) => format!("timed out after {}", humantime::format_duration(limit)),
@@ -359,6 +368,8 @@ pub struct Detail<'a> {
     pub timeout: Option<std::time::Duration>,
     /// Tokens used and the `--max-tokens-total` budget.
     pub budget: Option<(u64, u64)>,
+    /// When `--max-cost` stopped the run: the cost and the budget.
+    pub cost_budget: Option<(Cost, Cost)>,
     /// The `--output-schema` corrective turn ran.
     pub corrected: bool,
 }

@@ -14,7 +14,7 @@ use crate::cli::{EventsFormat, OutputFormat};
 use crate::protocol::{Message, Usage};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
-use crate::render::{EventRenderer, RunReport, renderer};
+use crate::render::{EventRenderer, RunReport, TurnUsage, renderer};
 use crate::run::job::{Job, Streams};
 use crate::run::outcome::{self, AbortCause, Detail, LimitReport, Status};
 use crate::run::signals::{Waited, wait_for_lane};
@@ -43,14 +43,17 @@ impl Job {
                 }
             }
         }
+        let price = self.plan.limits.price.as_ref();
         let mut usage = Usage::default();
-        let mut turns = 0;
+        let mut turn_usage = Vec::new();
         for message in messages {
             if let Message::Assistant(assistant) = message {
                 usage.add(&assistant.usage);
-                turns += 1;
+                turn_usage.push(TurnUsage::new(assistant.usage, price));
             }
         }
+        let turns = u32::try_from(turn_usage.len()).unwrap_or(u32::MAX);
+        let cost = price.map(|price| price.cost(&usage));
         let terminate_reason = last_batch_reason(messages);
         let detail = Detail {
             error_message: error_message.as_deref(),
@@ -62,6 +65,10 @@ impl Job {
                 .limits
                 .max_tokens_total
                 .map(|limit| (limits.tokens_used, limit)),
+            cost_budget: match (limits.cost_exhausted, self.plan.limits.max_cost) {
+                (true, Some(limit)) => Some((limits.cost_used, limit)),
+                _ => None,
+            },
             corrected: limits.corrected,
         };
         let message = outcome::describe(status, &detail);
@@ -74,6 +81,8 @@ impl Job {
             error_message,
             turns,
             usage,
+            turn_usage,
+            cost,
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
@@ -97,6 +106,12 @@ impl Job {
             error_message: error,
             turns: 0,
             usage: Usage::default(),
+            turn_usage: Vec::new(),
+            cost: self
+                .plan
+                .limits
+                .price
+                .map(|price| price.cost(&Usage::default())),
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
@@ -222,6 +237,8 @@ pub fn report_usage_error(
         error_message: Some(message),
         turns: 0,
         usage: Usage::default(),
+        turn_usage: Vec::new(),
+        cost: None,
         duration_ms: 0,
         provider: String::new(),
         model: String::new(),

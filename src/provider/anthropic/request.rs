@@ -15,21 +15,56 @@ use crate::provider::{HttpSettings, Request};
 const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// The body of one `POST /v1/messages`, borrowing from the request.
+///
+/// The fields are in the order the API reads a prompt for its cache
+/// (tools, system, messages), with everything that is the same on every
+/// turn first and `messages` last: so turn N's body, up to the end of its
+/// last message and without that message's breakpoint, is a byte prefix
+/// of turn N+1's body (`tests/suite/cost.rs` holds leash to it).
 #[derive(Debug, Serialize, PartialEq)]
 pub struct WireRequest<'a> {
     model: &'a str,
     max_tokens: u32,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    system: &'a str,
-    messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<WireSystem<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_config: Option<OutputConfig<'a>>,
     stream: bool,
+    messages: Vec<WireMessage<'a>>,
 }
+
+/// `system`: a plain string, or with caching on one text block carrying
+/// a breakpoint (only a block can carry one).
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(untagged)]
+enum WireSystem<'a> {
+    Text(&'a str),
+    Blocks([SystemBlock<'a>; 1]),
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
+}
+
+/// A prompt-cache breakpoint: the server caches the prompt up to and
+/// including the block that carries it.
+#[derive(Debug, Serialize, PartialEq, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The only kind of breakpoint the API has without a beta header (a
+/// five-minute cache, refreshed by every hit).
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 
 /// `output_config.format` for `--output-schema` (structured outputs).
 #[derive(Debug, Serialize, PartialEq)]
@@ -62,6 +97,8 @@ enum WireRole {
 enum WireBlock<'a> {
     Text {
         text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     Thinking {
         thinking: &'a str,
@@ -74,11 +111,15 @@ enum WireBlock<'a> {
         id: &'a str,
         name: &'a str,
         input: Cow<'a, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolResult {
         tool_use_id: &'a str,
         content: String,
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
 }
 
@@ -87,18 +128,20 @@ struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 /// Builds the Messages API body for one request (ARCHITECTURE.md §2.4): system at the
 /// top level, every message mapped to content blocks, `stream: true` and a
-/// `max_tokens` always present.
+/// `max_tokens` always present, and with caching on the breakpoints of
+/// [`place_breakpoints`].
 pub fn request_body<'a>(request: &Request<'a>, settings: &'a HttpSettings) -> WireRequest<'a> {
-    WireRequest {
+    let mut body = WireRequest {
         model: request.model,
         max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        system: request.system,
-        messages: wire_messages(request.messages),
         tools: request.tools.iter().map(wire_tool).collect(),
+        system: (!request.system.is_empty()).then_some(WireSystem::Text(request.system)),
         temperature: settings.temperature,
         output_config: settings.output_schema.as_ref().map(|schema| OutputConfig {
             format: OutputFormat {
@@ -107,6 +150,44 @@ pub fn request_body<'a>(request: &Request<'a>, settings: &'a HttpSettings) -> Wi
             },
         }),
         stream: true,
+        messages: wire_messages(request.messages),
+    };
+    if settings.cache {
+        place_breakpoints(&mut body);
+    }
+    body
+}
+
+/// The prompt-cache rule: three breakpoints (the API allows four) — on
+/// the last tool, on the system message and on the last block of the last
+/// message — so each turn reads the tools, the system message and the whole
+/// previous turn from the cache and writes the new turn for the next one.
+/// Whether a prefix is long enough to be cached is the server's business. A
+/// block that cannot carry a breakpoint (thinking, empty text) gets none.
+fn place_breakpoints(body: &mut WireRequest<'_>) {
+    if let Some(tool) = body.tools.last_mut() {
+        tool.cache_control = Some(EPHEMERAL);
+    }
+    if let Some(WireSystem::Text(text)) = body.system {
+        body.system = Some(WireSystem::Blocks([SystemBlock {
+            kind: "text",
+            text,
+            cache_control: EPHEMERAL,
+        }]));
+    }
+    let last = body
+        .messages
+        .last_mut()
+        .and_then(|message| message.content.last_mut());
+    match last {
+        Some(WireBlock::Text {
+            text,
+            cache_control,
+        }) if !text.is_empty() => *cache_control = Some(EPHEMERAL),
+        Some(
+            WireBlock::ToolUse { cache_control, .. } | WireBlock::ToolResult { cache_control, .. },
+        ) => *cache_control = Some(EPHEMERAL),
+        _ => {}
     }
 }
 
@@ -122,7 +203,10 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
                 let content = user
                     .content
                     .iter()
-                    .map(|Content::Text { text }| WireBlock::Text { text })
+                    .map(|Content::Text { text }| WireBlock::Text {
+                        text,
+                        cache_control: None,
+                    })
                     .collect();
                 out.push(WireMessage {
                     role: WireRole::User,
@@ -151,6 +235,7 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
                     tool_use_id: &result.tool_call_id,
                     content: result.text(),
                     is_error: result.is_error,
+                    cache_control: None,
                 };
                 match out.last_mut() {
                     Some(previous) if last_was_tool_result => previous.content.push(block),
@@ -173,7 +258,10 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
 fn assistant_block(block: &AssistantContent) -> Option<WireBlock<'_>> {
     match block {
         AssistantContent::Text { text } if text.is_empty() => None,
-        AssistantContent::Text { text } => Some(WireBlock::Text { text }),
+        AssistantContent::Text { text } => Some(WireBlock::Text {
+            text,
+            cache_control: None,
+        }),
         AssistantContent::Thinking {
             signature: Some(data),
             redacted: true,
@@ -194,6 +282,7 @@ fn assistant_block(block: &AssistantContent) -> Option<WireBlock<'_>> {
             id: &call.id,
             name: &call.name,
             input: tool_input(&call.arguments),
+            cache_control: None,
         }),
     }
 }
@@ -213,6 +302,7 @@ fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {
         name: &tool.name,
         description: &tool.description,
         input_schema: &tool.parameters,
+        cache_control: None,
     }
 }
 

@@ -21,6 +21,8 @@ pub(crate) fn settings() -> HttpSettings {
         temperature: None,
         deadline: None,
         output_schema: None,
+        cache: true,
+        prompt_cache_key: None,
     }
 }
 

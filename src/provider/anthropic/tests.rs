@@ -48,20 +48,22 @@ async fn seed_round_trip_sends_tool_use_and_tool_result_with_headers() {
         json!({
             "model": "claude-test",
             "max_tokens": 8192,
-            "system": "You are terse.",
+            "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "What does sample.ts export?"}]},
                 {"role": "assistant", "content": [
                     {"type": "tool_use", "id": "toolu_01A", "name": "read_file", "input": {"path": "sample.ts"}}
                 ]},
                 {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "export const answer = 42;\n", "is_error": false}
+                    {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "export const answer = 42;\n", "is_error": false,
+                     "cache_control": {"type": "ephemeral"}}
                 ]}
             ],
             "tools": [{
                 "name": "read_file",
                 "description": "Read a UTF-8 file under the root",
-                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+                "cache_control": {"type": "ephemeral"}
             }],
             "stream": true
         })

@@ -162,6 +162,8 @@ mod tests {
             temperature: None,
             deadline: None,
             output_schema: None,
+            cache: true,
+            prompt_cache_key: None,
         }
     }
 

@@ -73,6 +73,8 @@ fn settings(base_url: &str, key: Option<&str>, retries: u32) -> HttpSettings {
         temperature: None,
         deadline: None,
         output_schema: None,
+        cache: true,
+        prompt_cache_key: None,
     }
 }
 

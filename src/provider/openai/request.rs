@@ -11,10 +11,19 @@ use crate::protocol::{AssistantContent, AssistantMessage, Content, Message};
 use crate::provider::{HttpSettings, Request};
 
 /// A Chat Completions request, borrowing from the transcript.
+///
+/// OpenAI caches a prompt by its prefix, on its own: everything that is the
+/// same on every turn comes first and `messages` last, nothing in the body
+/// changes from turn to turn (no ids, no timestamps; tools in `--tools`
+/// order, schemas as given), so turn N's body up to the end of its last
+/// message is a byte prefix of turn N+1's (`tests/suite/cost.rs`).
 #[derive(Debug, Serialize)]
 pub(crate) struct ChatRequest<'a> {
     model: &'a str,
-    messages: Vec<ChatMessage<'a>>,
+    /// `--prompt-cache-key`: requests with the same key and prefix go to
+    /// the same cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
     /// Omitted when empty: several compatible servers reject `tools: []`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ChatTool<'a>>,
@@ -29,6 +38,7 @@ pub(crate) struct ChatRequest<'a> {
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<ResponseFormat<'a>>,
+    messages: Vec<ChatMessage<'a>>,
 }
 
 /// `response_format` for `--output-schema` (Structured Outputs).
@@ -119,7 +129,7 @@ pub(crate) fn request_body<'a>(
     messages.extend(request.messages.iter().map(chat_message));
     ChatRequest {
         model: request.model,
-        messages,
+        prompt_cache_key: settings.prompt_cache_key.as_deref(),
         tools: request.tools.iter().map(chat_tool).collect(),
         stream: true,
         stream_options: StreamOptions {
@@ -138,6 +148,7 @@ pub(crate) fn request_body<'a>(
                     strict: crate::run::output_schema::strict_compatible(schema),
                 },
             }),
+        messages,
     }
 }
 

@@ -20,6 +20,8 @@ pub(crate) fn settings(base_url: &str, key: Option<&str>) -> HttpSettings {
         temperature: None,
         deadline: None,
         output_schema: None,
+        cache: true,
+        prompt_cache_key: None,
     }
 }
 

@@ -240,3 +240,18 @@ fn the_exit_table_has_every_status_once_with_a_distinct_code() {
         )
     );
 }
+
+#[test]
+fn the_budget_line_names_the_cost_budget_when_max_cost_stopped_the_run() {
+    let cost = |usd: &str| crate::run::cost::Cost::parse_usd(usd).unwrap();
+    let detail = Detail {
+        turns: 2,
+        budget: Some((12, 100)),
+        cost_budget: Some((cost("0.0123"), cost("0.01"))),
+        ..Detail::default()
+    };
+    assert_eq!(
+        describe(Status::Budget, &detail),
+        "cost budget used up: $0.012300 of $0.010000 after 2 turns"
+    );
+}

@@ -44,7 +44,7 @@ fn tool_round_trip_maps_to_tool_use_and_one_user_message_of_results() {
         json!({
             "model": "claude-test",
             "max_tokens": 8192,
-            "system": "Be brief.",
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "Summarize sample.ts"}]},
                 {"role": "assistant", "content": [
@@ -54,13 +54,15 @@ fn tool_round_trip_maps_to_tool_use_and_one_user_message_of_results() {
                 ]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "export const x = 1;\n", "is_error": false},
-                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "no such file: missing.ts", "is_error": true}
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "no such file: missing.ts", "is_error": true,
+                     "cache_control": {"type": "ephemeral"}}
                 ]}
             ],
             "tools": [{
                 "name": "read_file",
                 "description": "Read a file",
-                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}
+                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+                "cache_control": {"type": "ephemeral"}
             }],
             "stream": true
         })
@@ -86,7 +88,7 @@ fn empty_system_and_no_tools_are_omitted_and_settings_are_sent() {
         json!({
             "model": "m",
             "max_tokens": 100,
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
             "temperature": 0.5,
             "stream": true
         })
@@ -122,7 +124,12 @@ fn signed_thinking_is_sent_back_unsigned_thinking_and_empty_text_are_dropped() {
         messages: &messages,
         tools: &[],
     };
-    let value = body(&request, &settings());
+    // Without breakpoints: this test is about which blocks go back.
+    let settings = HttpSettings {
+        cache: false,
+        ..settings()
+    };
+    let value = body(&request, &settings);
     assert_eq!(
         value["messages"],
         json!([
@@ -219,4 +226,91 @@ fn url_takes_base_with_or_without_trailing_slash() {
         messages_url("http://127.0.0.1:9"),
         "http://127.0.0.1:9/v1/messages"
     );
+}
+
+/// A request with a system message, two tools and a tool round trip.
+fn cached_request_parts() -> (Vec<Message>, Vec<ToolSpec>) {
+    let messages = vec![
+        user("Summarize sample.ts"),
+        assistant(vec![call("toolu_1", "read_file", json!({"path": "a"}))]),
+        result("toolu_1", "text of a", false),
+    ];
+    let tool = |name: &str| ToolSpec {
+        name: name.to_string(),
+        description: "d".to_string(),
+        parameters: json!({"type": "object"}),
+    };
+    (messages, vec![tool("read_file"), tool("list_dir")])
+}
+
+#[test]
+fn caching_puts_breakpoints_on_the_last_tool_the_system_and_the_last_block() {
+    let (messages, tools) = cached_request_parts();
+    let request = Request {
+        model: "m",
+        system: "Be brief.",
+        messages: &messages,
+        tools: &tools,
+    };
+    let sent = body(&request, &settings());
+    let ephemeral = json!({"type": "ephemeral"});
+    assert_eq!(sent["tools"][0].get("cache_control"), None);
+    assert_eq!(sent["tools"][1]["cache_control"], ephemeral);
+    assert_eq!(
+        sent["system"],
+        json!([{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}])
+    );
+    assert_eq!(sent["messages"][0]["content"][0].get("cache_control"), None);
+    assert_eq!(sent["messages"][1]["content"][0].get("cache_control"), None);
+    assert_eq!(
+        sent["messages"][2]["content"][0]["cache_control"],
+        ephemeral
+    );
+    // Three breakpoints: the API allows four.
+    let text = serde_json::to_string(&request_body(&request, &settings())).unwrap();
+    assert_eq!(text.matches("\"cache_control\"").count(), 3);
+    // The breakpoint is the block's last field, and messages the body's last.
+    assert!(
+        text.ends_with(r#""is_error":false,"cache_control":{"type":"ephemeral"}}]}]}"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn no_cache_sends_no_breakpoint_and_a_plain_system_string() {
+    let (messages, tools) = cached_request_parts();
+    let request = Request {
+        model: "m",
+        system: "Be brief.",
+        messages: &messages,
+        tools: &tools,
+    };
+    let settings = HttpSettings {
+        cache: false,
+        ..settings()
+    };
+    let sent = body(&request, &settings);
+    assert_eq!(sent["system"], "Be brief.");
+    assert!(!sent.to_string().contains("cache_control"), "{sent}");
+}
+
+#[test]
+fn a_thinking_block_last_gets_no_breakpoint() {
+    let messages = vec![
+        user("q"),
+        assistant(vec![AssistantContent::Thinking {
+            thinking: "hm".to_string(),
+            signature: Some("sig".to_string()),
+            redacted: false,
+        }]),
+    ];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    let sent = body(&request, &settings());
+    assert!(!sent.to_string().contains("cache_control"), "{sent}");
+    assert_eq!(sent.get("system"), None);
 }

@@ -134,3 +134,29 @@ fn the_endpoint_joins_the_base_with_or_without_a_slash() {
     assert_eq!(endpoint("http://h:1/v1/"), "http://h:1/v1/chat/completions");
     assert_eq!(endpoint(""), "https://api.openai.com/v1/chat/completions");
 }
+
+#[test]
+fn the_prompt_cache_key_is_sent_when_set_and_messages_come_last() {
+    let messages = vec![user("hi")];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    let settings = HttpSettings {
+        prompt_cache_key: Some("repo-42".to_string()),
+        ..settings("http://x", None)
+    };
+    let body = serde_json::to_string(&request_body(&request, &settings)).unwrap();
+    assert_eq!(
+        body,
+        r#"{"model":"m","prompt_cache_key":"repo-42","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}"#
+    );
+    let without = serde_json::to_string(&request_body(&request, &settings_without_key())).unwrap();
+    assert!(!without.contains("prompt_cache_key"), "{without}");
+}
+
+fn settings_without_key() -> HttpSettings {
+    settings("http://x", None)
+}
