@@ -188,7 +188,7 @@ pub struct Cli {
     #[arg(long, env = "LEASH_MAX_TOKENS_TOTAL", value_name = "N")]
     pub max_tokens_total: Option<u64>,
 
-    /// Send no prompt-cache breakpoints (Anthropic; OpenAI caches on its own).
+    /// No Anthropic cache breakpoints (OpenAI caches on its own).
     #[arg(long, env = "LEASH_NO_CACHE", value_parser = BoolishValueParser::new(),
           help_heading = "Caching and cost")]
     pub no_cache: bool,
@@ -202,7 +202,7 @@ pub struct Cli {
     )]
     pub prompt_cache_key: Option<String>,
 
-    /// USD per 1M tokens: input, output, cache read, write [both: IN].
+    /// USD per 1M tokens: in, out, cached read, write [cached: in].
     #[arg(
         long,
         env = "LEASH_PRICE",

@@ -161,9 +161,14 @@ fn the_schemas_refuse_what_leash_never_writes() {
     let run_end = json!({
         "type": "run_end", "status": "ok", "exitCode": 0, "message": "", "turns": 1,
         "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+        "turnUsage": [{"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}],
         "durationMs": 5
     });
     assert!(events.is_valid(&run_end));
+    let mut priced = run_end.clone();
+    priced["cost"] = json!(0.5);
+    priced["turnUsage"][0]["cost"] = json!(0.5);
+    assert!(events.is_valid(&priced));
     for broken in [
         json!({"type": "no_such_event"}),
         json!({"type": "run_end", "status": "ok"}),

@@ -3,6 +3,7 @@
 mod anthropic;
 mod cli;
 mod config_contract;
+mod cost;
 mod ecosystem;
 mod events;
 mod hardening_contract;

@@ -179,7 +179,11 @@ fn sigint_aborts_cleanly_with_130() {
     assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
     let lines = stderr_lines(&output);
     assert_eq!(lines.last().unwrap(), "leash: interrupted by SIGINT");
-    assert!(lines.iter().any(|l| l == "[turn_end] 0"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("[turn_end] 0 · tokens:"))
+    );
     // The transcript is complete: the prompt and the aborted reply.
     let last: Value = serde_json::from_str(transcript.lines().last().unwrap()).unwrap();
     assert_eq!(last["stopReason"], "aborted");

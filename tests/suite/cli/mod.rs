@@ -80,10 +80,11 @@ fn the_seed_task_prints_the_reply_alone_on_stdout_and_the_events_on_stderr() {
             "[tool_start] read_file call_1",
             "[tool_end] read_file call_1",
             "[message_end] toolResult",
-            "[turn_end] 1",
+            "[turn_end] 1 ·",
             "[turn_start]",
             "[message_end] assistant",
-            "[turn_end] 0",
+            "[turn_end] 0 ·",
+            "[run_end] ok ·",
         ]
     );
     assert!(
@@ -242,7 +243,12 @@ fn the_abort_timer_exits_124_in_about_a_second() {
     let lines = stderr_lines(&output);
     assert_eq!(lines.last().unwrap(), "leash: timed out after 1s");
     // The run still ended cleanly.
-    assert!(lines.iter().any(|l| l == "[turn_end] 0"), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("[turn_end] 0 · tokens:")),
+        "{lines:#?}"
+    );
 }
 
 #[test]
