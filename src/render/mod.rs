@@ -43,6 +43,9 @@ pub struct RunReport {
     pub provider: String,
     /// The model's name.
     pub model: String,
+    /// The files the run changed (`write_file`, `edit_file`), relative to
+    /// the root, sorted, each once.
+    pub changed_files: Vec<String>,
 }
 
 /// Writes a run's events as they happen, then its end.

@@ -77,6 +77,7 @@ impl Job {
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
+            changed_files: self.changes.paths(),
         }
     }
 
@@ -100,6 +101,7 @@ impl Job {
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
+            changed_files: self.changes.paths(),
         }
     }
 
@@ -225,6 +227,7 @@ pub fn report_usage_error(
         duration_ms: 0,
         provider: String::new(),
         model: String::new(),
+        changed_files: Vec::new(),
     };
     let mut stdout = streams.stdout;
     finish_output(
