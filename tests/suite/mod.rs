@@ -4,6 +4,7 @@ mod anthropic;
 mod cli;
 mod config_contract;
 mod ecosystem;
+mod edit_tools;
 mod events;
 mod hardening_contract;
 mod hardening_models;

@@ -268,6 +268,8 @@ fn a_directory_swapped_for_an_outside_symlink_while_writing_never_escapes() {
                 let _ = symlink(&outside, root.join("sub"));
                 let _ = fs::remove_file(root.join("sub"));
                 let _ = fs::rename(root.join("sub_real"), root.join("sub"));
+                // A moment as a real directory, so some writes land.
+                std::thread::sleep(std::time::Duration::from_micros(100));
             }
         })
     };
