@@ -221,6 +221,40 @@ fn tools_parse_with_none_and_reject_unknown_names() {
 }
 
 #[test]
+fn write_tools_come_only_from_allow_write_or_their_names() {
+    let names = |args: &[&str], vars: &[(&str, &str)]| {
+        let mut all = args.to_vec();
+        all.push("hi");
+        let mut vars = vars.to_vec();
+        vars.push(("OPENAI_API_KEY", "sk-write-tools"));
+        resolve_with(&all, &vars)
+            .unwrap()
+            .tools
+            .map(|tools| tools.names)
+            .unwrap_or_default()
+    };
+    let readers = vec![
+        ToolName::ReadFile,
+        ToolName::ListDir,
+        ToolName::Grep,
+        ToolName::Find,
+    ];
+    assert_eq!(names(&[], &[]), readers);
+    let mut writers = readers.clone();
+    writers.extend([ToolName::WriteFile, ToolName::EditFile]);
+    assert_eq!(names(&["--allow-write"], &[]), writers);
+    assert_eq!(
+        names(&["--tools", "edit_file,read_file", "--allow-write"], &[]),
+        [ToolName::EditFile, ToolName::ReadFile, ToolName::WriteFile]
+    );
+    assert_eq!(
+        names(&["--tools", "none", "--allow-write"], &[]),
+        [ToolName::WriteFile, ToolName::EditFile]
+    );
+    assert_eq!(names(&["--tools", "none"], &[]), []);
+}
+
+#[test]
 fn a_missing_openai_key_is_a_usage_error_naming_the_variable() {
     let error = resolve_with(&["hi"], &[]).unwrap_err();
     assert_eq!(
