@@ -6,7 +6,7 @@
 //! It must never guess: `old` must match the file's text exactly, and
 //! exactly once unless `replace_all` — no match and several matches are
 //! errors that say what to do. The write goes through the same
-//! [`Sandbox::prepare_write`] as `write_file`.
+//! `Sandbox::prepare_write` as `write_file`.
 
 use std::sync::Arc;
 
