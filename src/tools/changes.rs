@@ -17,7 +17,7 @@ pub const MAX_DIFF_LINES: usize = 60;
 pub const MAX_DIFF_BYTES: usize = 4 * 1024;
 /// How long the diff may search for the smallest change before it settles
 /// for a larger (still correct) one.
-const DIFF_DEADLINE: Duration = Duration::from_millis(500);
+const DIFF_DEADLINE: Duration = Duration::from_millis(200);
 
 /// One file a tool call changed: the `changed` field of
 /// `tool_execution_end` and the `change` of the result's `details`.
