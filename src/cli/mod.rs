@@ -144,6 +144,11 @@ pub struct Cli {
     #[arg(long, env = "LEASH_ROOT", value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
 
+    /// Also offer write_file and edit_file: the model may change files under --root.
+    #[arg(long, env = "LEASH_ALLOW_WRITE", value_parser = BoolishValueParser::new(),
+          help_heading = "Writing")]
+    pub allow_write: bool,
+
     /// How a batch runs: parallel or sequential.
     #[arg(long, env = "LEASH_TOOL_EXECUTION", value_enum, default_value_t = ToolExecutionArg::Parallel,
           value_name = "MODE", hide_possible_values = true)]

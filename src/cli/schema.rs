@@ -92,6 +92,13 @@ mod tests {
             ]
         );
         assert!(jsonschema::validator_for(&schema).is_ok());
+        let end = variants
+            .iter()
+            .find(|v| v["properties"]["type"]["const"] == "tool_execution_end")
+            .unwrap();
+        assert!(end["properties"].get("changed").is_some(), "{end}");
+        let required = end["required"].as_array().unwrap();
+        assert!(!required.contains(&serde_json::json!("changed")));
     }
 
     #[test]
@@ -105,13 +112,14 @@ mod tests {
             .collect();
         assert!(required.contains(&"reply") && required.contains(&"stopReason"));
         assert!(!required.contains(&"errorMessage") && !required.contains(&"output"));
+        assert!(required.contains(&"changedFiles"));
         assert_eq!(schema["properties"]["status"]["enum"][3], "turn_limit");
         let validator = jsonschema::validator_for(&schema).unwrap();
         let ok = serde_json::json!({
             "status": "ok", "exitCode": 0, "reply": "hi", "stopReason": "stop", "turns": 1,
             "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
             "turnUsage": [{"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}],
-            "durationMs": 3, "provider": "faux", "model": "faux"
+            "durationMs": 3, "provider": "faux", "model": "faux", "changedFiles": []
         });
         assert!(validator.is_valid(&ok));
         // With --price: the run's cost and each turn's.

@@ -53,7 +53,9 @@ pub enum ConfigError {
         reason: String,
     },
     /// `--tools` named an unknown tool.
-    #[error("unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, or none)")]
+    #[error(
+        "unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, write_file, edit_file, or none)"
+    )]
     UnknownTool(String),
     /// A file input could not be read (or is too large).
     #[error("cannot read {flag} {path}: {source}")]

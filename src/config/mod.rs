@@ -54,6 +54,10 @@ pub enum ToolName {
     Grep,
     /// `find`.
     Find,
+    /// `write_file` (only with `--allow-write` or named in `--tools`).
+    WriteFile,
+    /// `edit_file` (only with `--allow-write` or named in `--tools`).
+    EditFile,
 }
 
 /// Which provider, with what it needs.
@@ -123,7 +127,8 @@ pub struct RunPlan {
     pub known_keys: Vec<ApiKey>,
 }
 
-/// The file tools of a run: which ones, and the root they may read.
+/// The file tools of a run: which ones, and the root they may read (and,
+/// with `write_file`/`edit_file`, write).
 #[derive(Debug, Clone)]
 pub struct FileTools {
     /// The tools, in `--tools` order.
@@ -253,7 +258,14 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     if stdin == StdinMode::Never && cli.prompt.as_deref().is_none_or(|p| p == "-") {
         return Err(ConfigError::NoPrompt);
     }
-    let names = parse_tools(&cli.tools).map_err(named("tools"))?;
+    let mut names = parse_tools(&cli.tools).map_err(named("tools"))?;
+    if cli.allow_write {
+        for tool in [ToolName::WriteFile, ToolName::EditFile] {
+            if !names.contains(&tool) {
+                names.push(tool);
+            }
+        }
+    }
     let tools = match names.is_empty() {
         true => None,
         false => Some(FileTools {
@@ -443,7 +455,8 @@ pub fn parse_timeout(value: &str) -> Result<Option<Duration>, ConfigError> {
     Ok((!duration.is_zero()).then_some(duration))
 }
 
-/// `read_file,list_dir,grep,find` (any of them), or `none`.
+/// `read_file,list_dir,grep,find,write_file,edit_file` (any of them), or
+/// `none`.
 pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
     if list.trim() == "none" {
         return Ok(Vec::new());
@@ -459,6 +472,8 @@ pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
             "list_dir" => ToolName::ListDir,
             "grep" => ToolName::Grep,
             "find" => ToolName::Find,
+            "write_file" => ToolName::WriteFile,
+            "edit_file" => ToolName::EditFile,
             other => return Err(ConfigError::UnknownTool(other.to_owned())),
         };
         if !tools.contains(&tool) {

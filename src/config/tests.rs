@@ -216,8 +216,42 @@ fn tools_parse_with_none_and_reject_unknown_names() {
     let error = parse_tools("read_file,bash").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, or none)"
+        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, write_file, edit_file, or none)"
     );
+}
+
+#[test]
+fn write_tools_come_only_from_allow_write_or_their_names() {
+    let names = |args: &[&str], vars: &[(&str, &str)]| {
+        let mut all = args.to_vec();
+        all.push("hi");
+        let mut vars = vars.to_vec();
+        vars.push(("OPENAI_API_KEY", "sk-write-tools"));
+        resolve_with(&all, &vars)
+            .unwrap()
+            .tools
+            .map(|tools| tools.names)
+            .unwrap_or_default()
+    };
+    let readers = vec![
+        ToolName::ReadFile,
+        ToolName::ListDir,
+        ToolName::Grep,
+        ToolName::Find,
+    ];
+    assert_eq!(names(&[], &[]), readers);
+    let mut writers = readers.clone();
+    writers.extend([ToolName::WriteFile, ToolName::EditFile]);
+    assert_eq!(names(&["--allow-write"], &[]), writers);
+    assert_eq!(
+        names(&["--tools", "edit_file,read_file", "--allow-write"], &[]),
+        [ToolName::EditFile, ToolName::ReadFile, ToolName::WriteFile]
+    );
+    assert_eq!(
+        names(&["--tools", "none", "--allow-write"], &[]),
+        [ToolName::WriteFile, ToolName::EditFile]
+    );
+    assert_eq!(names(&["--tools", "none"], &[]), []);
 }
 
 #[test]

@@ -15,6 +15,16 @@ use super::{EventRenderer, RunReport, TurnUsage};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::protocol::{AssistantMessage, Message, ToolResultMessage, Usage};
 use crate::run::cost::{Cost, Price};
+use crate::tools::changes::FileChange;
+
+/// The file a successful tool call changed, as its result's `details`
+/// record it.
+pub(crate) fn file_change(result: &ToolResultMessage) -> Option<FileChange> {
+    match result.is_error {
+        true => None,
+        false => FileChange::from_details(&result.details),
+    }
+}
 
 /// The version of the event format; raised by a change that breaks readers.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -80,6 +90,10 @@ pub enum WireEvent<'a> {
         /// Present only when the tool ran.
         #[serde(skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// The file the call changed (`write_file`, `edit_file`); present
+        /// only when it changed one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        changed: Option<FileChange>,
     },
     /// A turn is over.
     TurnEnd {
@@ -192,6 +206,7 @@ impl<'a> WireEvent<'a> {
                 result,
                 is_error: *is_error,
                 duration_ms: *duration_ms,
+                changed: file_change(result),
             },
             AgentEvent::TurnEnd {
                 message,

@@ -51,6 +51,9 @@ pub struct RunReport {
     pub provider: String,
     /// The model's name.
     pub model: String,
+    /// The files the run changed (`write_file`, `edit_file`), relative to
+    /// the root, sorted, each once.
+    pub changed_files: Vec<String>,
 }
 
 /// One turn's usage as the result and `run_end` list it: the token counts,

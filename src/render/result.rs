@@ -50,6 +50,9 @@ pub struct JsonResult<'a> {
     pub provider: &'a str,
     /// The model.
     pub model: &'a str,
+    /// The files the run changed (`write_file`, `edit_file`), relative to
+    /// `--root`, sorted, each once; empty when none.
+    pub changed_files: &'a [String],
 }
 
 impl<'a> JsonResult<'a> {
@@ -69,6 +72,7 @@ impl<'a> JsonResult<'a> {
             duration_ms: report.duration_ms,
             provider: &report.provider,
             model: &report.model,
+            changed_files: &report.changed_files,
         }
     }
 }

@@ -12,6 +12,7 @@ use std::io::Write;
 
 use owo_colors::OwoColorize;
 
+use super::jsonl::file_change;
 use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::config::Terminal;
@@ -304,6 +305,12 @@ impl EventRenderer for TextRenderer {
             let line = line.render(self.color);
             self.line(&line);
         }
+        if let AgentEvent::ToolExecutionEnd { result, .. } = event
+            && let Some(change) = file_change(result)
+        {
+            let line = EventLine::new("changed", change.summary(), Tone::Good).render(self.color);
+            self.line(&line);
+        }
     }
 
     fn notice(&mut self, text: &str) {
@@ -468,6 +475,7 @@ mod tests {
             duration_ms: 0,
             provider: "faux".into(),
             model: "faux".into(),
+            changed_files: Vec::new(),
         }
     }
 

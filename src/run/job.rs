@@ -43,11 +43,14 @@ use crate::run::limits::RunLimits;
 use crate::run::outcome::{self, AbortCause, LimitReport, Status};
 use crate::run::signals::watch_for_aborts;
 use crate::tools::Tool;
+use crate::tools::changes::ChangeLog;
+use crate::tools::edit_file::EditFile;
 use crate::tools::find::Find;
 use crate::tools::grep::Grep;
 use crate::tools::list_dir::ListDir;
 use crate::tools::read_file::ReadFile;
 use crate::tools::redact::{Redacted, key_set};
+use crate::tools::write_file::WriteFile;
 
 /// Where a run writes. The binary passes the process's streams; tests may
 /// pass buffers.
@@ -107,6 +110,7 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
         stdout: Some(streams.stdout),
         last_message: None,
         transcript: None,
+        changes: Arc::default(),
     };
     let report = match job.prepare(&mut abort).await {
         Ok(prepared) => {
@@ -137,6 +141,8 @@ pub(super) struct Job {
     pub(super) last_message: Option<File>,
     /// `--transcript`, on its own thread.
     pub(super) transcript: Option<Lane<Transcript>>,
+    /// The files `write_file` and `edit_file` changed (`changedFiles`).
+    pub(super) changes: Arc<ChangeLog>,
 }
 
 /// A run ready to start: its prompt, and its agent with the limits as hooks
@@ -338,6 +344,14 @@ impl Job {
                     ToolName::ListDir => Arc::new(ListDir::new(Arc::clone(&tools.sandbox))),
                     ToolName::Grep => Arc::new(Grep::new(Arc::clone(&tools.sandbox))),
                     ToolName::Find => Arc::new(Find::new(Arc::clone(&tools.sandbox))),
+                    ToolName::WriteFile => Arc::new(WriteFile::new(
+                        Arc::clone(&tools.sandbox),
+                        Arc::clone(&self.changes),
+                    )),
+                    ToolName::EditFile => Arc::new(EditFile::new(
+                        Arc::clone(&tools.sandbox),
+                        Arc::clone(&self.changes),
+                    )),
                 };
                 Arc::new(Redacted::new(tool, Arc::clone(&keys)))
             })

@@ -86,6 +86,7 @@ impl Job {
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
+            changed_files: self.changes.paths(),
         }
     }
 
@@ -115,6 +116,7 @@ impl Job {
             duration_ms: self.started.elapsed().as_millis() as u64,
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
+            changed_files: self.changes.paths(),
         }
     }
 
@@ -242,6 +244,7 @@ pub fn report_usage_error(
         duration_ms: 0,
         provider: String::new(),
         model: String::new(),
+        changed_files: Vec::new(),
     };
     let mut stdout = streams.stdout;
     finish_output(

@@ -11,6 +11,8 @@
 //! cancellation token fires.
 
 mod blocking;
+pub mod changes;
+pub mod edit_file;
 pub mod find;
 pub mod grep;
 pub mod list_dir;
@@ -21,6 +23,7 @@ pub mod sandbox;
 mod testing;
 mod typed;
 mod walk;
+pub mod write_file;
 
 use futures::future::BoxFuture;
 use serde_json::Value;

@@ -8,7 +8,8 @@
 //! (inode, and on Linux the kernel's own path of the descriptor), so a
 //! component swapped for a symlink in between is caught.
 //!
-//! Resolution (the walk) is `resolve`'s; opening and verifying is here.
+//! Resolution (the walk) is `resolve`'s; opening and verifying is here;
+//! writing (a verified directory, a temporary file, a rename) is `write`'s.
 //!
 //! This module must never open, list or read anything outside the root, and
 //! never put anything but the model's own path into an error message.
@@ -19,6 +20,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 mod resolve;
+pub(crate) mod write;
 
 /// The longest path the model may give, in bytes (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;

@@ -5,6 +5,7 @@ mod cli;
 mod config_contract;
 mod cost;
 mod ecosystem;
+mod edit_tools;
 mod events;
 mod hardening_contract;
 mod hardening_models;

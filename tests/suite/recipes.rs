@@ -316,3 +316,31 @@ fn a_review_greps_for_the_callers_of_what_changed() {
         "lib.rs:1:fn first() -> u32 {\nmain.rs:2:    let n = first();"
     );
 }
+
+#[test]
+fn a_fix_that_edits_changes_the_file_and_git_diff_shows_it() {
+    let script = recipe("fix-edits");
+    assert!(script.starts_with("leash --allow-write"), "{script}");
+    let ws = Workspace::new();
+    git_repo(&ws);
+    git(&ws, &["checkout", "-q", "--", "lib.rs"]);
+    let responses = json!([
+        {"toolCalls": [tool_call("edit_file", json!({
+            "path": "lib.rs", "old": "old_line()", "new": "new_line()"
+        }))]},
+        {"text": "Fixed: first() calls new_line()."}
+    ]);
+    let output = run(&ws, &script, responses, &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path("lib.rs")).unwrap(),
+        "fn first() -> u32 {\n    new_line()\n}\n"
+    );
+    let out = stdout(&output);
+    assert!(
+        out.starts_with("Fixed: first() calls new_line().\n"),
+        "{out}"
+    );
+    assert!(out.contains("-    old_line()\n+    new_line()\n"), "{out}");
+    assert!(stderr(&output).contains("[changed] lib.rs (+1 -1)"));
+}

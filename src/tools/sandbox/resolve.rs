@@ -29,7 +29,7 @@ impl Sandbox {
 
     /// The checks that need no file system: emptiness, NUL, length, `..`,
     /// and an absolute path's prefix. Returns the path relative to the root.
-    fn check_path(&self, path: &str) -> Result<PathBuf, SandboxError> {
+    pub(super) fn check_path(&self, path: &str) -> Result<PathBuf, SandboxError> {
         if path.is_empty() {
             return Err(SandboxError::Empty);
         }
@@ -64,7 +64,7 @@ impl Sandbox {
     }
 
     /// Refuses to go on when the root directory was swapped since `new`.
-    fn check_root(&self) -> Result<(), SandboxError> {
+    pub(super) fn check_root(&self) -> Result<(), SandboxError> {
         match fs::metadata(&self.root) {
             Ok(meta) if meta.is_dir() && identity(&meta) == self.identity => Ok(()),
             _ => Err(SandboxError::RootChanged),
@@ -84,7 +84,7 @@ impl Sandbox {
     /// Follows `relative` from the root one name at a time. Symlinks are
     /// read, never followed by the kernel; a target that leaves the root is
     /// refused before it is looked at.
-    fn walk(&self, path: &str, relative: &Path) -> Result<PathBuf, SandboxError> {
+    pub(super) fn walk(&self, path: &str, relative: &Path) -> Result<PathBuf, SandboxError> {
         let mut steps: Vec<Step> = Vec::new();
         push_steps(&mut steps, relative).map_err(|()| SandboxError::Outside {
             path: shown_path(path),

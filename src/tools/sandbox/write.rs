@@ -1,0 +1,493 @@
+//! Writing under the root: the one place a file is created or replaced
+//! (`write_file`, `edit_file`).
+//!
+//! A path is resolved by the readers' walk (no `..`, no symlink out of the
+//! root, a symlink inside followed to what it names), then the directory
+//! that will hold the file is opened once and verified like an opened file
+//! (same inode as resolved, and the kernel's own path of the descriptor
+//! inside the root). Everything after that is done *relative to that
+//! descriptor* (`openat`, `mkdirat`, `renameat`, `unlinkat`): a directory
+//! on the way swapped for a symlink afterwards cannot redirect a write, as
+//! no path is walked again. The new bytes go to a temporary file created
+//! with `O_EXCL | O_NOFOLLOW` under a name from the kernel's random source,
+//! are `fsync`ed, and are renamed over the target: a reader sees the old
+//! file or the new one, never a half-written one, and a failed write
+//! leaves the old file as it was.
+//!
+//! Refused: dotenv files (as the readers refuse them), files named like
+//! private keys or credential stores ([`refused_name`]), anything under a
+//! `.git` directory (hooks and config there run programs), directories,
+//! FIFOs, sockets and devices, and a target that is a symlink when the
+//! directory is opened (one that pointed out of the root was already
+//! refused by the walk; one that appears later is a race).
+
+use std::ffi::{OsStr, OsString};
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use tokio_util::sync::CancellationToken;
+
+use super::{Sandbox, SandboxError, descriptor_target, identity, names_dotenv, shown_path};
+
+/// The most bytes one `write_file` may write, and the most an edit may
+/// make a file.
+pub const MAX_WRITE_BYTES: usize = 16 * 1024 * 1024;
+/// The largest existing file `edit_file` edits or `write_file` replaces
+/// (it is read whole, to replace text in it and to show a diff).
+pub const MAX_EDIT_BYTES: usize = 4 * 1024 * 1024;
+/// How many temporary names are tried before giving up (each clash means
+/// a file of that random name already exists).
+const TEMP_ATTEMPTS: usize = 8;
+
+/// Why a write was refused or failed. `Display` is one line for the model.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The path was refused by the walk, or a name on it is missing.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The path names the root itself, or ends with '/'.
+    #[error("path '{path}' does not name a file; give a file path relative to the root")]
+    NotAFile {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// The path names a directory.
+    #[error("'{path}' is a directory; only files can be written")]
+    Directory {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// A FIFO, socket or device.
+    #[error("'{path}' is not a regular file (a FIFO, socket or device); it cannot be written")]
+    Special {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// A file whose name says it holds secrets.
+    #[error("'{path}' is {kind}, which holds secrets; leash's tools never write it")]
+    Secret {
+        /// The path, shortened and escaped.
+        path: String,
+        /// What kind of file, in words.
+        kind: &'static str,
+    },
+    /// Inside a `.git` directory.
+    #[error(
+        "'{path}' is inside a .git directory, whose hooks and config run programs; leash's tools never write there"
+    )]
+    GitDir {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// The name is a symlink now (a race, or a link to nothing).
+    #[error(
+        "'{path}' is a symlink that leads nowhere or was swapped in; write to the file it should name instead"
+    )]
+    Symlink {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// A directory on the way is missing and may not be created here.
+    #[error("the directory of '{path}' does not exist")]
+    NoParent {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// The directory was moved out of the root while the file was written.
+    #[error("the directory of '{path}' changed while it was written; check it")]
+    Changed {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// The run was aborted before the file was replaced (nothing changed).
+    #[error("the write to '{path}' was cancelled; the file is unchanged")]
+    Cancelled {
+        /// The path, shortened and escaped.
+        path: String,
+    },
+    /// An I/O failure; nothing was replaced.
+    #[error("cannot write '{path}': {source}")]
+    Io {
+        /// The path, shortened and escaped.
+        path: String,
+        /// The operating system's error (it names no path).
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// A file under the root about to be written: the directory that holds it
+/// (open, verified inside the root), its name there, and what is there now.
+#[derive(Debug)]
+pub(crate) struct WriteTarget {
+    dir: File,
+    name: OsString,
+    relative: String,
+    shown: String,
+    existing: Option<(File, Metadata)>,
+}
+
+impl Sandbox {
+    /// Resolves a model-given path for writing and opens the directory
+    /// that holds it. With `create_dirs`, directories missing on the way
+    /// are created (inside the verified directory, never through a
+    /// symlink); without, a missing one is an error.
+    pub(crate) fn prepare_write(
+        &self,
+        path: &str,
+        create_dirs: bool,
+    ) -> Result<WriteTarget, WriteError> {
+        let shown = shown_path(path);
+        let relative = self.check_path(path)?;
+        self.check_root()?;
+        let names: Vec<&OsStr> = relative
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(name) => Some(name),
+                _ => None,
+            })
+            .collect();
+        let Some((last, parents)) = names.split_last() else {
+            return Err(WriteError::NotAFile { path: shown });
+        };
+        if path.ends_with('/') {
+            return Err(WriteError::NotAFile { path: shown });
+        }
+        check_name(last, &shown)?;
+        // The file itself when it exists (a symlink inside the root is
+        // followed to what it names), else the deepest directory that does.
+        let (dir_real, missing, name): (PathBuf, Vec<&OsStr>, OsString) =
+            match self.walk(path, &relative) {
+                Ok(real) => {
+                    let (Some(dir), Some(name)) = (real.parent(), real.file_name()) else {
+                        return Err(WriteError::Directory { path: shown });
+                    };
+                    if !real.starts_with(&self.root) || real == self.root {
+                        return Err(WriteError::Directory { path: shown });
+                    }
+                    (dir.to_path_buf(), Vec::new(), name.to_os_string())
+                }
+                Err(SandboxError::NotFound { .. }) => {
+                    let mut found = None;
+                    for depth in (0..=parents.len()).rev() {
+                        let prefix: PathBuf = parents[..depth].iter().collect();
+                        match self.walk(path, &prefix) {
+                            Ok(real) => {
+                                found = Some((real, parents[depth..].to_vec()));
+                                break;
+                            }
+                            Err(SandboxError::NotFound { .. }) => continue,
+                            Err(error) => return Err(error.into()),
+                        }
+                    }
+                    let Some((dir, missing)) = found else {
+                        return Err(WriteError::NoParent { path: shown });
+                    };
+                    (dir, missing, last.to_os_string())
+                }
+                Err(error) => return Err(error.into()),
+            };
+        check_name(&name, &shown)?;
+        let inside = dir_real.strip_prefix(&self.root).unwrap_or(Path::new(""));
+        let mut relative_real: PathBuf = inside.to_path_buf();
+        relative_real.extend(missing.iter());
+        relative_real.push(&name);
+        if relative_real
+            .components()
+            .any(|c| c.as_os_str().as_bytes() == b".git")
+        {
+            return Err(WriteError::GitDir { path: shown });
+        }
+        if !missing.is_empty() && !create_dirs {
+            return Err(WriteError::NoParent { path: shown });
+        }
+        let mut dir = self.open_dir(&dir_real, &shown)?;
+        for part in missing {
+            dir = make_dir(&dir, part).map_err(|source| io_error(&shown, source))?;
+        }
+        let existing = existing_file(&dir, &name, &shown)?;
+        Ok(WriteTarget {
+            dir,
+            name,
+            relative: relative_real.to_string_lossy().into_owned(),
+            shown,
+            existing,
+        })
+    }
+
+    /// Opens a resolved directory and checks that the handle is the one
+    /// resolved and lies inside the root (as `verify_opened` does for a
+    /// file): what every later step is relative to.
+    fn open_dir(&self, real: &Path, shown: &str) -> Result<File, WriteError> {
+        let before = fs::symlink_metadata(real).map_err(|source| io_error(shown, source))?;
+        if !before.file_type().is_dir() {
+            return Err(WriteError::NoParent {
+                path: shown.to_owned(),
+            });
+        }
+        let fd = rustix::fs::open(real, dir_flags(), Mode::empty())
+            .map_err(|errno| io_error(shown, errno.into()))?;
+        let dir = File::from(fd);
+        let opened = dir.metadata().map_err(|source| io_error(shown, source))?;
+        if identity(&opened) != identity(&before) {
+            return Err(WriteError::Changed {
+                path: shown.to_owned(),
+            });
+        }
+        if let Some(at) = descriptor_target(&dir)
+            && !at.starts_with(&self.root)
+        {
+            return Err(WriteError::Changed {
+                path: shown.to_owned(),
+            });
+        }
+        Ok(dir)
+    }
+
+    /// Whether a directory opened by `prepare_write` still lies inside the
+    /// root (where the kernel can say).
+    fn still_inside(&self, dir: &File) -> bool {
+        descriptor_target(dir).is_none_or(|at| at.starts_with(&self.root))
+    }
+}
+
+impl WriteTarget {
+    /// The file's path relative to the root, as results and the change
+    /// list show it.
+    pub(crate) fn relative(&self) -> &str {
+        &self.relative
+    }
+
+    /// The model's path as error messages repeat it.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The bytes of the file there now (`None` when there is none), at
+    /// most `cap` of them: a longer file is an error.
+    pub(crate) fn read_existing(&mut self, cap: usize) -> Result<Option<Vec<u8>>, ReadError> {
+        let Some((file, meta)) = &mut self.existing else {
+            return Ok(None);
+        };
+        if meta.len() > cap as u64 {
+            return Err(ReadError::TooLarge { len: meta.len() });
+        }
+        let mut bytes = Vec::new();
+        file.take(cap as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(ReadError::Io)?;
+        if bytes.len() > cap {
+            return Err(ReadError::TooLarge {
+                len: bytes.len() as u64,
+            });
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Replaces (or creates) the file with `bytes`, atomically: a
+    /// temporary file in the same directory, written and `fsync`ed, then
+    /// renamed over the name. An existing file's permission bits are kept
+    /// (set-user/group-ID dropped); a new file gets the usual `0666` less
+    /// the umask. Nothing is replaced once `cancel` fired.
+    pub(crate) fn commit(
+        &self,
+        sandbox: &Sandbox,
+        bytes: &[u8],
+        cancel: &CancellationToken,
+    ) -> Result<(), WriteError> {
+        let shown = self.shown.as_str();
+        let keep = self
+            .existing
+            .as_ref()
+            .map(|(_, meta)| Mode::from_raw_mode(meta.mode() & 0o1777));
+        let (temp, file) =
+            create_temp(&self.dir, keep.is_some()).map_err(|source| io_error(shown, source))?;
+        let written = write_synced(file, bytes, keep);
+        let outcome = match written {
+            Err(source) => Err(io_error(shown, source)),
+            Ok(()) if cancel.is_cancelled() => Err(WriteError::Cancelled {
+                path: shown.to_owned(),
+            }),
+            Ok(()) => rustix::fs::renameat(&self.dir, &temp, &self.dir, &self.name)
+                .map_err(|errno| io_error(shown, errno.into())),
+        };
+        if outcome.is_err() {
+            let _ = rustix::fs::unlinkat(&self.dir, &temp, AtFlags::empty());
+            return outcome;
+        }
+        // The rename is durable once the directory is.
+        let _ = rustix::fs::fsync(&self.dir);
+        if !sandbox.still_inside(&self.dir) {
+            return Err(WriteError::Changed {
+                path: shown.to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why the file there now could not be read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Longer than the cap.
+    TooLarge {
+        /// Its length in bytes.
+        len: u64,
+    },
+    /// Reading failed.
+    Io(io::Error),
+}
+
+/// Which kind of secret a file name says a file holds, if any: a dotenv
+/// file (`.env`, `.env.*`), an SSH private key (`id_rsa`, `id_dsa`,
+/// `id_ecdsa`, `id_ed25519`, and their `_sk` forms), a key or certificate
+/// store (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`,
+/// `*.ppk`), or a credentials file (`.netrc`, `.pgpass`,
+/// `.git-credentials`).
+pub fn refused_name(name: &OsStr) -> Option<&'static str> {
+    let bytes = name.as_bytes();
+    if names_dotenv(Path::new(name)) {
+        return Some("a dotenv file");
+    }
+    const SSH_KEYS: [&[u8]; 6] = [
+        b"id_rsa",
+        b"id_dsa",
+        b"id_ecdsa",
+        b"id_ed25519",
+        b"id_ecdsa_sk",
+        b"id_ed25519_sk",
+    ];
+    if SSH_KEYS.contains(&bytes) {
+        return Some("an SSH private key");
+    }
+    const CREDENTIALS: [&[u8]; 3] = [b".netrc", b".pgpass", b".git-credentials"];
+    if CREDENTIALS.contains(&bytes) {
+        return Some("a credentials file");
+    }
+    let extension = Path::new(name)
+        .extension()
+        .map(|e| e.as_bytes().to_ascii_lowercase());
+    const KEY_STORES: [&[u8]; 7] = [b"pem", b"key", b"p12", b"pfx", b"jks", b"keystore", b"ppk"];
+    if extension.is_some_and(|e| KEY_STORES.contains(&e.as_slice())) {
+        return Some("a private key or certificate store");
+    }
+    None
+}
+
+/// Refuses a name [`refused_name`] names.
+fn check_name(name: &OsStr, shown: &str) -> Result<(), WriteError> {
+    match refused_name(name) {
+        Some(kind) => Err(WriteError::Secret {
+            path: shown.to_owned(),
+            kind,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// How a directory is opened: never through a final symlink.
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// Creates (or finds) the directory `name` in `dir` and opens it, never
+/// through a symlink.
+fn make_dir(dir: &File, name: &OsStr) -> io::Result<File> {
+    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o777)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(errno) => return Err(errno.into()),
+    }
+    let fd: OwnedFd = rustix::fs::openat(dir, name, dir_flags(), Mode::empty())?;
+    Ok(File::from(fd))
+}
+
+/// What is at `name` in `dir` now: nothing, or a regular file (opened, so
+/// it can be read and its permissions kept). Anything else is refused.
+fn existing_file(
+    dir: &File,
+    name: &OsStr,
+    shown: &str,
+) -> Result<Option<(File, Metadata)>, WriteError> {
+    let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => stat,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(errno) => return Err(io_error(shown, errno.into())),
+    };
+    let path = shown.to_owned();
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Directory => return Err(WriteError::Directory { path }),
+        FileType::Symlink => return Err(WriteError::Symlink { path }),
+        _ => return Err(WriteError::Special { path }),
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd =
+        rustix::fs::openat(dir, name, flags | OFlags::CLOEXEC, Mode::empty()).map_err(|errno| {
+            match errno {
+                Errno::LOOP => WriteError::Symlink {
+                    path: shown.to_owned(),
+                },
+                other => io_error(shown, other.into()),
+            }
+        })?;
+    let file = File::from(fd);
+    let meta = file.metadata().map_err(|source| io_error(shown, source))?;
+    if !meta.file_type().is_file() {
+        return Err(WriteError::Special { path });
+    }
+    Ok(Some((file, meta)))
+}
+
+/// A new temporary file in `dir`: `.leash-write-<16 random hex>.tmp`,
+/// created with `O_EXCL | O_NOFOLLOW`, so it can be neither an existing
+/// file nor a symlink someone planted under a guessed name.
+/// `private`: created `0600` (an existing file's bits are applied next);
+/// else `0666` less the umask, as any new file.
+fn create_temp(dir: &File, private: bool) -> io::Result<(OsString, File)> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let create_mode = Mode::from_raw_mode(if private { 0o600 } else { 0o666 });
+    let mut last = io::Error::other("no temporary name was tried");
+    for _ in 0..TEMP_ATTEMPTS {
+        let mut random = [0u8; 8];
+        rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
+        let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let name = OsString::from(format!(".leash-write-{hex}.tmp"));
+        match rustix::fs::openat(dir, &name, flags, create_mode) {
+            Ok(fd) => return Ok((name, File::from(fd))),
+            Err(Errno::EXIST) => last = io::Error::from(Errno::EXIST),
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Err(last)
+}
+
+/// Writes and `fsync`s the temporary file; `keep` is an existing file's
+/// permission bits, applied before the data is synced.
+fn write_synced(mut file: File, bytes: &[u8], keep: Option<Mode>) -> io::Result<()> {
+    if let Some(mode) = keep {
+        rustix::fs::fchmod(&file, mode)?;
+    }
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+fn io_error(shown: &str, source: io::Error) -> WriteError {
+    match source.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => WriteError::NoParent {
+            path: shown.to_owned(),
+        },
+        _ => WriteError::Io {
+            path: shown.to_owned(),
+            source,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;
