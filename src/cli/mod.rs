@@ -204,6 +204,11 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
 
+    /// OpenAI only: chat (Chat Completions) or responses (the Responses API).
+    #[arg(long, env = "LEASH_API", value_enum, default_value_t = ApiName::Chat,
+          value_name = "API", hide_possible_values = true, help_heading = "Provider API")]
+    pub api: ApiName,
+
     /// Wait for stdin without the 1 s grace.
     #[arg(long, conflicts_with = "no_stdin")]
     pub stdin: bool,
@@ -233,6 +238,15 @@ pub enum ProviderName {
     Anthropic,
     /// The scripted offline model.
     Faux,
+}
+
+/// `--api`: which OpenAI API a run speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiName {
+    /// Chat Completions (`/chat/completions`): OpenAI and every compatible server.
+    Chat,
+    /// The Responses API (`/responses`), stateless: the newer reasoning models.
+    Responses,
 }
 
 /// `--tool-execution`.
