@@ -100,3 +100,37 @@ async fn rate_limited_then_served() {
     assert_eq!(events.last(), Some(&StreamEvent::Done(StopReason::Stop)));
     assert_eq!(bodies(&server).await.len(), 2);
 }
+
+/// Every seed of the `responses_stream` fuzz target, cut after every
+/// byte: no panic, exactly one `Done` or `Error`, and it comes last.
+#[tokio::test]
+async fn every_prefix_of_every_fuzz_seed_ends_with_one_terminal_event() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/responses_stream");
+    let mut seeds = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        let body = &data[1..];
+        seeds += 1;
+        for cut in 0..=body.len() {
+            let chunks: Vec<Result<Vec<u8>, String>> = body[..cut]
+                .chunks(5)
+                .map(|chunk| Ok(chunk.to_vec()))
+                .collect();
+            let events: Vec<StreamEvent> = decode(sse::from_bytes(
+                futures::stream::iter(chunks),
+                sse::MAX_EVENT_BYTES,
+            ))
+            .collect()
+            .await;
+            let terminal =
+                |event: &StreamEvent| matches!(event, StreamEvent::Done(_) | StreamEvent::Error(_));
+            assert_eq!(
+                events.iter().filter(|e| terminal(e)).count(),
+                1,
+                "{events:?}"
+            );
+            assert!(events.last().is_some_and(terminal), "{events:?}");
+        }
+    }
+    assert!(seeds >= 5, "the seeds are found");
+}
