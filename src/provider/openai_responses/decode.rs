@@ -59,6 +59,9 @@ struct WireEvent<'a> {
     message: Option<String>,
     #[serde(default)]
     code: Option<String>,
+    /// A proxy's `{"error": {...}}` in place of an event: ends the stream.
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
 }
 
 /// One output item (`output_item.added` / `.done`).
@@ -210,6 +213,10 @@ impl Decoder {
                 return true;
             }
         };
+        if wire.error.is_some() {
+            out.push(provider_error(None, None, data));
+            return true;
+        }
         let kind = wire.kind.as_deref().unwrap_or(event);
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {

@@ -335,3 +335,21 @@ fn unknown_events_and_a_missing_type_fall_back_to_the_event_name() {
     assert!(decoder.feed("response.completed", r#"{"response":{}}"#, &mut out));
     assert_eq!(out, vec![text("Hi"), StreamEvent::Done(StopReason::Stop)]);
 }
+
+#[test]
+fn a_proxys_error_object_in_place_of_an_event_ends_the_stream() {
+    let mut out = Vec::new();
+    let data = r#"{"error":{"message":"Upstream timed out","type":"proxy_error"}}"#;
+    assert!(Decoder::default().feed("message", data, &mut out));
+    assert_eq!(
+        out,
+        vec![StreamEvent::Error(
+            "the provider reported an error mid-stream: Upstream timed out".into()
+        )]
+    );
+    // `"error": null` (some servers add it to every event) is no error.
+    let mut out = Vec::new();
+    let data = r#"{"type":"response.output_text.delta","output_index":0,"delta":"x","error":null}"#;
+    assert!(!Decoder::default().feed("message", data, &mut out));
+    assert_eq!(out, vec![text("x")]);
+}
