@@ -538,7 +538,14 @@ async fn reasoning_items_go_back_byte_for_byte_in_the_next_request() {
     let (output, _) = leash(
         api,
         &base(&server),
-        &["--follow-up", "And first([1])?", "--events", "jsonl"],
+        &[
+            "--follow-up",
+            "And first([1])?",
+            "--events",
+            "jsonl",
+            "-s",
+            "Be brief.",
+        ],
     )
     .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -552,6 +559,31 @@ async fn reasoning_items_go_back_byte_for_byte_in_the_next_request() {
     assert!(raw(1).contains(&first_item.to_string()), "{}", raw(1));
     assert!(raw(2).contains(&first_item.to_string()), "{}", raw(2));
     assert!(raw(2).contains(&second_item.to_string()), "{}", raw(2));
+    // Every request repeats the one before it as an exact prefix: the
+    // same instructions and tools, and its input items byte for byte.
+    #[derive(serde::Deserialize)]
+    struct Wire<'a> {
+        #[serde(borrow)]
+        instructions: &'a serde_json::value::RawValue,
+        #[serde(borrow)]
+        tools: &'a serde_json::value::RawValue,
+        #[serde(borrow)]
+        input: Vec<&'a serde_json::value::RawValue>,
+    }
+    let bodies: Vec<String> = (0..3).map(raw).collect();
+    let wires: Vec<Wire<'_>> = bodies
+        .iter()
+        .map(|body| serde_json::from_str(body).unwrap())
+        .collect();
+    for pair in wires.windows(2) {
+        assert_eq!(pair[0].instructions.get(), pair[1].instructions.get());
+        assert_eq!(pair[0].tools.get(), pair[1].tools.get());
+        let (before, after) = (&pair[0].input, &pair[1].input);
+        assert!(after.len() > before.len());
+        for (a, b) in before.iter().zip(after.iter()) {
+            assert_eq!(a.get(), b.get(), "an earlier item changed");
+        }
+    }
     let turn = conversation(api, &serde_json::from_str(&raw(1)).unwrap());
     assert_eq!(
         turn[1], first_item,
