@@ -204,7 +204,7 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
 
-    /// OpenAI only: chat (Chat Completions) or responses (the Responses API).
+    /// chat (Chat Completions) or responses; OpenAI only.
     #[arg(long, env = "LEASH_API", value_enum, default_value_t = ApiName::Chat,
           value_name = "API", hide_possible_values = true, help_heading = "Provider API")]
     pub api: ApiName,
