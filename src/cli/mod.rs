@@ -232,7 +232,8 @@ impl Cli {
 /// `--provider`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderName {
-    /// The Chat Completions API (OpenAI and compatible servers).
+    /// OpenAI and compatible servers: Chat Completions, or the Responses API
+    /// with `--api responses`.
     Openai,
     /// The Anthropic Messages API.
     Anthropic,

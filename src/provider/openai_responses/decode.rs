@@ -182,6 +182,9 @@ pub struct Decoder {
     items: BTreeMap<usize, ItemState>,
     /// A tool call was started: the reply ends in `toolUse`.
     calls: bool,
+    /// Text came in deltas that named no `output_index`: a finished
+    /// message must not repeat it.
+    unplaced_text: bool,
 }
 
 impl Decoder {
@@ -282,8 +285,9 @@ impl Decoder {
         let Some(delta) = wire.delta.as_ref().filter(|delta| !delta.is_empty()) else {
             return;
         };
-        if let Some(item) = self.item(wire.output_index) {
-            item.streamed = true;
+        match self.item(wire.output_index) {
+            Some(item) => item.streamed = true,
+            None => self.unplaced_text = true,
         }
         out.push(StreamEvent::Text(delta.clone()));
     }
@@ -428,7 +432,7 @@ impl Decoder {
                 }
             }
             ItemKind::Reasoning => reasoning_done(wire.item, &item, streamed, out),
-            ItemKind::Message if !streamed => {
+            ItemKind::Message if !streamed && !self.unplaced_text => {
                 for part in item.content.iter().flatten() {
                     let text = part.text.as_ref().or(part.refusal.as_ref());
                     if let Some(text) = text.filter(|text| !text.is_empty()) {

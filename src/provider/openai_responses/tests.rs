@@ -7,7 +7,7 @@ use crate::protocol::*;
 use crate::provider::Provider;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
 
@@ -133,4 +133,57 @@ async fn every_prefix_of_every_fuzz_seed_ends_with_one_terminal_event() {
         }
     }
     assert!(seeds >= 5, "the seeds are found");
+}
+
+/// Decoded, assembled as the loop does, and sent back: two reasoning
+/// items in one reply (each with a streamed summary) stay two thinking
+/// blocks and go back as two items, each exactly as received, in order.
+#[test]
+fn two_reasoning_items_in_a_row_go_back_as_two_items() {
+    use crate::agent::assistant_stream::MessageBuilder;
+    use crate::provider::driver::WireDecoder;
+
+    let first = reasoning_item(0, &["One."], Some("enc-1"));
+    let second = reasoning_item(1, &["Two."], Some("enc-2"));
+    let events = Events::default()
+        .reasoning_added(0)
+        .summary(0, 0, "One.")
+        .item_done(0, first.clone())
+        .reasoning_added(1)
+        .summary(1, 0, "Two.")
+        .item_done(1, second.clone())
+        .call_added(2, "call_1", "read_file")
+        .call_done(2, "call_1", "read_file", "{}")
+        .completed(json!(null));
+    let mut decoder = super::decode::Decoder::default();
+    let mut decoded = Vec::new();
+    for (kind, data) in events.payloads() {
+        decoder.decode_event(&kind, &data, &mut decoded);
+    }
+    let mut builder = MessageBuilder::new("openai", "gpt-test");
+    let mut updates = Vec::new();
+    for event in decoded {
+        match event {
+            StreamEvent::Done(stop) => builder.end(stop, None, &mut updates),
+            other => builder.apply(other, &mut updates),
+        }
+    }
+    let message = builder.into_message();
+    let messages = vec![user("go"), Message::Assistant(message)];
+    let settings = settings("http://x/v1", None);
+    let body = super::request::request_body(&request(&messages, &[]), &settings);
+    let text = serde_json::to_string(&body).unwrap();
+    let at = |item: &Value| text.find(&item.to_string()).unwrap();
+    assert!(at(&first) < at(&second), "{text}");
+    let body: Value = serde_json::from_str(&text).unwrap();
+    let kinds: Vec<&str> = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["message", "reasoning", "reasoning", "function_call"]
+    );
 }

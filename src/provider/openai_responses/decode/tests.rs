@@ -353,3 +353,16 @@ fn a_proxys_error_object_in_place_of_an_event_ends_the_stream() {
     assert!(!Decoder::default().feed("message", data, &mut out));
     assert_eq!(out, vec![text("x")]);
 }
+
+#[test]
+fn text_deltas_without_an_output_index_are_not_repeated_by_the_finished_message() {
+    let mut decoder = Decoder::default();
+    let mut out = Vec::new();
+    let delta = r#"{"type":"response.output_text.delta","delta":"Hi"}"#;
+    let done = r#"{"type":"response.output_item.done","output_index":0,
+        "item":{"type":"message","content":[{"type":"output_text","text":"Hi"}]}}"#;
+    assert!(!decoder.feed("", delta, &mut out));
+    assert!(!decoder.feed("", done, &mut out));
+    assert!(decoder.feed("", r#"{"type":"response.completed"}"#, &mut out));
+    assert_eq!(out, vec![text("Hi"), StreamEvent::Done(StopReason::Stop)]);
+}
