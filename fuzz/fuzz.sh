@@ -13,11 +13,12 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(sse_decoder openai_stream anthropic_stream tool_args faux_script sandbox_path)
+    targets=(sse_decoder openai_stream responses_stream anthropic_stream tool_args faux_script sandbox_path)
 fi
 dict_of() {
     case "$1" in
         sse_decoder | openai_stream) echo openai ;;
+        responses_stream) echo responses ;;
         anthropic_stream) echo anthropic ;;
         faux_script) echo faux ;;
         *) echo paths ;;

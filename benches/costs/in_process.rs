@@ -1,5 +1,6 @@
 //! The parts measured inside this process, with the library: a tool batch
-//! of parallel sleeping calls on the scripted provider, and SSE decoding.
+//! of parallel sleeping calls on the scripted provider, SSE decoding, and
+//! the two OpenAI decoders (Chat Completions, Responses) on whole replies.
 //!
 //! Nothing here touches the network or the file system.
 
@@ -181,6 +182,100 @@ pub fn sse_decode(
             std::hint::black_box(&event);
             count += 1;
         }
+        count
+    });
+    (started.elapsed(), events)
+}
+
+/// A realistic Responses text delta event, as api.openai.com sends them
+/// (`event:` line, typed `data`, the stream obfuscation padding).
+pub fn realistic_responses_event(i: usize) -> String {
+    let data = json!({
+        "type": "response.output_text.delta",
+        "sequence_number": i + 4,
+        "item_id": "msg_67c9fdcecf488190bdd9a0409de3a1ec07b8b0ad4e5eb654",
+        "output_index": 0,
+        "content_index": 0,
+        "delta": format!(" token{i}"),
+        "logprobs": [],
+        "obfuscation": "kE7Yq2v"
+    });
+    format!("event: response.output_text.delta\ndata: {data}\n\n")
+}
+
+/// Which OpenAI API a decoder body is written for.
+#[derive(Debug, Clone, Copy)]
+pub enum Api {
+    /// Chat Completions chunks, ended by a finish reason and `[DONE]`.
+    Chat,
+    /// Responses events, ended by `response.completed`.
+    Responses,
+}
+
+/// A whole reply of realistic text deltas in `api`'s format, at least
+/// `bytes` long, ending as the API ends a reply.
+pub fn reply_body(api: Api, bytes: usize) -> Vec<u8> {
+    let mut body = Vec::with_capacity(bytes + 1024);
+    let mut i = 0;
+    while body.len() < bytes {
+        let event = match api {
+            Api::Chat => realistic_chunk(i),
+            Api::Responses => realistic_responses_event(i),
+        };
+        body.extend_from_slice(event.as_bytes());
+        i += 1;
+    }
+    let end = match api {
+        Api::Chat => concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n"
+        ),
+        Api::Responses => concat!(
+            "event: response.completed\ndata: {\"type\":\"response.completed\",",
+            "\"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":10,",
+            "\"output_tokens\":10}}}\n\n"
+        ),
+    };
+    body.extend_from_slice(end.as_bytes());
+    body
+}
+
+/// Decodes `body` with `api`'s whole decoder (SSE framing, then the wire
+/// format's events into the loop's stream events) fed in `chunk`-byte
+/// pieces; returns the time taken and the number of stream events.
+pub fn reply_decode(
+    runtime: &tokio::runtime::Runtime,
+    api: Api,
+    body: &Arc<Vec<u8>>,
+    chunk: usize,
+) -> (Duration, usize) {
+    let pieces: Vec<Result<Piece, String>> = (0..body.len())
+        .step_by(chunk)
+        .map(|start| {
+            Ok(Piece {
+                body: Arc::clone(body),
+                start,
+                end: (start + chunk).min(body.len()),
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let events = runtime.block_on(async {
+        let framed = sse::from_bytes(futures::stream::iter(pieces), sse::MAX_EVENT_BYTES);
+        let mut events = match api {
+            Api::Chat => leash::provider::openai::decode(framed),
+            Api::Responses => leash::provider::openai_responses::decode(framed),
+        };
+        let mut count = 0;
+        let mut last = None;
+        while let Some(event) = events.next().await {
+            count += 1;
+            last = Some(event);
+        }
+        assert!(
+            matches!(last, Some(leash::protocol::StreamEvent::Done(_))),
+            "the reply decodes whole: {last:?}"
+        );
         count
     });
     (started.elapsed(), events)

@@ -125,6 +125,7 @@ fn main() {
     if wanted("sse") {
         eprintln!("costs: SSE decoding (in-process)…");
         sse_decoding(&runs, &mut rows);
+        reply_decoding(&runs, &mut rows);
     }
     if wanted("grep") {
         eprintln!("costs: the grep tool over 10k files / 100 MB, next to rg…");
@@ -386,6 +387,31 @@ fn sse_decoding(runs: &Runs, rows: &mut Vec<Row>) {
                 rates,
             )
             .target(Target::AtLeast(200.0)),
+        );
+    }
+}
+
+/// The two OpenAI decoders side by side: the same text deltas in each
+/// API's realistic wire shape, through SSE framing and the format's
+/// decoder (the rows above time the framing alone).
+fn reply_decoding(runs: &Runs, rows: &mut Vec<Row>) {
+    let runtime = in_process::runtime();
+    let chunk = 256 * 1024;
+    for (api, name) in [
+        (in_process::Api::Chat, "Chat Completions"),
+        (in_process::Api::Responses, "Responses"),
+    ] {
+        let body = Arc::new(in_process::reply_body(api, 16 * 1024 * 1024));
+        let rates = (0..runs.sse)
+            .map(|_| {
+                let (time, events) = in_process::reply_decode(&runtime, api, &body, chunk);
+                assert!(events > 0);
+                body.len() as f64 / 1e6 / time.as_secs_f64()
+            })
+            .collect();
+        rows.push(
+            Row::new(format!("{name} decoder, 256 KiB reads"), "MB/s", rates)
+                .target(Target::AtLeast(100.0)),
         );
     }
 }

@@ -160,6 +160,11 @@ impl MessageBuilder {
                 });
             }
             StreamEvent::Thinking(delta) => {
+                // A signature ends its block: reasoning after it is a
+                // block of its own (two reasoning items in a row).
+                if self.open_thinking_is_signed() {
+                    self.close_open_block(out);
+                }
                 let content_index = self.open_thinking(out);
                 if let Some(AssistantContent::Thinking { thinking, .. }) =
                     self.message.content.get_mut(content_index)
@@ -301,6 +306,19 @@ impl MessageBuilder {
             content_index: index,
         });
         index
+    }
+
+    fn open_thinking_is_signed(&self) -> bool {
+        match self.open {
+            Some(OpenBlock::Thinking(index)) => matches!(
+                self.message.content.get(index),
+                Some(AssistantContent::Thinking {
+                    signature: Some(_),
+                    ..
+                })
+            ),
+            _ => false,
+        }
     }
 
     fn close_open_block(&mut self, out: &mut Vec<AssistantMessageEvent>) {
@@ -471,6 +489,28 @@ mod tests {
                     text: "answer".into()
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn reasoning_after_a_signed_block_opens_a_block_of_its_own() {
+        // Two reasoning items in a row (Responses), or two Anthropic
+        // thinking blocks: each keeps its own signature.
+        let (message, _) = build(vec![
+            StreamEvent::Thinking("first".into()),
+            StreamEvent::ThinkingSignature("sig1".into()),
+            StreamEvent::Thinking("second".into()),
+            StreamEvent::ThinkingSignature("sig2".into()),
+            StreamEvent::Done(StopReason::Stop),
+        ]);
+        let thinking = |text: &str, sig: &str| AssistantContent::Thinking {
+            thinking: text.into(),
+            signature: Some(sig.into()),
+            redacted: false,
+        };
+        assert_eq!(
+            message.content,
+            vec![thinking("first", "sig1"), thinking("second", "sig2")]
         );
     }
 

@@ -241,6 +241,11 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
 
+    /// chat (Chat Completions) or responses; OpenAI only.
+    #[arg(long, env = "LEASH_API", value_enum, default_value_t = ApiName::Chat,
+          value_name = "API", hide_possible_values = true, help_heading = "Provider API")]
+    pub api: ApiName,
+
     /// Wait for stdin without the 1 s grace.
     #[arg(long, conflicts_with = "no_stdin")]
     pub stdin: bool,
@@ -264,12 +269,22 @@ impl Cli {
 /// `--provider`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderName {
-    /// The Chat Completions API (OpenAI and compatible servers).
+    /// OpenAI and compatible servers: Chat Completions, or the Responses API
+    /// with `--api responses`.
     Openai,
     /// The Anthropic Messages API.
     Anthropic,
     /// The scripted offline model.
     Faux,
+}
+
+/// `--api`: which OpenAI API a run speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiName {
+    /// Chat Completions (`/chat/completions`): OpenAI and every compatible server.
+    Chat,
+    /// The Responses API (`/responses`), stateless: the newer reasoning models.
+    Responses,
 }
 
 /// `--tool-execution`.

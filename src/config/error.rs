@@ -39,6 +39,14 @@ pub enum ConfigError {
     /// `--provider faux` without a script.
     #[error("--provider faux needs --faux-script FILE")]
     MissingScript,
+    /// `--api` with a provider other than OpenAI.
+    #[error(
+        "--api chooses between the OpenAI APIs (chat, responses); --provider {provider} has one API: leave --api out"
+    )]
+    ApiNotOpenAi {
+        /// The run's provider.
+        provider: &'static str,
+    },
     /// The script did not load.
     #[error(transparent)]
     Script(#[from] ScriptError),

@@ -26,7 +26,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::agent::ToolExecution;
-use crate::cli::{Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
+use crate::cli::{ApiName, Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
 use crate::config::dotenv::DotEnvStatus;
 use crate::config::file::ConfigFile;
 use crate::config::layers::{Environment, Origins, Source};
@@ -67,6 +67,8 @@ pub enum ProviderConfig {
     Faux(Script),
     /// Chat Completions.
     OpenAi(HttpSettings),
+    /// The OpenAI Responses API (`--api responses`).
+    OpenAiResponses(HttpSettings),
     /// Anthropic Messages.
     Anthropic(HttpSettings),
 }
@@ -76,7 +78,7 @@ impl ProviderConfig {
     pub fn name(&self) -> &'static str {
         match self {
             ProviderConfig::Faux(_) => "faux",
-            ProviderConfig::OpenAi(_) => "openai",
+            ProviderConfig::OpenAi(_) | ProviderConfig::OpenAiResponses(_) => "openai",
             ProviderConfig::Anthropic(_) => "anthropic",
         }
     }
@@ -225,6 +227,13 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             prompt_cache_key: cli.prompt_cache_key.clone(),
         })
     };
+    if provider_name != ProviderName::Openai && inputs.origins.source("api") != Source::Default {
+        let provider = match provider_name {
+            ProviderName::Faux => "faux",
+            http => provider_info(http).name,
+        };
+        return Err(named("api")(ConfigError::ApiNotOpenAi { provider }));
+    }
     let provider = match provider_name {
         ProviderName::Faux => {
             let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
@@ -233,7 +242,10 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
                 .map_err(|error| named("faux_script")(error.into()))?;
             ProviderConfig::Faux(script)
         }
-        ProviderName::Openai => ProviderConfig::OpenAi(http(provider_name)?),
+        ProviderName::Openai => match cli.api {
+            ApiName::Chat => ProviderConfig::OpenAi(http(provider_name)?),
+            ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
+        },
         ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
     };
     if inputs.origins.source("system") == Source::Flag

@@ -59,7 +59,9 @@ fn resolve_in(
 
 fn settings(config: &RunPlan) -> &HttpSettings {
     match &config.provider {
-        ProviderConfig::OpenAi(settings) | ProviderConfig::Anthropic(settings) => settings,
+        ProviderConfig::OpenAi(settings)
+        | ProviderConfig::OpenAiResponses(settings)
+        | ProviderConfig::Anthropic(settings) => settings,
         ProviderConfig::Faux(_) => panic!("faux has no settings"),
     }
 }
@@ -638,4 +640,43 @@ fn max_cost_without_a_price_and_bad_prices_are_usage_errors() {
         error.starts_with("config file /c/config.toml: price: invalid price '1'"),
         "{error}"
     );
+}
+
+#[test]
+fn api_responses_picks_the_responses_api_from_the_flag_or_the_file() {
+    let key = [("OPENAI_API_KEY", "sk-x")];
+    let default = resolve_with(&["hi"], &key).unwrap();
+    assert!(matches!(default.provider, ProviderConfig::OpenAi(_)));
+    let flag = resolve_with(&["--api", "responses", "hi"], &key).unwrap();
+    assert!(matches!(flag.provider, ProviderConfig::OpenAiResponses(_)));
+    assert_eq!(flag.provider.name(), "openai");
+    let file = resolve_layered(&["hi"], &key, Some("api = \"responses\"\n"), false).unwrap();
+    assert!(matches!(file.provider, ProviderConfig::OpenAiResponses(_)));
+}
+
+#[test]
+fn api_with_another_provider_is_a_usage_error_naming_its_source() {
+    let anthropic = [("ANTHROPIC_API_KEY", "sk-ant")];
+    let error =
+        resolve_with(&["--api", "responses", "-m", "claude-x", "hi"], &anthropic).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("--provider anthropic has one API"),
+        "{error}"
+    );
+    let error = resolve_with(
+        &["--api", "chat", "--provider", "anthropic", "hi"],
+        &anthropic,
+    )
+    .unwrap_err();
+    assert!(error.to_string().starts_with("--api chooses"), "{error}");
+    let error = resolve_layered(
+        &["--provider", "anthropic", "hi"],
+        &anthropic,
+        Some("api = \"responses\"\n"),
+        false,
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("config file"), "{error}");
 }

@@ -14,6 +14,7 @@ pub(crate) mod driver;
 pub mod faux;
 pub(crate) mod http;
 pub mod openai;
+pub mod openai_responses;
 pub(crate) mod sse;
 #[cfg(test)]
 pub(crate) mod testing;

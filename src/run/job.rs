@@ -33,6 +33,7 @@ use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
+use crate::provider::openai_responses::ResponsesProvider;
 use crate::render::EventRenderer;
 use crate::render::jsonl::JsonlRenderer;
 use crate::render::lane::Lane;
@@ -316,6 +317,9 @@ impl Job {
         match &self.plan.provider {
             ProviderConfig::Faux(script) => Arc::new(FauxProvider::new(script.clone())),
             ProviderConfig::OpenAi(settings) => Arc::new(OpenAiProvider::new(settings.clone())),
+            ProviderConfig::OpenAiResponses(settings) => {
+                Arc::new(ResponsesProvider::new(settings.clone()))
+            }
             ProviderConfig::Anthropic(settings) => {
                 Arc::new(AnthropicProvider::new(settings.clone()))
             }
@@ -329,9 +333,9 @@ impl Job {
             return Vec::new();
         };
         let run_key = match &self.plan.provider {
-            ProviderConfig::OpenAi(settings) | ProviderConfig::Anthropic(settings) => {
-                settings.api_key.clone()
-            }
+            ProviderConfig::OpenAi(settings)
+            | ProviderConfig::OpenAiResponses(settings)
+            | ProviderConfig::Anthropic(settings) => settings.api_key.clone(),
             ProviderConfig::Faux(_) => None,
         };
         let keys = key_set(run_key.into_iter().chain(self.plan.known_keys.clone()));

@@ -1,11 +1,11 @@
 //! Prompt caching and cost, the real binary against loopback OpenAI Chat
-//! Completions and Anthropic Messages servers: where the cache
+//! Completions, OpenAI Responses and Anthropic Messages servers: where the cache
 //! breakpoints go (and `--no-cache`), `prompt_cache_key`, that each turn's
 //! request is a byte prefix of the next, cached tokens in the usage
 //! reports, `--price` and `--max-cost`.
 //!
 //! "Prefix", precisely: a request body's fields are all the same on every
-//! turn except `messages`, which is last; so turn N's body without its
+//! turn except `messages` (`input` on Responses), which is last; so turn N's body without its
 //! closing `]}` — and, on Anthropic, without the breakpoint on its last
 //! message's last block, which moves to the new last block — must be the
 //! first bytes of turn N+1's body, followed by the `,` that starts turn
@@ -15,7 +15,7 @@
 
 use crate::support;
 use crate::support::shell::fixtures_dir;
-use crate::support::sse::{anthropic, openai, sse};
+use crate::support::sse::{anthropic, openai, responses, sse};
 
 use std::process::Output;
 
@@ -29,6 +29,8 @@ const BREAKPOINT: &str = r#","cache_control":{"type":"ephemeral"}"#;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Api {
     OpenAi,
+    /// OpenAI with `--api responses`.
+    Responses,
     Anthropic,
 }
 
@@ -41,6 +43,11 @@ async fn leash(server: &MockServer, api: Api, args: &[&str], env: &[(&str, &str)
         Api::OpenAi => cmd
             .env("OPENAI_API_KEY", "sk-cost-test")
             .args(["--provider", "openai", "-m", "gpt-test", "--base-url"])
+            .arg(format!("{}/v1", server.uri())),
+        Api::Responses => cmd
+            .env("OPENAI_API_KEY", "sk-cost-test")
+            .args(["--provider", "openai", "--api", "responses"])
+            .args(["-m", "gpt-test", "--base-url"])
             .arg(format!("{}/v1", server.uri())),
         Api::Anthropic => cmd
             .env("ANTHROPIC_API_KEY", "sk-ant-cost-test")
@@ -174,6 +181,7 @@ async fn server(api: Api, replies: Vec<String>) -> MockServer {
     let server = MockServer::start().await;
     let endpoint = match api {
         Api::OpenAi => "/v1/chat/completions",
+        Api::Responses => "/v1/responses",
         Api::Anthropic => "/v1/messages",
     };
     let last = replies.len() - 1;
@@ -200,6 +208,17 @@ async fn three_turns(api: Api) -> MockServer {
             openai_call("call_1", "read_file", r#"{"path":"sample.ts"}"#, 1000, 0),
             openai_call("call_2", "list_dir", "{}", 1200, 1000),
             openai_text("done", 1400, 1200),
+        ],
+        Api::Responses => vec![
+            responses::Reply::new()
+                .calls(&[("call_1", "read_file", r#"{"path":"sample.ts"}"#)])
+                .completed(1000, 0, 20),
+            responses::Reply::new()
+                .calls(&[("call_2", "list_dir", "{}")])
+                .completed(1200, 1000, 20),
+            responses::Reply::new()
+                .message(&["done"])
+                .completed(1400, 1200, 10),
         ],
         Api::Anthropic => vec![
             anthropic_call(
@@ -243,6 +262,7 @@ fn assert_prefix(before: &str, after: &str, moving_breakpoint: bool) {
 async fn each_request_repeats_the_one_before_as_an_exact_prefix_on_every_provider() {
     for (api, extra) in [
         (Api::OpenAi, vec!["--prompt-cache-key", "repo-1"]),
+        (Api::Responses, vec!["--prompt-cache-key", "repo-1"]),
         (Api::Anthropic, vec![]),
         (Api::Anthropic, vec!["--no-cache"]),
     ] {
@@ -259,6 +279,10 @@ async fn each_request_repeats_the_one_before_as_an_exact_prefix_on_every_provide
         );
         let bodies = raw_bodies(&server).await;
         assert_eq!(bodies.len(), 3, "{api:?}");
+        if api != Api::Anthropic {
+            let first: Value = serde_json::from_str(&bodies[0]).unwrap();
+            assert_eq!(first["prompt_cache_key"], "repo-1", "{api:?}");
+        }
         let moving = api == Api::Anthropic && extra.is_empty();
         assert_prefix(&bodies[0], &bodies[1], moving);
         assert_prefix(&bodies[1], &bodies[2], moving);

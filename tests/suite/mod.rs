@@ -17,6 +17,7 @@ mod hardening_servers;
 mod hardening_signals;
 mod harness;
 mod openai;
+mod openai_apis;
 mod recipes;
 mod search_tools;
 mod structured;

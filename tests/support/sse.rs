@@ -1,10 +1,12 @@
 //! The SSE bodies the mock servers send, per provider, in the documented
 //! wire formats: [`openai`] (Chat Completions `data:` chunks) and
-//! [`anthropic`] (Messages `event:` / `data:` pairs), with canned error
+//! [`anthropic`] (Messages `event:` / `data:` pairs), [`responses`] (the
+//! OpenAI Responses API's typed events), with canned error
 //! responses and the request log of a mock server.
 
 pub mod anthropic;
 pub mod openai;
+pub mod responses;
 
 use serde_json::Value;
 use wiremock::{MockServer, ResponseTemplate};
