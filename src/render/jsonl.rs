@@ -106,6 +106,21 @@ pub enum WireEvent<'a> {
         /// The notice.
         message: &'a str,
     },
+    /// A `--hook` failed (crashed, timed out, answered with something
+    /// other than its JSON); it failed closed as `reason` says.
+    HookFailed {
+        /// `hook #2 (before-tool-call=./policy.sh)`.
+        hook: &'a str,
+        /// `before-tool-call`, `after-tool-call` or `finish-turn`.
+        #[schemars(schema_with = "hook_event_schema")]
+        event: &'a str,
+        /// The call it ran for (tool-call events only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<&'a str>,
+        /// What happened and what leash did: the call was blocked, its
+        /// result withheld, or the run ended.
+        reason: &'a str,
+    },
     /// The last line: how the process ends.
     RunEnd {
         /// `ok`, `error`, `turn_limit`, ...
@@ -132,6 +147,13 @@ pub struct Assistant<'a> {
     role: &'static str,
     #[serde(flatten)]
     message: &'a AssistantMessage,
+}
+
+fn hook_event_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": crate::run::hooks::HookEvent::ALL.map(crate::run::hooks::HookEvent::as_str)
+    })
 }
 
 fn assistant_role(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -254,6 +276,15 @@ impl EventRenderer for JsonlRenderer {
 
     fn notice(&mut self, text: &str) {
         self.write(&WireEvent::Notice { message: text });
+    }
+
+    fn hook_failed(&mut self, failure: &crate::run::hooks::HookFailure) {
+        self.write(&WireEvent::HookFailed {
+            hook: &failure.hook,
+            event: failure.event.as_str(),
+            tool_call_id: failure.tool_call_id.as_deref(),
+            reason: &failure.reason,
+        });
     }
 
     fn run_end(&mut self, report: &RunReport) {

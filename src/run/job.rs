@@ -37,6 +37,7 @@ use crate::render::lane::Lane;
 use crate::render::text::TextRenderer;
 use crate::render::transcript::Transcript;
 use crate::render::{EventRenderer, renderer};
+use crate::run::hooks::HookChain;
 use crate::run::input::{self, InputError};
 use crate::run::limits::RunLimits;
 use crate::run::outcome::{self, AbortCause, LimitReport, Status};
@@ -109,9 +110,9 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
     };
     let report = match job.prepare(&mut abort).await {
         Ok(prepared) => {
-            let (messages, limits) = job.run_agent(prepared, &mut abort).await;
+            let (messages, limits, ended_by) = job.run_agent(prepared, &mut abort).await;
             let cause = *abort.borrow();
-            job.report(&messages, cause, limits)
+            job.report(&messages, cause, limits, ended_by)
         }
         Err(NotStarted::Usage(error)) => {
             job.report_without_run(Status::Usage, Some(error.to_string()))
@@ -144,6 +145,7 @@ struct Prepared {
     prompt: String,
     agent: Agent,
     limits: Arc<RunLimits>,
+    chain: Arc<HookChain>,
     _listeners: Vec<Subscription>,
 }
 
@@ -243,6 +245,17 @@ impl Job {
         // can steer the run (the `--output-schema` correction) from the start.
         let queues = QueueHandle::default();
         let limits = Arc::new(RunLimits::new(self.plan.limits.clone(), queues.clone()));
+        // The built-in limits first, then the patterns and the shell hooks;
+        // a hook that fails says so on the event stream.
+        let failures = self.events.clone();
+        let chain = Arc::new(HookChain::new(
+            Arc::clone(&limits),
+            self.plan.limits.clone(),
+            &self.plan.hooks,
+            Arc::new(move |failure| {
+                failures.submit(move |renderer| renderer.hook_failed(&failure));
+            }),
+        ));
         let agent = Agent::with_queues(
             self.provider(),
             LoopConfig {
@@ -250,7 +263,7 @@ impl Job {
                 system: self.plan.system.clone(),
                 tools: self.tools(),
                 tool_execution: self.plan.tool_execution,
-                hooks: limits.clone(),
+                hooks: chain.clone(),
             },
             queues,
         );
@@ -276,17 +289,19 @@ impl Job {
             prompt: prompt.text,
             agent,
             limits,
+            chain,
             _listeners: listeners,
         })
     }
 
     /// Runs the prompt until it ends or the timer or a signal stops it;
-    /// returns the messages it added and what the limits saw.
+    /// returns the messages it added, what the limits saw and why a failed
+    /// `finish-turn` hook ended the run, if one did.
     async fn run_agent(
         &self,
         prepared: Prepared,
         abort: &mut watch::Receiver<Option<AbortCause>>,
-    ) -> (Vec<Message>, LimitReport) {
+    ) -> (Vec<Message>, LimitReport, Option<String>) {
         let agent = &prepared.agent;
         let run = agent.prompt(vec![Message::user_text(prepared.prompt.clone())]);
         let aborter = async {
@@ -301,7 +316,11 @@ impl Job {
             messages = run => messages.unwrap_or_default(),
             _ = aborter => Vec::new(),
         };
-        (messages, prepared.limits.report())
+        (
+            messages,
+            prepared.limits.report(),
+            prepared.chain.ended_by(),
+        )
     }
 
     fn provider(&self) -> Arc<dyn Provider> {

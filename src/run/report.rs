@@ -26,8 +26,20 @@ impl Job {
         messages: &[Message],
         cause: Option<AbortCause>,
         limits: LimitReport,
+        hook_ended: Option<String>,
     ) -> RunReport {
         let mut status = outcome::decide_status(messages, cause, limits);
+        // A `finish-turn` hook that failed ended the run: it fails closed,
+        // so even an answer is not reported as a success.
+        let hook_ended = hook_ended.filter(|_| {
+            matches!(
+                status,
+                Status::Ok | Status::Terminated | Status::TurnLimit | Status::Length
+            )
+        });
+        if hook_ended.is_some() {
+            status = Status::Terminated;
+        }
         let last = outcome::final_assistant(messages);
         let reply = last.map(|m| m.text()).unwrap_or_default();
         let mut error_message = last.and_then(|m| m.error_message.clone());
@@ -64,7 +76,11 @@ impl Job {
                 .map(|limit| (limits.tokens_used, limit)),
             corrected: limits.corrected,
         };
-        let message = outcome::describe(status, &detail);
+        // A failed `finish-turn` hook's reason says it all.
+        let message = match &hook_ended {
+            Some(reason) => reason.clone(),
+            None => outcome::describe(status, &detail),
+        };
         RunReport {
             status,
             message,

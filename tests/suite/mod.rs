@@ -14,6 +14,7 @@ mod hardening_secrets;
 mod hardening_servers;
 mod hardening_signals;
 mod harness;
+mod hooks;
 mod openai;
 mod recipes;
 mod search_tools;
