@@ -374,12 +374,11 @@ fn the_run_timeout_ends_a_run_whose_hook_hangs_and_kills_the_hook() {
     assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
     assert!(last_line(&output).contains("timed out after 1s"));
     let pid = std::fs::read_to_string(&pid_file).unwrap();
-    let stat = PathBuf::from(format!("/proc/{}/stat", pid.trim()));
-    let gone = (0..50).any(|_| {
-        std::thread::sleep(Duration::from_millis(20));
-        std::fs::read_to_string(&stat).map_or(true, |text| text.contains(") Z"))
-    });
-    assert!(gone, "the hook's sleep {} outlived the run", pid.trim());
+    assert!(
+        gone(&pid),
+        "the hook's sleep {} outlived the run",
+        pid.trim()
+    );
 }
 
 #[test]
@@ -730,4 +729,92 @@ async fn on_anthropic_the_tool_runs_with_replaced_arguments_and_the_key_stays_ou
     assert!(text.contains("REPLACED CONTENT"), "{text}");
     let env = std::fs::read_to_string(env_seen).unwrap();
     assert!(!env.contains(key), "the key reached the hook's environment");
+}
+
+/// Whether the process `pid` is gone (or a zombie about to be reaped by
+/// init), waiting up to a second.
+fn gone(pid: &str) -> bool {
+    let stat = PathBuf::from(format!("/proc/{}/stat", pid.trim()));
+    (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::read_to_string(&stat).map_or(true, |text| text.contains(") Z"))
+    })
+}
+
+#[test]
+fn sigterm_ends_a_run_whose_hook_hangs_at_once_and_kills_the_hook() {
+    let ws = Workspace::new();
+    let pid_file = ws.path("pid");
+    let hook = sh_hook(
+        &ws,
+        "hang.sh",
+        "after-tool-call",
+        &format!("sleep 60 &\necho $! > '{}'\nwait", pid_file.display()),
+    );
+    let mut cmd = ws.faux(calls_then_done(vec![call("list_dir", json!({}))]));
+    cmd.args([
+        "--hook",
+        &hook,
+        "--hook-timeout",
+        "60s",
+        "--timeout",
+        "60s",
+        "go",
+    ]);
+    let child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while std::fs::read_to_string(&pid_file).map_or(true, |pid| !pid.ends_with('\n')) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let signalled = std::time::Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(143), "{}", stderr(&output));
+    assert!(
+        signalled.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        signalled.elapsed()
+    );
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(
+        gone(&pid),
+        "the hook's sleep {} outlived the run",
+        pid.trim()
+    );
+}
+
+#[test]
+fn leash_hook_holds_one_hook_and_beats_the_config_file_as_a_whole() {
+    let ws = Workspace::new();
+    let from_file = sh_hook(
+        &ws,
+        "file.sh",
+        "before-tool-call",
+        r#"echo '{"block": true, "reason": "from the file"}'"#,
+    );
+    let from_env = sh_hook(
+        &ws,
+        "env.sh",
+        "before-tool-call",
+        r#"echo '{"block": true, "reason": "from LEASH_HOOK"}'"#,
+    );
+    ws.write(
+        "config/leash/config.toml",
+        format!("hook = [{}]\n", serde_json::to_string(&from_file).unwrap()),
+    );
+    let mut cmd = ws.faux(calls_then_done(vec![call("list_dir", json!({}))]));
+    cmd.env("LEASH_HOOK", &from_env)
+        .args(["--events", "jsonl", "go"]);
+    let (output, _) = run(&mut cmd);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(tool_ends(&output), [("from LEASH_HOOK".to_owned(), true)]);
 }
