@@ -818,3 +818,47 @@ fn leash_hook_holds_one_hook_and_beats_the_config_file_as_a_whole() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(tool_ends(&output), [("from LEASH_HOOK".to_owned(), true)]);
 }
+
+/// The code block after `<!-- recipe: NAME -->` in the README.
+fn recipe(name: &str) -> String {
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let marker = format!("<!-- recipe: {name} -->");
+    let after = &readme[readme.find(&marker).unwrap()..];
+    let body = &after[after.find("```").unwrap()..];
+    let start = body.find('\n').unwrap() + 1;
+    let end = body[start..].find("```").unwrap();
+    body[start..start + end].to_owned()
+}
+
+#[test]
+fn the_readme_pem_recipes_block_the_key_and_let_the_rest_through() {
+    use crate::support::shell;
+    let mut recipes = vec!["pem-deny"];
+    if shell::has("python3") {
+        recipes.push("pem-hook");
+    }
+    for name in recipes {
+        let ws = shell::Workspace::new();
+        ws.write("keys/server.pem", "-----BEGIN PRIVATE KEY-----\n");
+        ws.write("tls.md", "TLS terminates at the proxy.\n");
+        ws.write("policy.py", &recipe("pem-policy"));
+        let script = ws.script(calls_then_done(vec![
+            call("read_file", json!({"path": "keys/server.pem"})),
+            call("read_file", json!({"path": "tls.md"})),
+        ]));
+        let output = ws
+            .bash(&recipe(name))
+            .env("LEASH_FAUX_SCRIPT", script)
+            .env("LEASH_EVENTS", "jsonl")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        let ends = tool_ends(&output);
+        assert!(ends[0].1, "{name}: {ends:?}");
+        assert!(!ends[0].0.contains("PRIVATE KEY"), "{name}: {ends:?}");
+        assert!(!ends[1].1 && ends[1].0.contains("TLS terminates"), "{name}: {ends:?}");
+        assert!(!stderr(&output).contains("PRIVATE KEY"), "{name}");
+    }
+}
