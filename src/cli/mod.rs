@@ -212,8 +212,8 @@ pub struct Cli {
     #[arg(long)]
     pub no_stdin: bool,
 
-    /// Run COMMAND at EVENT: before-tool-call, after-tool-call or
-    /// finish-turn; repeatable, in order (see README "Hooks").
+    /// Run COMMAND at before-tool-call, after-tool-call or finish-turn
+    // Repeatable, run in the order given (README "Hooks").
     #[arg(
         long = "hook",
         env = "LEASH_HOOK",

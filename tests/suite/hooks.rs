@@ -858,7 +858,10 @@ fn the_readme_pem_recipes_block_the_key_and_let_the_rest_through() {
         let ends = tool_ends(&output);
         assert!(ends[0].1, "{name}: {ends:?}");
         assert!(!ends[0].0.contains("PRIVATE KEY"), "{name}: {ends:?}");
-        assert!(!ends[1].1 && ends[1].0.contains("TLS terminates"), "{name}: {ends:?}");
+        assert!(
+            !ends[1].1 && ends[1].0.contains("TLS terminates"),
+            "{name}: {ends:?}"
+        );
         assert!(!stderr(&output).contains("PRIVATE KEY"), "{name}");
     }
 }
