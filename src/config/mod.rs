@@ -312,8 +312,13 @@ fn parse_hooks(cli: &Cli, inputs: &Inputs<'_>) -> Result<HookSettings, ConfigErr
     let hooks = cli
         .hook
         .iter()
-        .map(|value| HookSpec::parse(value).map_err(|error| named("hook")(error.into())))
-        .collect::<Result<_, _>>()?;
+        .map(|value| {
+            let spec = HookSpec::parse(value)?;
+            spec.check_program(inputs.env.get("PATH").as_deref())?;
+            Ok(spec)
+        })
+        .collect::<Result<_, crate::run::hooks::SpecError>>()
+        .map_err(|error| named("hook")(error.into()))?;
     let timeout = parse_hook_timeout(&cli.hook_timeout).map_err(named("hook_timeout"))?;
     let patterns = |id: &'static str, flag: &'static str, values: &[String]| {
         values

@@ -362,6 +362,34 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_hook_is_one_hook_failed_line() {
+        let out = Shared::default();
+        let mut renderer = JsonlRenderer::new(Box::new(out.clone()));
+        renderer.hook_failed(&crate::run::hooks::HookFailure {
+            hook: "hook #1 (finish-turn=./gate)".into(),
+            event: crate::run::hooks::HookEvent::FinishTurn,
+            tool_call_id: None,
+            reason: "hook #1 (finish-turn=./gate) failed: exited with status 1; the run was ended"
+                .into(),
+        });
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let line: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(
+            line,
+            json!({
+                "type": "hook_failed", "hook": "hook #1 (finish-turn=./gate)",
+                "event": "finish-turn",
+                "reason": "hook #1 (finish-turn=./gate) failed: exited with status 1; the run was ended"
+            })
+        );
+        let schema = crate::cli::schema::schema(crate::cli::schema::SchemaKind::Events);
+        assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&line));
+        let mut wrong = line.clone();
+        wrong["event"] = "before_tool_call".into();
+        assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&wrong));
+    }
+
+    #[test]
     fn updates_carry_only_the_delta() {
         let event = AgentEvent::MessageUpdate {
             event: AssistantMessageEvent::TextDelta {

@@ -299,13 +299,25 @@ fn a_crashing_or_babbling_hook_fails_closed_naming_the_hook() {
         assert_eq!(failures[0]["reason"], text.as_str());
         assert!(failures[0]["toolCallId"].is_string());
     }
-    // A program that does not exist fails closed too.
+    // A program that is gone by the time it runs (hook #1 removes #2)
+    // fails closed too.
+    let second = sh_hook(&ws, "second.sh", "before-tool-call", "echo '{}'");
+    let first = sh_hook(
+        &ws,
+        "first.sh",
+        "before-tool-call",
+        &format!("rm '{}'", ws.path("second.sh").display()),
+    );
     let (output, _) = faux_run(
         &ws,
         calls_then_done(vec![call("list_dir", json!({}))]),
-        &["--hook", "before-tool-call=./no-such-hook --flag"],
+        &["--hook", &first, "--hook", &second],
     );
     let ends = tool_ends(&output);
+    assert!(
+        ends[0].0.starts_with("hook #2 (before-tool-call="),
+        "{ends:?}"
+    );
     assert!(
         ends[0].1 && ends[0].0.contains("failed: could not start: "),
         "{ends:?}"
@@ -576,6 +588,10 @@ fn bad_hook_flags_are_one_line_usage_errors() {
             "invalid --hook './policy.sh': expected EVENT=COMMAND",
         ),
         (vec!["--hook", "before=./x"], "unknown event 'before'"),
+        (
+            vec!["--hook", "finish-turn=./missing.sh --x"],
+            "invalid --hook 'finish-turn=./missing.sh --x': ./missing.sh is not an executable file",
+        ),
         (
             vec!["--deny-tool", "read_file(path=*.pem"],
             "invalid --deny-tool 'read_file(path=*.pem'",

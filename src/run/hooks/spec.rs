@@ -91,6 +91,15 @@ pub enum SpecError {
         /// What is wrong.
         problem: &'static str,
     },
+    /// The program is not there: a hook that could never run is refused
+    /// before the run rather than blocking every call of it.
+    #[error("invalid --hook '{value}': {problem}")]
+    Program {
+        /// The whole value.
+        value: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A tool pattern that does not parse.
     #[error("invalid {flag} '{value}': {problem}")]
     Pattern {
@@ -132,6 +141,39 @@ impl HookSpec {
             args: words.collect(),
             command: command.trim().to_owned(),
         })
+    }
+}
+
+impl HookSpec {
+    /// Checks that the program can be started: a path (with a `/`) must be
+    /// an executable file, a bare name must be one in a directory of
+    /// `path` (the `PATH` variable).
+    pub fn check_program(&self, path: Option<&str>) -> Result<(), SpecError> {
+        use std::os::unix::fs::PermissionsExt;
+        let executable = |file: &std::path::Path| {
+            file.metadata()
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        };
+        let (found, problem) = if self.program.contains('/') {
+            (
+                executable(std::path::Path::new(&self.program)),
+                format!("{} is not an executable file", self.program),
+            )
+        } else {
+            (
+                path.is_some_and(|path| {
+                    std::env::split_paths(path).any(|dir| executable(&dir.join(&self.program)))
+                }),
+                format!("{} was not found in PATH", self.program),
+            )
+        };
+        match found {
+            true => Ok(()),
+            false => Err(SpecError::Program {
+                value: format!("{}={}", self.event, self.command),
+                problem,
+            }),
+        }
     }
 }
 
@@ -252,6 +294,34 @@ mod tests {
             assert!(error.contains(expected), "{value}: {error}");
             assert!(!error.contains('\n'), "{error}");
         }
+    }
+
+    #[test]
+    fn a_hook_program_must_be_there() {
+        let path = Some("/nonexistent:/bin:/usr/bin");
+        let found = HookSpec::parse("finish-turn=sh -c 'exit 0'").unwrap();
+        assert_eq!(found.check_program(path), Ok(()));
+        let missing = HookSpec::parse("finish-turn=no-such-hook-program --x").unwrap();
+        assert_eq!(
+            missing.check_program(path).unwrap_err().to_string(),
+            "invalid --hook 'finish-turn=no-such-hook-program --x': \
+             no-such-hook-program was not found in PATH"
+        );
+        assert!(missing.check_program(None).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hook.sh");
+        std::fs::write(&file, "#!/bin/sh\n").unwrap();
+        let spec = HookSpec::parse(&format!("finish-turn={}", file.display())).unwrap();
+        let error = spec.check_program(path).unwrap_err().to_string();
+        assert!(
+            error.ends_with("hook.sh is not an executable file"),
+            "{error}"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(spec.check_program(path), Ok(()));
+        let dir_spec = HookSpec::parse(&format!("finish-turn={}", dir.path().display())).unwrap();
+        assert!(dir_spec.check_program(path).is_err());
     }
 
     #[test]
