@@ -37,7 +37,7 @@ use crate::render::lane::Lane;
 use crate::render::text::TextRenderer;
 use crate::render::transcript::Transcript;
 use crate::render::{EventRenderer, renderer};
-use crate::run::hooks::HookChain;
+use crate::run::hooks::{HookChain, HookVerdict};
 use crate::run::input::{self, InputError};
 use crate::run::limits::RunLimits;
 use crate::run::outcome::{self, AbortCause, LimitReport, Status};
@@ -110,9 +110,9 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
     };
     let report = match job.prepare(&mut abort).await {
         Ok(prepared) => {
-            let (messages, limits, ended_by) = job.run_agent(prepared, &mut abort).await;
+            let (messages, limits, verdict) = job.run_agent(prepared, &mut abort).await;
             let cause = *abort.borrow();
-            job.report(&messages, cause, limits, ended_by)
+            job.report(&messages, cause, limits, verdict)
         }
         Err(NotStarted::Usage(error)) => {
             job.report_without_run(Status::Usage, Some(error.to_string()))
@@ -255,6 +255,7 @@ impl Job {
             Arc::new(move |failure| {
                 failures.submit(move |renderer| renderer.hook_failed(&failure));
             }),
+            queues.clone(),
         ));
         let agent = Agent::with_queues(
             self.provider(),
@@ -295,13 +296,13 @@ impl Job {
     }
 
     /// Runs the prompt until it ends or the timer or a signal stops it;
-    /// returns the messages it added, what the limits saw and why a failed
-    /// `finish-turn` hook ended the run, if one did.
+    /// returns the messages it added, what the limits saw and how a
+    /// `finish-turn` hook decided the end, if one did.
     async fn run_agent(
         &self,
         prepared: Prepared,
         abort: &mut watch::Receiver<Option<AbortCause>>,
-    ) -> (Vec<Message>, LimitReport, Option<String>) {
+    ) -> (Vec<Message>, LimitReport, Option<HookVerdict>) {
         let agent = &prepared.agent;
         let run = agent.prompt(vec![Message::user_text(prepared.prompt.clone())]);
         let aborter = async {
@@ -316,11 +317,7 @@ impl Job {
             messages = run => messages.unwrap_or_default(),
             _ = aborter => Vec::new(),
         };
-        (
-            messages,
-            prepared.limits.report(),
-            prepared.chain.ended_by(),
-        )
+        (messages, prepared.limits.report(), prepared.chain.verdict())
     }
 
     fn provider(&self) -> Arc<dyn Provider> {

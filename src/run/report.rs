@@ -15,6 +15,7 @@ use crate::protocol::{Message, Usage};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
 use crate::render::{EventRenderer, RunReport, renderer};
+use crate::run::hooks::HookVerdict;
 use crate::run::job::{Job, Streams};
 use crate::run::outcome::{self, AbortCause, Detail, LimitReport, Status};
 use crate::run::signals::{Waited, wait_for_lane};
@@ -26,19 +27,31 @@ impl Job {
         messages: &[Message],
         cause: Option<AbortCause>,
         limits: LimitReport,
-        hook_ended: Option<String>,
+        verdict: Option<HookVerdict>,
     ) -> RunReport {
         let mut status = outcome::decide_status(messages, cause, limits);
         // A `finish-turn` hook that failed ended the run: it fails closed,
-        // so even an answer is not reported as a success.
-        let hook_ended = hook_ended.filter(|_| {
-            matches!(
-                status,
-                Status::Ok | Status::Terminated | Status::TurnLimit | Status::Length
-            )
-        });
-        if hook_ended.is_some() {
-            status = Status::Terminated;
+        // so even an answer is not reported as a success. One that asked
+        // for more when no turn or token was left: the answer is not
+        // confirmed complete.
+        let mut hook_ended = None;
+        match verdict {
+            Some(HookVerdict::Failed(reason))
+                if matches!(
+                    status,
+                    Status::Ok | Status::Terminated | Status::TurnLimit | Status::Length
+                ) =>
+            {
+                status = Status::Terminated;
+                hook_ended = Some(reason);
+            }
+            Some(HookVerdict::ContinueRefused { budget }) if status == Status::Ok => {
+                status = match budget {
+                    true => Status::Budget,
+                    false => Status::TurnLimit,
+                };
+            }
+            _ => {}
         }
         let last = outcome::final_assistant(messages);
         let reply = last.map(|m| m.text()).unwrap_or_default();

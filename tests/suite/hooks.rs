@@ -468,10 +468,33 @@ fn finish_turn_can_continue_and_end() {
     let (output, _) = faux_run(&ws, two.clone(), &["--hook", &hook]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "second\n");
-    // `continue` never goes past the turn limit.
-    let (output, _) = faux_run(&ws, two, &["--hook", &hook, "--max-turns", "1"]);
+    // `continue` never goes past the turn limit: the answer is not
+    // confirmed complete (exit 3).
+    let (output, _) = faux_run(&ws, two.clone(), &["--hook", &hook, "--max-turns", "1"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let end = events(&output).pop().unwrap();
+    assert_eq!(
+        end["message"],
+        "turn limit reached after 1 turn; task not confirmed complete"
+    );
+
+    // Exit 2 blocks the end, as a stop hook's does elsewhere: one more
+    // turn, with stderr as a message for the model.
+    let again = sh_hook(
+        &ws,
+        "again.sh",
+        "finish-turn",
+        "grep -q '\"turn\":1,' || exit 0\necho 'the tests still fail' >&2\nexit 2",
+    );
+    let (output, _) = faux_run(&ws, two, &["--hook", &again]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(stdout(&output), "first\n");
+    assert_eq!(stdout(&output), "second\n");
+    let users: Vec<Value> = events(&output)
+        .into_iter()
+        .filter(|event| event["type"] == "message_end" && event["message"]["role"] == "user")
+        .map(|event| event["message"]["content"][0]["text"].clone())
+        .collect();
+    assert_eq!(users, [json!("go"), json!("the tests still fail")]);
 
     let end = sh_hook(&ws, "end.sh", "finish-turn", r#"echo '{"action": "end"}'"#);
     let (output, _) = faux_run(

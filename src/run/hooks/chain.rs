@@ -28,10 +28,12 @@ use super::protocol::{
     parse,
 };
 use super::spec::{HookEvent, HookSpec};
-use super::{HookFailure, HookSettings};
+use super::{HookFailure, HookSettings, HookVerdict};
 use crate::agent::types::{Block, ResultOverride, TurnDecision};
-use crate::agent::{AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, ToolCallContext};
-use crate::protocol::{Content, StopReason, Usage};
+use crate::agent::{
+    AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, QueueHandle, ToolCallContext,
+};
+use crate::protocol::{Content, Message, StopReason, Usage};
 use crate::run::limits::{Limits, RunLimits, budget_exceeded};
 
 /// The most characters of a hook's stderr that become a reason.
@@ -81,8 +83,8 @@ struct ChainState {
     turns: u32,
     /// Usage of the finished turns.
     usage: Usage,
-    /// Why a failed `finish-turn` hook ended the run.
-    ended_by: Option<String>,
+    /// How a `finish-turn` hook decided the end of the run.
+    verdict: Option<HookVerdict>,
 }
 
 /// The hook chain of one run.
@@ -94,17 +96,22 @@ pub struct HookChain {
     timeout: Duration,
     cwd: PathBuf,
     failures: FailureSink,
+    /// Where a `finish-turn` hook's message to the model goes.
+    queues: QueueHandle,
     state: Mutex<ChainState>,
 }
 
 impl HookChain {
     /// The chain of a run: `builtins` first (with the `limits` they
-    /// enforce), then `settings`; failures go to `failures`.
+    /// enforce), then `settings`; failures go to `failures`, a
+    /// `finish-turn` hook's message to the model to `queues` (the run's
+    /// agent's).
     pub fn new(
         builtins: Arc<RunLimits>,
         limits: Limits,
         settings: &HookSettings,
         failures: FailureSink,
+        queues: QueueHandle,
     ) -> Self {
         HookChain {
             builtins,
@@ -122,13 +129,14 @@ impl HookChain {
             timeout: settings.timeout,
             cwd: std::env::current_dir().unwrap_or_default(),
             failures,
+            queues,
             state: Mutex::new(ChainState::default()),
         }
     }
 
-    /// Why a failed `finish-turn` hook ended the run, if one did.
-    pub fn ended_by(&self) -> Option<String> {
-        self.lock().ended_by.clone()
+    /// How a `finish-turn` hook decided the end of the run, if one did.
+    pub fn verdict(&self) -> Option<HookVerdict> {
+        self.lock().verdict.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ChainState> {
@@ -378,7 +386,8 @@ impl AgentHooks for HookChain {
             {
                 return builtin;
             }
-            let mut decision = builtin;
+            // `continue`, with the message for the model if there is one.
+            let mut more: Option<Option<String>> = None;
             for hook in self.of(HookEvent::FinishTurn) {
                 let input = HookInput {
                     event: HookEvent::FinishTurn.as_str(),
@@ -391,8 +400,16 @@ impl AgentHooks for HookChain {
                     tool_results: Some(turn.tool_results),
                 };
                 let reply = match self.ask(hook, &input, turn.cancel).await {
-                    Err(Problem::Aborted) => return decision,
-                    Ok(Answer::Block(_)) => return Some(TurnDecision::End),
+                    Err(Problem::Aborted) => return builtin,
+                    // Exit 2 blocks the end, as a stop hook's does
+                    // elsewhere: one more turn, stderr for the model.
+                    Ok(Answer::Block(reason)) => Ok(FinishReply {
+                        action: Some(Action::Continue),
+                        reason: Some(
+                            reason
+                                .unwrap_or_else(|| format!("{} asks you to continue", hook.name())),
+                        ),
+                    }),
                     Ok(Answer::Stdout(stdout)) => {
                         parse::<FinishReply>(HookEvent::FinishTurn, &stdout)
                     }
@@ -401,26 +418,55 @@ impl AgentHooks for HookChain {
                 match reply {
                     Ok(FinishReply {
                         action: Some(Action::End),
+                        ..
                     }) => return Some(TurnDecision::End),
                     Ok(FinishReply {
                         action: Some(Action::Continue),
-                    }) => decision = Some(TurnDecision::Continue),
-                    Ok(FinishReply { action: None }) => {}
-                    Err(problem) => {
-                        let reason = self.fail(hook, None, &problem, "the run was ended");
-                        self.lock().ended_by = Some(reason);
-                        return Some(TurnDecision::End);
+                        reason,
+                    }) => {
+                        let message = match (more.take().flatten(), reason) {
+                            (Some(first), Some(next)) => Some(format!("{first}\n\n{next}")),
+                            (first, next) => first.or(next),
+                        };
+                        more = Some(message);
                     }
+                    Ok(FinishReply {
+                        action: None,
+                        reason: Some(_),
+                    }) => {
+                        let problem = r#"its output has "reason" without "action": "continue""#;
+                        return Some(self.end_failed(hook, problem));
+                    }
+                    Ok(FinishReply { action: None, .. }) => {}
+                    Err(problem) => return Some(self.end_failed(hook, &problem)),
                 }
             }
-            // `continue` never goes past the turn limit or the budget.
-            if decision == Some(TurnDecision::Continue)
-                && (number >= self.limits.max_turns
-                    || budget_exceeded(usage.total_tokens, self.limits.max_tokens_total))
-            {
-                decision = builtin;
+            let Some(message) = more else {
+                return builtin;
+            };
+            // `continue` never goes past the turn limit or the budget; the
+            // run then ends as not confirmed complete.
+            let out_of_turns = number >= self.limits.max_turns;
+            let out_of_tokens = budget_exceeded(usage.total_tokens, self.limits.max_tokens_total);
+            if out_of_turns || out_of_tokens {
+                self.lock().verdict = Some(HookVerdict::ContinueRefused {
+                    budget: out_of_tokens,
+                });
+                return builtin;
             }
-            decision
+            if let Some(text) = message {
+                self.queues.steer(Message::user_text(text));
+            }
+            Some(TurnDecision::Continue)
         })
+    }
+}
+
+impl HookChain {
+    /// A `finish-turn` hook failed: report it and end the run.
+    fn end_failed(&self, hook: &Numbered, problem: &str) -> TurnDecision {
+        let reason = self.fail(hook, None, problem, "the run was ended");
+        self.lock().verdict = Some(HookVerdict::Failed(reason));
+        TurnDecision::End
     }
 }

@@ -46,6 +46,19 @@ impl Default for HookSettings {
     }
 }
 
+/// How the hooks decided the end of a run, when they did (for its status).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookVerdict {
+    /// A `finish-turn` hook failed and the run was ended: this reason.
+    Failed(String),
+    /// A `finish-turn` hook asked for more, but no turn (`budget: false`)
+    /// or no token (`budget: true`) was left for it.
+    ContinueRefused {
+        /// The token budget, not the turn limit, refused it.
+        budget: bool,
+    },
+}
+
 /// A hook that failed, for the event stream (`hook_failed`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookFailure {

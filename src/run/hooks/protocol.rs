@@ -136,11 +136,13 @@ pub enum Action {
 }
 
 /// A `finish-turn` answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FinishReply {
     /// `None` keeps the default schedule.
     pub action: Option<Action>,
+    /// With `continue`: a message the model reads before its next turn.
+    pub reason: Option<String>,
 }
 
 /// Parses a hook's stdout for `event`: nothing (only whitespace) is the
@@ -176,7 +178,9 @@ fn shape(event: HookEvent) -> &'static str {
         HookEvent::AfterToolCall => {
             r#"any of {"content": "...", "isError": true, "terminate": true}"#
         }
-        HookEvent::FinishTurn => r#"{"action": "end"} or {"action": "continue"} or {}"#,
+        HookEvent::FinishTurn => {
+            r#"{"action": "end"} or {"action": "continue", "reason": "..."} or {}"#
+        }
     }
 }
 
@@ -235,6 +239,13 @@ mod tests {
             Some(Action::Continue)
         );
         assert!(finish(r#"{"action":"stop"}"#).is_err());
+        assert_eq!(
+            finish(r#"{"action":"continue","reason":"tests fail"}"#)
+                .unwrap()
+                .reason
+                .as_deref(),
+            Some("tests fail")
+        );
     }
 
     #[test]
