@@ -253,6 +253,44 @@ pub struct Cli {
     /// Never read stdin.
     #[arg(long)]
     pub no_stdin: bool,
+
+    /// Run COMMAND at before-tool-call, after-tool-call or finish-turn
+    // Repeatable, run in the order given (README "Hooks").
+    #[arg(
+        long = "hook",
+        env = "LEASH_HOOK",
+        value_name = "EVENT=COMMAND",
+        help_heading = "Hooks"
+    )]
+    pub hook: Vec<String>,
+
+    /// Kill a hook that runs longer (it then fails closed).
+    #[arg(
+        long,
+        env = "LEASH_HOOK_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "10s",
+        help_heading = "Hooks"
+    )]
+    pub hook_timeout: String,
+
+    /// Block calls matching NAME or NAME(ARG=GLOB) (repeatable).
+    #[arg(
+        long = "deny-tool",
+        env = "LEASH_DENY_TOOL",
+        value_name = "PATTERN",
+        help_heading = "Hooks"
+    )]
+    pub deny_tool: Vec<String>,
+
+    /// Block every call matching no such pattern (repeatable).
+    #[arg(
+        long = "allow-tool",
+        env = "LEASH_ALLOW_TOOL",
+        value_name = "PATTERN",
+        help_heading = "Hooks"
+    )]
+    pub allow_tool: Vec<String>,
 }
 
 impl Cli {

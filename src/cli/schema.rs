@@ -78,6 +78,7 @@ mod tests {
             [
                 "agent_end",
                 "agent_start",
+                "hook_failed",
                 "message_end",
                 "message_start",
                 "message_update",

@@ -60,6 +60,17 @@ pub enum ConfigError {
         /// Why it is wrong.
         reason: String,
     },
+    /// `--hook-timeout` did not parse, or is zero.
+    #[error("invalid --hook-timeout '{value}': {reason} (examples: 10s, 500ms, 2m)")]
+    HookTimeout {
+        /// What was given.
+        value: String,
+        /// Why it is wrong.
+        reason: String,
+    },
+    /// A `--hook`, `--deny-tool` or `--allow-tool` value did not parse.
+    #[error(transparent)]
+    Hook(#[from] crate::run::hooks::SpecError),
     /// `--tools` named an unknown tool.
     #[error(
         "unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, write_file, edit_file, or none)"

@@ -90,6 +90,9 @@ pub struct ConfigFile {
     values: BTreeMap<String, String>,
     /// `[prices]`: model name → price text, each checked.
     prices: BTreeMap<String, String>,
+    /// The keys of repeatable flags (`hook`, `deny-tool`, `allow-tool`),
+    /// each value as the text one flag would take.
+    repeated: BTreeMap<String, Vec<String>>,
 }
 
 /// The table of per-model prices.
@@ -152,6 +155,7 @@ impl ConfigFile {
         let command = Cli::command();
         let mut values = BTreeMap::new();
         let mut prices = BTreeMap::new();
+        let mut repeated = BTreeMap::new();
         for (key, value) in table {
             if key == PRICES {
                 prices = price_table(&shown, value)?;
@@ -167,6 +171,12 @@ impl ConfigFile {
                 .find(|arg| arg.get_long() == Some(key.as_str()))
                 .filter(|_| flags.iter().any(|(name, _)| *name == key))
             {
+                Some(arg) if matches!(arg.get_action(), clap::ArgAction::Append) => {
+                    let (list, expected) = repeated_values(&key, &value);
+                    let list = list.ok_or_else(|| value_error(expected))?;
+                    repeated.insert(key, list);
+                    continue;
+                }
                 Some(arg) => {
                     let kind = ValueKind::of(arg);
                     kind.text(&value)
@@ -184,12 +194,27 @@ impl ConfigFile {
             path: path.to_owned(),
             values,
             prices,
+            repeated,
         })
     }
 
     /// The `[prices]` entry for `model`, if the file has one.
     pub fn price_for(&self, model: &str) -> Option<&str> {
         self.prices.get(model).map(String::as_str)
+    }
+
+    /// The values of a repeatable flag's key, in the file's order (empty
+    /// when the file does not set it).
+    #[cfg(test)]
+    pub fn repeated(&self, key: &str) -> &[String] {
+        self.repeated.get(key).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every repeatable key the file sets, with its values.
+    pub fn repeated_values(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.repeated
+            .iter()
+            .map(|(key, values)| (key.as_str(), values.as_slice()))
     }
 
     /// The value of `key`, if the file sets it.
@@ -276,7 +301,7 @@ impl ValueKind {
         } else if arg.get_id() == "max_cost" {
             // Parsed by `run::cost` (exact decimals), written as a number.
             ValueKind::Number
-        } else if arg.get_id() == "timeout" {
+        } else if arg.get_id() == "timeout" || arg.get_id() == "hook_timeout" {
             ValueKind::Duration
         } else if arg.get_id() == "tools" {
             ValueKind::List
@@ -317,6 +342,45 @@ impl ValueKind {
             _ => None,
         }
     }
+}
+
+/// A repeatable flag's values: a string or a list of strings; `hook` also
+/// as a table of events (`before-tool-call = "./policy.sh"` or a list of
+/// commands), each becoming `EVENT=COMMAND`. The second item is what the
+/// key expects, for the error.
+fn repeated_values(key: &str, value: &toml::Value) -> (Option<Vec<String>>, &'static str) {
+    use toml::Value as V;
+    let strings = |value: &V| match value {
+        V::String(text) => Some(vec![text.clone()]),
+        V::Array(items) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_owned))
+            .collect(),
+        _ => None,
+    };
+    if key != "hook" {
+        return (strings(value), "must be a string or a list of strings");
+    }
+    let list = match value {
+        V::Table(events) => events
+            .iter()
+            .map(|(event, commands)| {
+                strings(commands).map(|commands| {
+                    commands
+                        .into_iter()
+                        .map(|command| format!("{event}={command}"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|lists| lists.concat()),
+        other => strings(other),
+    };
+    (
+        list,
+        "must be a table of events (before-tool-call = \"./policy.sh\", or a list of commands), \
+         or a list of \"EVENT=COMMAND\" strings",
+    )
 }
 
 fn unknown_key(path: &str, key: &str, flags: &[(String, bool)]) -> ConfigFileError {
@@ -427,6 +491,38 @@ mod tests {
         assert!(parse("[prices]\nm = 2\n").is_err());
         assert!(parse("prices = \"2,8\"\n").is_err());
         assert!(parse("max-cost = \"0.5\"\n").is_err());
+    }
+
+    #[test]
+    fn repeatable_keys_keep_every_value_and_hooks_are_a_table() {
+        let file = parse(
+            "deny-tool = [\"read_file(path=**/*.{pem,key})\", \"grep\"]\n\
+             allow-tool = \"read_*\"\nhook-timeout = \"2s\"\n\
+             [hook]\nbefore-tool-call = [\"./a.sh\", \"sh -c 'exit 0'\"]\nfinish-turn = \"./gate\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            file.repeated("deny-tool"),
+            ["read_file(path=**/*.{pem,key})", "grep"]
+        );
+        assert_eq!(file.repeated("allow-tool"), ["read_*"]);
+        assert_eq!(
+            file.repeated("hook"),
+            [
+                "before-tool-call=./a.sh",
+                "before-tool-call=sh -c 'exit 0'",
+                "finish-turn=./gate"
+            ]
+        );
+        assert_eq!(file.get("hook-timeout"), Some("2s"));
+        let list = parse("hook = [\"finish-turn=./x\"]").unwrap();
+        assert_eq!(list.repeated("hook"), ["finish-turn=./x"]);
+        let error = parse("[hook]\nfinish-turn = 5").unwrap_err().to_string();
+        assert!(
+            error.starts_with("config file /c/leash/config.toml: hook: must be a table"),
+            "{error}"
+        );
+        assert!(parse("deny-tool = 5").is_err());
     }
 
     #[test]

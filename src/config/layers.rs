@@ -262,6 +262,26 @@ pub fn parse_run(
         }
         from_file.push(id.to_owned());
     }
+    // Repeatable flags (`hook`, `deny-tool`, `allow-tool`): the file's
+    // list as a whole, unless a higher layer gave one.
+    for (key, values) in file.repeated_values() {
+        let Some(arg) = command
+            .get_arguments()
+            .find(|arg| arg.get_long() == Some(key))
+        else {
+            continue;
+        };
+        let id = arg.get_id().as_str();
+        if given(id) {
+            continue;
+        }
+        injected.extend(
+            values
+                .iter()
+                .map(|value| OsString::from(format!("--{key}={value}"))),
+        );
+        from_file.push(id.to_owned());
+    }
     if injected.is_empty() {
         return Ok(ParsedRun::from_matches(&first, env, &[])?);
     }

@@ -38,6 +38,7 @@ use crate::provider::catalog;
 use crate::provider::faux::Script;
 use crate::provider::{ApiKey, HttpSettings};
 use crate::run::cost::{Cost, Price};
+use crate::run::hooks::{HookSettings, HookSpec, Policy, ToolPattern};
 use crate::run::input::{FILE_LIMIT, StdinMode, read_text_file};
 use crate::run::limits::Limits;
 use crate::run::output_schema::{OutputSchema, SchemaError};
@@ -106,6 +107,8 @@ pub struct RunPlan {
     pub deadline: Option<Instant>,
     /// The turn limit, the repeat guard, the budget, `--output-schema`.
     pub limits: Limits,
+    /// `--hook`, `--hook-timeout`, `--deny-tool`, `--allow-tool`.
+    pub hooks: HookSettings,
     /// The tools offered to the model, with their root; `None` for none.
     pub tools: Option<FileTools>,
     /// Parallel or sequential batches.
@@ -297,6 +300,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             check_output_path(flag, path).map_err(named(id))?;
         }
     }
+    let hooks = parse_hooks(&cli, inputs)?;
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);
     Ok(RunPlan {
@@ -315,6 +319,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             max_cost,
             output_schema,
         },
+        hooks,
         tools,
         tool_execution: match cli.tool_execution {
             ToolExecutionArg::Parallel => ToolExecution::Parallel,
@@ -361,6 +366,54 @@ fn resolve_cost(
         return Err(ConfigError::MaxCostWithoutPrice);
     }
     Ok((price, max_cost))
+}
+
+/// `--hook`, `--hook-timeout`, `--deny-tool` and `--allow-tool`, each
+/// error naming where its value came from.
+fn parse_hooks(cli: &Cli, inputs: &Inputs<'_>) -> Result<HookSettings, ConfigError> {
+    let named = |id: &'static str| named_by_source(inputs, id);
+    let hooks = cli
+        .hook
+        .iter()
+        .map(|value| {
+            let spec = HookSpec::parse(value)?;
+            spec.check_program(inputs.env.get("PATH").as_deref())?;
+            Ok(spec)
+        })
+        .collect::<Result<_, crate::run::hooks::SpecError>>()
+        .map_err(|error| named("hook")(error.into()))?;
+    let timeout = parse_hook_timeout(&cli.hook_timeout).map_err(named("hook_timeout"))?;
+    let patterns = |id: &'static str, flag: &'static str, values: &[String]| {
+        values
+            .iter()
+            .map(|value| ToolPattern::parse(flag, value).map_err(|error| named(id)(error.into())))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    Ok(HookSettings {
+        hooks,
+        timeout,
+        policy: Policy {
+            deny: patterns("deny_tool", "--deny-tool", &cli.deny_tool)?,
+            allow: patterns("allow_tool", "--allow-tool", &cli.allow_tool)?,
+        },
+    })
+}
+
+/// `--hook-timeout`: a duration as for `--timeout`, but never zero (a hook
+/// always has a timeout).
+pub fn parse_hook_timeout(value: &str) -> Result<Duration, ConfigError> {
+    let invalid = |reason: String| ConfigError::HookTimeout {
+        value: value.to_owned(),
+        reason,
+    };
+    match parse_timeout(value) {
+        Ok(Some(duration)) => Ok(duration),
+        Ok(None) => Err(invalid(
+            "a hook always has a timeout; it must be more than 0".into(),
+        )),
+        Err(ConfigError::Timeout { reason, .. }) => Err(invalid(reason)),
+        Err(other) => Err(other),
+    }
 }
 
 /// Reads a file input, bounded by [`FILE_LIMIT`].

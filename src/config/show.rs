@@ -107,6 +107,15 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                 }
                 _ => generic,
             },
+            "hook" | "deny-tool" | "allow-tool" => {
+                let values = match key.as_str() {
+                    "hook" => &cli.hook,
+                    "deny-tool" => &cli.deny_tool,
+                    _ => &cli.allow_tool,
+                };
+                let list = (!values.is_empty()).then(|| serde_json::json!(values).to_string());
+                Setting::new(&key, list, origins.source(&id))
+            }
             "stream" if cli.stream && !terminal.stream => {
                 generic.note("off: needs a terminal stderr and text or none events")
             }
@@ -147,6 +156,9 @@ fn provider_name(provider: ProviderName) -> String {
         .unwrap_or_default()
 }
 
+/// The keys of repeatable flags, shown as a list of strings.
+const LIST_KEYS: [&str; 3] = ["hook", "deny-tool", "allow-tool"];
+
 /// The settings as TOML lines with the source as a comment, aligned.
 pub fn render_settings(settings: &[Setting]) -> String {
     let lines: Vec<(String, String)> = settings
@@ -155,6 +167,10 @@ pub fn render_settings(settings: &[Setting]) -> String {
             let left = match &setting.value {
                 Some(value) if setting.secret => {
                     format!("# {} = {}", setting.key, toml_value(value))
+                }
+                // A repeatable flag's values: already a TOML array.
+                Some(value) if LIST_KEYS.contains(&setting.key.as_str()) => {
+                    format!("{} = {value}", setting.key)
                 }
                 Some(value) => format!("{} = {}", setting.key, toml_value(value)),
                 None => format!("# {}", setting.key),
@@ -278,6 +294,36 @@ mod tests {
         let flag = describe_with(&["-m", "gpt-x", "--price", "9,9"], &[], &[], Some(file));
         assert_eq!(find(&flag, "price").value.as_deref(), Some("9,9"));
         assert_eq!(find(&flag, "price").source, Source::Flag);
+    }
+
+    #[test]
+    fn repeatable_flags_list_every_value_as_a_toml_array_a_config_file_takes() {
+        let settings = describe_with(
+            &[
+                "--hook",
+                "before-tool-call=sh -c 'exit \"0\"'",
+                "--hook",
+                "finish-turn=./x,y",
+            ],
+            &[],
+            &[],
+            Some("deny-tool = [\"read_file(path=**/*.{pem,key})\"]\n"),
+        );
+        assert_eq!(find(&settings, "hook").source, Source::Flag);
+        assert_eq!(find(&settings, "deny-tool").source, Source::File);
+        assert_eq!(find(&settings, "allow-tool").value, None);
+        let text = render_settings(&settings);
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        let again = ConfigFile::parse(Path::new("/c/config.toml"), &text).unwrap();
+        assert_eq!(table["hook"].as_array().unwrap().len(), 2, "{text}");
+        assert_eq!(
+            again.repeated("hook"),
+            ["before-tool-call=sh -c 'exit \"0\"'", "finish-turn=./x,y"]
+        );
+        assert_eq!(
+            again.repeated("deny-tool"),
+            ["read_file(path=**/*.{pem,key})"]
+        );
     }
 
     #[test]

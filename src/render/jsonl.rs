@@ -125,6 +125,21 @@ pub enum WireEvent<'a> {
         /// The notice.
         message: &'a str,
     },
+    /// A `--hook` failed (crashed, timed out, answered with something
+    /// other than its JSON); it failed closed as `reason` says.
+    HookFailed {
+        /// `hook #2 (before-tool-call=./policy.sh)`.
+        hook: &'a str,
+        /// `before-tool-call`, `after-tool-call` or `finish-turn`.
+        #[schemars(schema_with = "hook_event_schema")]
+        event: &'a str,
+        /// The call it ran for (tool-call events only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<&'a str>,
+        /// What happened and what leash did: the call was blocked, its
+        /// result withheld, or the run ended.
+        reason: &'a str,
+    },
     /// The last line: how the process ends.
     RunEnd {
         /// `ok`, `error`, `turn_limit`, ...
@@ -156,6 +171,13 @@ pub struct Assistant<'a> {
     role: &'static str,
     #[serde(flatten)]
     message: &'a AssistantMessage,
+}
+
+fn hook_event_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": crate::run::hooks::HookEvent::ALL.map(crate::run::hooks::HookEvent::as_str)
+    })
 }
 
 fn assistant_role(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -293,6 +315,15 @@ impl EventRenderer for JsonlRenderer {
         self.write(&WireEvent::Notice { message: text });
     }
 
+    fn hook_failed(&mut self, failure: &crate::run::hooks::HookFailure) {
+        self.write(&WireEvent::HookFailed {
+            hook: &failure.hook,
+            event: failure.event.as_str(),
+            tool_call_id: failure.tool_call_id.as_deref(),
+            reason: &failure.reason,
+        });
+    }
+
     fn run_end(&mut self, report: &RunReport) {
         self.write(&WireEvent::RunEnd {
             status: report.status.as_str(),
@@ -367,6 +398,34 @@ mod tests {
         renderer.event(&AgentEvent::AgentStart);
         renderer.event(&AgentEvent::TurnStart);
         assert_eq!(types(&out), ["agent_start", "turn_start"]);
+    }
+
+    #[test]
+    fn a_failed_hook_is_one_hook_failed_line() {
+        let out = Shared::default();
+        let mut renderer = JsonlRenderer::new(Box::new(out.clone()));
+        renderer.hook_failed(&crate::run::hooks::HookFailure {
+            hook: "hook #1 (finish-turn=./gate)".into(),
+            event: crate::run::hooks::HookEvent::FinishTurn,
+            tool_call_id: None,
+            reason: "hook #1 (finish-turn=./gate) failed: exited with status 1; the run was ended"
+                .into(),
+        });
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let line: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(
+            line,
+            json!({
+                "type": "hook_failed", "hook": "hook #1 (finish-turn=./gate)",
+                "event": "finish-turn",
+                "reason": "hook #1 (finish-turn=./gate) failed: exited with status 1; the run was ended"
+            })
+        );
+        let schema = crate::cli::schema::schema(crate::cli::schema::SchemaKind::Events);
+        assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&line));
+        let mut wrong = line.clone();
+        wrong["event"] = "before_tool_call".into();
+        assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&wrong));
     }
 
     #[test]

@@ -85,6 +85,10 @@ pub trait EventRenderer: Send {
     fn event(&mut self, event: &AgentEvent);
     /// A line of notice outside the run's events (e.g. stdin was skipped).
     fn notice(&mut self, text: &str);
+    /// A `--hook` failed (it fails closed): by default a notice line.
+    fn hook_failed(&mut self, failure: &crate::run::hooks::HookFailure) {
+        self.notice(&failure.reason);
+    }
     /// The end of the run. On a non-zero exit this writes the last line,
     /// which says why.
     fn run_end(&mut self, report: &RunReport);

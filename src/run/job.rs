@@ -39,6 +39,7 @@ use crate::render::jsonl::JsonlRenderer;
 use crate::render::lane::Lane;
 use crate::render::text::TextRenderer;
 use crate::render::transcript::Transcript;
+use crate::run::hooks::{HookChain, HookVerdict};
 use crate::run::input::{self, InputError};
 use crate::run::limits::RunLimits;
 use crate::run::outcome::{self, AbortCause, LimitReport, Status};
@@ -115,9 +116,9 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
     };
     let report = match job.prepare(&mut abort).await {
         Ok(prepared) => {
-            let (messages, limits) = job.run_agent(prepared, &mut abort).await;
+            let (messages, limits, verdict) = job.run_agent(prepared, &mut abort).await;
             let cause = *abort.borrow();
-            job.report(&messages, cause, limits)
+            job.report(&messages, cause, limits, verdict)
         }
         Err(NotStarted::Usage(error)) => {
             job.report_without_run(Status::Usage, Some(error.to_string()))
@@ -152,6 +153,7 @@ struct Prepared {
     prompt: String,
     agent: Agent,
     limits: Arc<RunLimits>,
+    chain: Arc<HookChain>,
     _listeners: Vec<Subscription>,
 }
 
@@ -252,6 +254,18 @@ impl Job {
         // can steer the run (the `--output-schema` correction) from the start.
         let queues = QueueHandle::default();
         let limits = Arc::new(RunLimits::new(self.plan.limits.clone(), queues.clone()));
+        // The built-in limits first, then the patterns and the shell hooks;
+        // a hook that fails says so on the event stream.
+        let failures = self.events.clone();
+        let chain = Arc::new(HookChain::new(
+            Arc::clone(&limits),
+            self.plan.limits.clone(),
+            &self.plan.hooks,
+            Arc::new(move |failure| {
+                failures.submit(move |renderer| renderer.hook_failed(&failure));
+            }),
+            queues.clone(),
+        ));
         let agent = Agent::with_queues(
             self.provider(),
             LoopConfig {
@@ -259,7 +273,7 @@ impl Job {
                 system: self.plan.system.clone(),
                 tools: self.tools(),
                 tool_execution: self.plan.tool_execution,
-                hooks: limits.clone(),
+                hooks: chain.clone(),
             },
             queues,
         );
@@ -285,17 +299,19 @@ impl Job {
             prompt: prompt.text,
             agent,
             limits,
+            chain,
             _listeners: listeners,
         })
     }
 
     /// Runs the prompt until it ends or the timer or a signal stops it;
-    /// returns the messages it added and what the limits saw.
+    /// returns the messages it added, what the limits saw and how a
+    /// `finish-turn` hook decided the end, if one did.
     async fn run_agent(
         &self,
         prepared: Prepared,
         abort: &mut watch::Receiver<Option<AbortCause>>,
-    ) -> (Vec<Message>, LimitReport) {
+    ) -> (Vec<Message>, LimitReport, Option<HookVerdict>) {
         let agent = &prepared.agent;
         let run = agent.prompt(vec![Message::user_text(prepared.prompt.clone())]);
         let aborter = async {
@@ -310,7 +326,7 @@ impl Job {
             messages = run => messages.unwrap_or_default(),
             _ = aborter => Vec::new(),
         };
-        (messages, prepared.limits.report())
+        (messages, prepared.limits.report(), prepared.chain.verdict())
     }
 
     fn provider(&self) -> Arc<dyn Provider> {

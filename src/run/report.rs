@@ -15,6 +15,7 @@ use crate::protocol::{Message, Usage};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
 use crate::render::{EventRenderer, RunReport, TurnUsage, renderer};
+use crate::run::hooks::HookVerdict;
 use crate::run::job::{Job, Streams};
 use crate::run::outcome::{self, AbortCause, Detail, LimitReport, Status};
 use crate::run::signals::{Waited, wait_for_lane};
@@ -26,8 +27,32 @@ impl Job {
         messages: &[Message],
         cause: Option<AbortCause>,
         limits: LimitReport,
+        verdict: Option<HookVerdict>,
     ) -> RunReport {
         let mut status = outcome::decide_status(messages, cause, limits);
+        // A `finish-turn` hook that failed ended the run: it fails closed,
+        // so even an answer is not reported as a success. One that asked
+        // for more when no turn or token was left: the answer is not
+        // confirmed complete.
+        let mut hook_ended = None;
+        match verdict {
+            Some(HookVerdict::Failed(reason))
+                if matches!(
+                    status,
+                    Status::Ok | Status::Terminated | Status::TurnLimit | Status::Length
+                ) =>
+            {
+                status = Status::Terminated;
+                hook_ended = Some(reason);
+            }
+            Some(HookVerdict::ContinueRefused { budget }) if status == Status::Ok => {
+                status = match budget {
+                    true => Status::Budget,
+                    false => Status::TurnLimit,
+                };
+            }
+            _ => {}
+        }
         let last = outcome::final_assistant(messages);
         let reply = last.map(|m| m.text()).unwrap_or_default();
         let mut error_message = last.and_then(|m| m.error_message.clone());
@@ -71,7 +96,11 @@ impl Job {
             },
             corrected: limits.corrected,
         };
-        let message = outcome::describe(status, &detail);
+        // A failed `finish-turn` hook's reason says it all.
+        let message = match &hook_ended {
+            Some(reason) => reason.clone(),
+            None => outcome::describe(status, &detail),
+        };
         RunReport {
             status,
             message,

@@ -16,6 +16,7 @@ mod hardening_secrets;
 mod hardening_servers;
 mod hardening_signals;
 mod harness;
+mod hooks;
 mod openai;
 mod openai_apis;
 mod recipes;

@@ -1,0 +1,265 @@
+//! One hook process: spawned without a shell in a process group of its
+//! own, fed its input on stdin, its stdout and stderr read on threads of
+//! their own (each capped), and waited for no longer than its timeout or
+//! the run's abort. Whatever way the wait ends — an answer, a timeout, an
+//! abort, the future dropped — the whole group is killed (`SIGKILL`), so a
+//! hook and anything it started never outlive it, and the leader is reaped
+//! by its waiting thread: no zombie.
+//!
+//! A hook is done when it exited *and* closed its stdout and stderr; one
+//! that leaves a background process holding them open runs into its
+//! timeout.
+
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::spec::HookSpec;
+use crate::provider::catalog;
+
+/// The most bytes a hook may write to stdout (a replacement of a call's
+/// arguments can be as large as the arguments themselves).
+pub const STDOUT_LIMIT: usize = 1024 * 1024 + 4096;
+
+/// The most bytes of a hook's stderr kept (the rest is read and dropped).
+pub const STDERR_LIMIT: usize = 8 * 1024;
+
+/// What a hook that finished left behind.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it exited.
+    pub status: ExitStatus,
+    /// Its stdout, at most [`STDOUT_LIMIT`] bytes.
+    pub stdout: Vec<u8>,
+    /// The start of its stderr, lossily decoded.
+    pub stderr: String,
+}
+
+/// Why a hook gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The program could not be started.
+    #[error("could not start: {0}")]
+    Spawn(io::Error),
+    /// It ran past its timeout and was killed.
+    #[error("timed out after {}", humantime::format_duration(*.0))]
+    Timeout(Duration),
+    /// The run was aborted while it ran; it was killed.
+    #[error("stopped: the run was aborted")]
+    Aborted,
+    /// It wrote more than [`STDOUT_LIMIT`] bytes to stdout.
+    #[error("wrote more than {STDOUT_LIMIT} bytes to stdout")]
+    TooLarge,
+    /// A pipe or the wait failed.
+    #[error("lost: {0}")]
+    Lost(String),
+}
+
+/// Kills the whole process group when dropped.
+struct Group(Option<Pid>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            // ESRCH (everything already gone) is the usual answer.
+            let _ = killpg(group, Signal::SIGKILL);
+        }
+    }
+}
+
+/// Runs `hook` with `input` on its stdin, for at most `timeout`; the run's
+/// `cancel` ends the wait at once. Never blocks the async runtime: the
+/// pipes and the wait are on plain threads.
+pub async fn run(
+    hook: &HookSpec,
+    input: Vec<u8>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<Finished, RunError> {
+    let mut command = Command::new(&hook.program);
+    command
+        .args(&hook.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // The key never reaches a hook's environment.
+    for variable in catalog::key_variables() {
+        command.env_remove(variable);
+    }
+    let mut child = command.spawn().map_err(RunError::Spawn)?;
+    let _group = Group(i32::try_from(child.id()).ok().map(Pid::from_raw));
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (stdin, stdout, stderr) else {
+        return Err(RunError::Lost("no pipes".into()));
+    };
+    // A hook that never reads its input must not stall the writer's caller:
+    // the writer is a thread, and EPIPE is ignored.
+    spawn("leash-hook-in", move || {
+        let _ = stdin.write_all(&input);
+    })?;
+    let (out_sender, out) = oneshot::channel();
+    spawn("leash-hook-out", move || {
+        let _ = out_sender.send(read_capped(stdout, STDOUT_LIMIT + 1));
+    })?;
+    let (err_sender, err) = oneshot::channel();
+    spawn("leash-hook-err", move || {
+        let kept = read_capped(stderr.by_ref(), STDERR_LIMIT);
+        let _ = io::copy(&mut stderr, &mut io::sink());
+        let _ = err_sender.send(kept);
+    })?;
+    let (wait_sender, waited) = oneshot::channel();
+    spawn("leash-hook-wait", move || {
+        let _ = wait_sender.send(child.wait());
+    })?;
+    let finished = async {
+        let lost = |what: &str| RunError::Lost(format!("its {what} reader stopped"));
+        let stdout = out.await.map_err(|_| lost("stdout"))?.map_err(lost_io)?;
+        if stdout.len() > STDOUT_LIMIT {
+            return Err(RunError::TooLarge);
+        }
+        let stderr = err.await.map_err(|_| lost("stderr"))?.map_err(lost_io)?;
+        let status = waited.await.map_err(|_| lost("wait"))?.map_err(lost_io)?;
+        Ok(Finished {
+            status,
+            stdout,
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        })
+    };
+    tokio::select! {
+        finished = finished => finished,
+        () = tokio::time::sleep(timeout) => Err(RunError::Timeout(timeout)),
+        () = cancel.cancelled() => Err(RunError::Aborted),
+    }
+    // `_group` is dropped here: the group is killed whatever happened.
+}
+
+fn lost_io(error: io::Error) -> RunError {
+    RunError::Lost(error.to_string())
+}
+
+fn spawn(name: &str, work: impl FnOnce() + Send + 'static) -> Result<(), RunError> {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(work)
+        .map(drop)
+        .map_err(lost_io)
+}
+
+/// Reads `reader` to its end or to `limit` bytes, whichever comes first.
+fn read_capped(reader: impl Read, limit: usize) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    reader
+        .take(u64::try_from(limit).unwrap_or(u64::MAX))
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn hook(script: &str) -> HookSpec {
+        HookSpec::parse(&format!(
+            "before-tool-call=sh -c '{}'",
+            script.replace('\'', "'\\''")
+        ))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_hook_reads_its_input_and_answers() {
+        let done = run(
+            &hook("cat; echo oops >&2; exit 3"),
+            b"{\"a\":1}".to_vec(),
+            Duration::from_secs(5),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(done.stdout, b"{\"a\":1}");
+        assert_eq!(done.stderr, "oops\n");
+        assert_eq!(done.status.code(), Some(3));
+    }
+
+    #[tokio::test]
+    async fn a_hung_hook_is_killed_at_its_timeout_with_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        let started = Instant::now();
+        let error = run(
+            &hook(&script),
+            Vec::new(),
+            Duration::from_millis(300),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(error, RunError::Timeout(_)), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+        // The grandchild was killed with its group (it may linger as a
+        // zombie for a moment until init reaps it).
+        let gone = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            std::fs::read_to_string(proc.join("stat")).map_or(true, |stat| stat.contains(") Z"))
+        });
+        assert!(gone, "sleep {pid} survived its hook");
+    }
+
+    #[tokio::test]
+    async fn an_abort_ends_the_wait_at_once() {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            trigger.cancel();
+        });
+        let started = Instant::now();
+        let error = run(
+            &hook("sleep 30"),
+            Vec::new(),
+            Duration::from_secs(30),
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(error, RunError::Aborted), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
+    #[tokio::test]
+    async fn endless_output_and_missing_programs_are_errors() {
+        let error = run(
+            &hook("yes"),
+            Vec::new(),
+            Duration::from_secs(10),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(error, RunError::TooLarge), "{error}");
+        let missing = HookSpec::parse("finish-turn=/nonexistent/hook").unwrap();
+        let error = run(
+            &missing,
+            Vec::new(),
+            Duration::from_secs(1),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            error.to_string().starts_with("could not start: "),
+            "{error}"
+        );
+    }
+}
