@@ -26,8 +26,8 @@ use crate::run::outcome::exit_lines;
 /// the man page's ENVIRONMENT.
 pub const SETTINGS_HELP: &str = "\
 Settings, layer by layer, the first layer that sets one wins: the flag; the environment
-(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --stdin and
---no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
+(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --mcp, --stdin
+and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
 ANTHROPIC_BASE_URL); a .env file in the working directory or a parent (--env-file PATH,
 --no-env-file); $XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with
 the same names in lower case (max-turns = 8, api-key = \"...\"); the default. The key is
@@ -203,6 +203,33 @@ pub struct Cli {
     /// Sampling temperature.
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
+
+    /// MCP servers from a JSON file: {"mcpServers": {NAME: ...}}.
+    #[arg(
+        long,
+        env = "LEASH_MCP_CONFIG",
+        value_name = "FILE",
+        help_heading = "MCP servers"
+    )]
+    pub mcp_config: Option<PathBuf>,
+
+    /// One stdio MCP server, split like a shell line (repeatable).
+    #[arg(
+        long = "mcp",
+        value_name = "NAME=COMMAND [ARGS]",
+        help_heading = "MCP servers"
+    )]
+    pub mcp: Vec<String>,
+
+    /// Each server must start and list its tools within this (exit 8).
+    #[arg(
+        long,
+        env = "LEASH_MCP_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "10s",
+        help_heading = "MCP servers"
+    )]
+    pub mcp_timeout: String,
 
     /// Wait for stdin without the 1 s grace.
     #[arg(long, conflicts_with = "no_stdin")]

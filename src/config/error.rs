@@ -51,6 +51,14 @@ pub enum ConfigError {
         /// Why it is wrong.
         reason: String,
     },
+    /// `--mcp-timeout` did not parse.
+    #[error("invalid --mcp-timeout '{value}': {reason} (examples: 10s, 1m, 0 for none)")]
+    McpTimeout {
+        /// What was given.
+        value: String,
+        /// Why it is wrong.
+        reason: String,
+    },
     /// `--tools` named an unknown tool.
     #[error("unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, or none)")]
     UnknownTool(String),
@@ -94,6 +102,9 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+    /// `--mcp-config` or `--mcp` is unusable.
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::McpConfigError),
     /// The `.env` file could not be loaded.
     #[error("{0}")]
     DotEnv(String),

@@ -226,7 +226,7 @@ impl ValueKind {
             ValueKind::Integer
         } else if parser == TypeId::of::<f32>() || parser == TypeId::of::<f64>() {
             ValueKind::Number
-        } else if arg.get_id() == "timeout" {
+        } else if arg.get_id() == "timeout" || arg.get_id() == "mcp_timeout" {
             ValueKind::Duration
         } else if arg.get_id() == "tools" {
             ValueKind::List

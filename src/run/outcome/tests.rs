@@ -192,6 +192,7 @@ fn every_status() -> Vec<Status> {
         | Status::Length
         | Status::InvalidOutput
         | Status::Budget
+        | Status::Mcp
         | Status::Timeout
         | Status::Interrupted(Signal::Interrupt | Signal::Terminate | Signal::Hangup) => status,
     };
@@ -204,6 +205,7 @@ fn every_status() -> Vec<Status> {
         Status::Length,
         Status::InvalidOutput,
         Status::Budget,
+        Status::Mcp,
         Status::Timeout,
         Status::Interrupted(Signal::Interrupt),
         Status::Interrupted(Signal::Terminate),
