@@ -172,7 +172,11 @@ async fn start_one(
         Transport::Http { .. } => None,
     };
     let mut problem = match status {
-        Some(status) => format!("exited ({status}) before listing its tools"),
+        Some(status) => {
+            // Its last words may still be in the pipe.
+            stderr.read_to_end(Duration::from_millis(300)).await;
+            format!("exited ({status}) before listing its tools")
+        }
         None => problem,
     };
     if let Some(line) = stderr.last_line() {
@@ -299,9 +303,10 @@ pub fn child_environment(
 }
 
 /// The last line a server wrote on stderr, read as it comes (bounded).
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct StderrTail {
     last: Arc<Mutex<String>>,
+    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The most of a stderr line that is kept.
@@ -311,7 +316,7 @@ impl StderrTail {
     /// Reads `stderr` to its end on a task of its own.
     fn follow(&self, mut stderr: tokio::process::ChildStderr) {
         let last = Arc::clone(&self.last);
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut current: Vec<u8> = Vec::new();
             let mut buffer = [0u8; 4096];
             while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
@@ -336,6 +341,18 @@ impl StderrTail {
                 *last = line;
             }
         });
+        if let Ok(mut slot) = self.reader.lock() {
+            *slot = Some(reader);
+        }
+    }
+
+    /// Waits at most `patience` for the end of the stream (a helper of the
+    /// server may hold it open).
+    async fn read_to_end(&self, patience: Duration) {
+        let reader = self.reader.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(patience, reader).await;
+        }
     }
 
     fn last_line(&self) -> Option<String> {

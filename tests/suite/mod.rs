@@ -14,6 +14,7 @@ mod hardening_secrets;
 mod hardening_servers;
 mod hardening_signals;
 mod harness;
+mod mcp;
 mod openai;
 mod recipes;
 mod search_tools;
