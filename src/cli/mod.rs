@@ -221,7 +221,7 @@ pub struct Cli {
     )]
     pub mcp: Vec<String>,
 
-    /// Each server must start and list its tools within this (exit 8).
+    /// Start and list tools within this, or exit 8.
     #[arg(
         long,
         env = "LEASH_MCP_TIMEOUT",
