@@ -444,6 +444,35 @@ fn sigterm_stops_the_servers_process_tree() {
 }
 
 #[test]
+fn sigterm_while_a_server_starts_stops_it() {
+    let ws = Workspace::new();
+    let pid_file = ws.path("mute.pid");
+    let flag = format!(
+        "mute=sh -c 'echo $$ > {}; exec sleep 30'",
+        pid_file.display()
+    );
+    let script = ws.script(json!({"responses": [{"text": "never"}]}));
+    let mut child = ws
+        .child()
+        .args(["--provider", "faux", "--faux-script"])
+        .arg(script)
+        .args(["--no-stdin", "-q", "--mcp-timeout", "20s", "--mcp", &flag])
+        .arg("hi")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pids = server_pids(&pid_file);
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_gone(&pids);
+}
+
+#[test]
 fn leash_config_lists_the_servers_without_their_secrets() {
     let ws = Workspace::new();
     let config = ws.write(
