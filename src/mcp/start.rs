@@ -40,12 +40,39 @@ pub struct McpStartError {
     pub problem: String,
 }
 
+/// What a stdio server leaves behind when it goes away: how it exited
+/// and the last line it wrote on stderr, to say why a start or a call
+/// failed.
+pub struct Witness {
+    name: String,
+    processes: ServerProcesses,
+    stderr: StderrTail,
+}
+
+impl Witness {
+    /// `exited (exit status: 3); its last stderr line: …` once the
+    /// process has exited (waiting at most `patience`), with `when`
+    /// after the status; `None` while it runs.
+    pub async fn exited(&self, when: &str, patience: Duration) -> Option<String> {
+        let status = self.processes.exit_status(&self.name, patience).await?;
+        // Its last words may still be in the pipe.
+        self.stderr.read_to_end(Duration::from_millis(300)).await;
+        let mut text = format!("exited ({status}) {when}");
+        if let Some(line) = self.stderr.last_line() {
+            text.push_str(&format!("; its last stderr line: {line}"));
+        }
+        Some(text)
+    }
+}
+
 /// A session with a server that started.
 pub struct Session {
     /// The server's name.
     pub name: String,
     /// The rmcp session; dropping or cancelling it closes the connection.
     pub service: RunningService<RoleClient, ClientInfo>,
+    /// A stdio server's process and stderr, for a call's error.
+    pub witness: Option<Arc<Witness>>,
 }
 
 /// What starting every server gave: the sessions and their tools, in the
@@ -76,7 +103,12 @@ pub async fn start_all(
     for result in results {
         match result {
             Ok((session, tools)) => {
-                listed.push((session.name.clone(), session.service.peer().clone(), tools));
+                listed.push((
+                    session.name.clone(),
+                    session.service.peer().clone(),
+                    session.witness.clone(),
+                    tools,
+                ));
                 sessions.push(session);
             }
             Err(error) => {
@@ -89,7 +121,7 @@ pub async fn start_all(
     }
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for (server, peer, server_tools) in listed {
+    for (server, peer, witness, server_tools) in listed {
         let server: Arc<str> = Arc::from(server);
         let fail = |problem: String| McpStartError {
             server: server.to_string(),
@@ -121,6 +153,7 @@ pub async fn start_all(
                 Arc::clone(&server),
                 tool.name.into_owned(),
                 peer.clone(),
+                witness.clone(),
             )));
         }
     }
@@ -151,8 +184,12 @@ async fn start_one(
         server: spec.name.clone(),
         problem,
     };
-    let stderr = StderrTail::default();
-    let started = tokio::time::timeout(timeout, connect(spec, keys, processes, &stderr)).await;
+    let witness = Arc::new(Witness {
+        name: spec.name.clone(),
+        processes: processes.clone(),
+        stderr: StderrTail::default(),
+    });
+    let started = tokio::time::timeout(timeout, connect(spec, keys, &witness)).await;
     let problem = match started {
         Ok(Ok(listed)) => return Ok(listed),
         Ok(Err(Failure::Spawn(problem))) => return Err(fail(problem)),
@@ -163,23 +200,15 @@ async fn start_one(
         ),
     };
     // A process that exited explains a broken handshake best.
-    let status = match spec.transport {
-        Transport::Stdio { .. } => {
-            processes
-                .exit_status(&spec.name, Duration::from_millis(300))
-                .await
-        }
-        Transport::Http { .. } => None,
-    };
-    let mut problem = match status {
-        Some(status) => {
-            // Its last words may still be in the pipe.
-            stderr.read_to_end(Duration::from_millis(300)).await;
-            format!("exited ({status}) before listing its tools")
-        }
-        None => problem,
-    };
-    if let Some(line) = stderr.last_line() {
+    if let Transport::Stdio { .. } = spec.transport
+        && let Some(exited) = witness
+            .exited("before listing its tools", Duration::from_millis(300))
+            .await
+    {
+        return Err(fail(exited));
+    }
+    let mut problem = problem;
+    if let Some(line) = witness.stderr.last_line() {
         problem.push_str(&format!("; its last stderr line: {line}"));
     }
     Err(fail(problem))
@@ -195,10 +224,9 @@ enum Failure {
 async fn connect(
     spec: &ServerSpec,
     keys: &[ApiKey],
-    processes: &ServerProcesses,
-    stderr: &StderrTail,
+    witness: &Arc<Witness>,
 ) -> Result<Listed, Failure> {
-    let service = match &spec.transport {
+    let (service, witness) = match &spec.transport {
         Transport::Stdio { command, args, env } => {
             let mut child = tokio::process::Command::new(command);
             child
@@ -214,15 +242,16 @@ async fn connect(
                 .spawn()
                 .map_err(|error| Failure::Spawn(format!("cannot start '{command}': {error}")))?;
             let pipes = (child.stdout.take(), child.stdin.take(), child.stderr.take());
-            processes.add(&spec.name, child);
+            witness.processes.add(&spec.name, child);
             let (Some(stdout), Some(stdin), Some(err)) = pipes else {
                 return Err(Failure::Spawn("its pipes could not be opened".to_owned()));
             };
-            stderr.follow(err);
-            client_info()
+            witness.stderr.follow(err);
+            let service = client_info()
                 .serve((stdout, stdin))
                 .await
-                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?
+                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?;
+            (service, Some(Arc::clone(witness)))
         }
         Transport::Http { url, headers } => {
             let mut map = reqwest::header::HeaderMap::new();
@@ -243,10 +272,11 @@ async fn connect(
                 client,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()),
             );
-            client_info()
+            let service = client_info()
                 .serve(transport)
                 .await
-                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?
+                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?;
+            (service, None)
         }
     };
     let tools = service.list_all_tools().await.map_err(|error| {
@@ -259,6 +289,7 @@ async fn connect(
         Session {
             name: spec.name.clone(),
             service,
+            witness,
         },
         tools,
     ))
@@ -304,7 +335,7 @@ pub fn child_environment(
 
 /// The last line a server wrote on stderr, read as it comes (bounded).
 #[derive(Default)]
-struct StderrTail {
+pub(crate) struct StderrTail {
     last: Arc<Mutex<String>>,
     reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }

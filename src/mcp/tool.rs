@@ -19,6 +19,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::start::Witness;
 use crate::protocol::{ToolOutput, ToolSpec};
 use crate::tools::{Tool, ToolError, ToolUpdates};
 
@@ -59,18 +60,45 @@ pub struct McpTool {
     server: Arc<str>,
     tool: String,
     peer: Peer<RoleClient>,
+    witness: Option<Arc<Witness>>,
 }
 
 impl McpTool {
     /// The tool `tool` (the server's name for it) of `server`, offered
-    /// under `spec`.
-    pub fn new(spec: ToolSpec, server: Arc<str>, tool: String, peer: Peer<RoleClient>) -> Self {
+    /// under `spec`; `witness` (a stdio server's) explains a server that
+    /// went away.
+    pub fn new(
+        spec: ToolSpec,
+        server: Arc<str>,
+        tool: String,
+        peer: Peer<RoleClient>,
+        witness: Option<Arc<Witness>>,
+    ) -> Self {
         McpTool {
             spec,
             server,
             tool,
             peer,
+            witness,
         }
+    }
+
+    /// The error of a call the session failed: how the process exited,
+    /// when it did.
+    async fn failed(&self, error: rmcp::ServiceError) -> ToolError {
+        if let Some(witness) = &self.witness
+            && let Some(exited) = witness
+                .exited("during the call", std::time::Duration::from_millis(200))
+                .await
+        {
+            return format!("MCP server '{}' {exited}", self.server).into();
+        }
+        format!(
+            "MCP server '{}' failed: {}",
+            self.server,
+            short(&error.to_string())
+        )
+        .into()
     }
 
     async fn call(&self, args: Value, cancel: CancellationToken) -> Result<ToolOutput, ToolError> {
@@ -85,22 +113,17 @@ impl McpTool {
             arguments,
             task: None,
         }));
-        let failed = |error: rmcp::ServiceError| -> ToolError {
-            format!(
-                "MCP server '{}' failed: {}",
-                self.server,
-                short(&error.to_string())
-            )
-            .into()
-        };
         if cancel.is_cancelled() {
             return Err(format!("{} was cancelled", self.spec.name).into());
         }
-        let handle = self
+        let handle = match self
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(failed)?;
+        {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.failed(error).await),
+        };
         let answer = tokio::select! {
             answer = handle.rx => answer,
             () = cancel.cancelled() => {
@@ -113,13 +136,13 @@ impl McpTool {
                 return Err(format!("{} was cancelled", self.spec.name).into());
             }
         };
-        let answer = answer
+        match answer
             .map_err(|_| rmcp::ServiceError::TransportClosed)
             .and_then(|answer| answer)
-            .map_err(failed)?;
-        match answer {
-            ServerResult::CallToolResult(result) => result_output(result),
-            _ => Err(failed(rmcp::ServiceError::UnexpectedResponse)),
+        {
+            Ok(ServerResult::CallToolResult(result)) => result_output(result),
+            Ok(_) => Err(self.failed(rmcp::ServiceError::UnexpectedResponse).await),
+            Err(error) => Err(self.failed(error).await),
         }
     }
 }
