@@ -60,6 +60,30 @@ impl McpServers {
         Ok(started.tools)
     }
 
+    /// `MCP servers started: fs (4 tools), gh (1 tool)`, the notice of a
+    /// run with servers; `None` without.
+    pub fn started(&self, tools: &[Arc<dyn Tool>]) -> Option<String> {
+        if self.sessions.is_empty() {
+            return None;
+        }
+        let servers: Vec<String> = self
+            .sessions
+            .iter()
+            .map(|session| {
+                let prefix = format!("mcp__{}__", session.name);
+                let count = tools
+                    .iter()
+                    .filter(|tool| tool.spec().name.starts_with(&prefix))
+                    .count();
+                match count {
+                    1 => format!("{} (1 tool)", session.name),
+                    n => format!("{} ({n} tools)", session.name),
+                }
+            })
+            .collect();
+        Some(format!("MCP servers started: {}", servers.join(", ")))
+    }
+
     /// Stops every server: each session closed (bounded), then every
     /// stdio server's process group terminated and its leader reaped.
     pub async fn stop(&mut self) {

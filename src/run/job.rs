@@ -259,6 +259,9 @@ impl Job {
                 return Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)));
             }
         };
+        if let Some(notice) = self.mcp.started(&mcp_tools) {
+            self.events.submit(move |renderer| renderer.notice(&notice));
+        }
 
         // The queues exist before the agent and its limits, so the limits
         // can steer the run (the `--output-schema` correction) from the start.

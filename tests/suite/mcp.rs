@@ -367,6 +367,11 @@ fn a_server_that_dies_mid_run_gives_an_error_result_and_the_run_goes_on() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "carried on\n");
+    let notices: Vec<Value> = events(&output)
+        .into_iter()
+        .filter(|event| event["type"] == "notice")
+        .collect();
+    assert_eq!(notices[0]["message"], "MCP servers started: t (4 tools)");
     let ends: Vec<Value> = events(&output)
         .into_iter()
         .filter(|event| event["type"] == "tool_execution_end")
