@@ -5,7 +5,7 @@ CARGO ?= cargo
 DEMO_PROMPT := Read sample.ts and explain what first([]) returns, and why.
 DEMO_SYSTEM := Read the exercise file before explaining the code; never invent file contents.
 
-.PHONY: build test lint fmt demo bench clean ci-extra
+.PHONY: build test lint fmt demo bench clean ci-extra mcp-servers
 
 build:
 	$(CARGO) build --release
@@ -18,8 +18,17 @@ lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 	python3 .ci/msrv
 
-test: lint
+test: lint mcp-servers
 	$(CARGO) test --locked --all-targets
+
+# The real MCP servers tests/suite/mcp.rs starts (the reference
+# server-everything and the official SDK, pinned by package-lock.json),
+# installed with `npm ci` when the lock file changed.
+MCP_DIR := tests/mcp
+mcp-servers: $(MCP_DIR)/node_modules/.package-lock.json
+$(MCP_DIR)/node_modules/.package-lock.json: $(MCP_DIR)/package.json $(MCP_DIR)/package-lock.json
+	cd $(MCP_DIR) && npm ci --no-audit --no-fund
+	touch $@
 
 # What CI runs after `make test`: the docs build with warnings denied, the
 # fuzz crate (its own workspace) still builds against the library, and no

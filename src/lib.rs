@@ -16,7 +16,8 @@
 //! loop calls, [`TypedTool`] for Rust tools, the file tools and their
 //! sandbox). The one-shot command around them is private and reached
 //! through [`run_process`]: `cli` (the clap definition and the commands),
-//! `config` (the layers → one validated run plan), `run` (prepare → run →
+//! `config` (the layers → one validated run plan), `mcp` (MCP servers'
+//! tools, started strictly and stopped at every exit), `run` (prepare → run →
 //! report, the signals, the limits, the one exit table) and `render` (the
 //! event writers, the result, the transcript).
 
@@ -35,6 +36,7 @@ pub mod tools;
 // The one-shot command around them; reached through [`run_process`].
 mod cli;
 mod config;
+mod mcp;
 mod render;
 mod run;
 

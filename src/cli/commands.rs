@@ -293,7 +293,7 @@ fn print_command(command: PrintCommand, stdout: &mut dyn Write) -> anyhow::Resul
                         .map(|command| command.render_help().to_string())
                         .unwrap_or_default()
                 }
-                None => run_command().render_help().to_string(),
+                None => run_command().render_long_help().to_string(),
             };
             text.extend_from_slice(help.as_bytes());
             "the help"

@@ -26,13 +26,43 @@ use crate::run::outcome::exit_lines;
 /// the man page's ENVIRONMENT.
 pub const SETTINGS_HELP: &str = "\
 Settings, layer by layer, the first layer that sets one wins: the flag; the environment
-(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --stdin and
---no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
+(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --mcp, --stdin
+and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
 ANTHROPIC_BASE_URL); a .env file in the working directory or a parent (--env-file PATH,
 --no-env-file); $XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with
 the same names in lower case (max-turns = 8, api-key = \"...\"); the default. The key is
 never sent to a base URL from a lower layer than the key's unless --trust-base-url.
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
+
+/// The footer of `-h`: every exit code by name on two lines, and where the
+/// rest is. `-h` stays one screen however many flags leash grows.
+pub fn short_help_footer() -> String {
+    let codes: Vec<String> = exit_lines()
+        .into_iter()
+        .map(|(code, name, _)| format!("{code} {name}"))
+        .collect();
+    let mut footer = String::from("Exit codes: ");
+    let mut width = footer.len();
+    for (i, code) in codes.iter().enumerate() {
+        let piece = match i + 1 == codes.len() {
+            true => format!("{code}."),
+            false => format!("{code},"),
+        };
+        if width + piece.len() + 1 > 100 {
+            footer.push('\n');
+            width = 0;
+        } else if i > 0 {
+            footer.push(' ');
+            width += 1;
+        }
+        width += piece.len();
+        footer.push_str(&piece);
+    }
+    footer.push_str(
+        "\nleash --help: what each code means; settings from LEASH_<FLAG>, .env, config.toml.",
+    );
+    footer
+}
 
 /// The footer of `--help`: the exit table (ARCHITECTURE.md §2.1), then where settings
 /// come from.
@@ -53,7 +83,8 @@ pub fn help_footer() -> String {
     version,
     about = "One bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
     override_usage = "leash [OPTIONS] [PROMPT]\n       leash <COMMAND> [ARGS]",
-    after_help = help_footer(),
+    after_help = short_help_footer(),
+    after_long_help = help_footer(),
     // A repeated flag: the last one wins, so a wrapper can override.
     args_override_self = true
 )]
@@ -245,6 +276,33 @@ pub struct Cli {
     #[arg(long, env = "LEASH_API", value_enum, default_value_t = ApiName::Chat,
           value_name = "API", hide_possible_values = true, help_heading = "Provider API")]
     pub api: ApiName,
+
+    /// MCP servers from a JSON file: {"mcpServers": {NAME: ...}}.
+    #[arg(
+        long,
+        env = "LEASH_MCP_CONFIG",
+        value_name = "FILE",
+        help_heading = "MCP servers"
+    )]
+    pub mcp_config: Option<PathBuf>,
+
+    /// One stdio MCP server, split like a shell line (repeatable).
+    #[arg(
+        long = "mcp",
+        value_name = "NAME=COMMAND [ARGS]",
+        help_heading = "MCP servers"
+    )]
+    pub mcp: Vec<String>,
+
+    /// Start and list tools within this, or exit 8.
+    #[arg(
+        long,
+        env = "LEASH_MCP_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "10s",
+        help_heading = "MCP servers"
+    )]
+    pub mcp_timeout: String,
 
     /// Wait for stdin without the 1 s grace.
     #[arg(long, conflicts_with = "no_stdin")]

@@ -68,6 +68,14 @@ pub enum ConfigError {
         /// Why it is wrong.
         reason: String,
     },
+    /// `--mcp-timeout` did not parse.
+    #[error("invalid --mcp-timeout '{value}': {reason} (examples: 10s, 1m, 0 for none)")]
+    McpTimeout {
+        /// What was given.
+        value: String,
+        /// Why it is wrong.
+        reason: String,
+    },
     /// A `--hook`, `--deny-tool` or `--allow-tool` value did not parse.
     #[error(transparent)]
     Hook(#[from] crate::run::hooks::SpecError),
@@ -125,6 +133,9 @@ pub enum ConfigError {
          or set price or [prices] in the config file"
     )]
     MaxCostWithoutPrice,
+    /// `--mcp-config` or `--mcp` is unusable.
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::McpConfigError),
     /// The `.env` file could not be loaded.
     #[error("{0}")]
     DotEnv(String),

@@ -301,7 +301,10 @@ impl ValueKind {
         } else if arg.get_id() == "max_cost" {
             // Parsed by `run::cost` (exact decimals), written as a number.
             ValueKind::Number
-        } else if arg.get_id() == "timeout" || arg.get_id() == "hook_timeout" {
+        } else if arg.get_id() == "timeout"
+            || arg.get_id() == "hook_timeout"
+            || arg.get_id() == "mcp_timeout"
+        {
             ValueKind::Duration
         } else if arg.get_id() == "tools" {
             ValueKind::List

@@ -34,6 +34,7 @@ use crate::config::precedence::{
     SystemChoice, check_key_destination, choose_api_key, choose_base_url, choose_model,
     choose_price, choose_provider, choose_system, decide_terminal, provider_info,
 };
+use crate::mcp::McpPlan;
 use crate::provider::catalog;
 use crate::provider::faux::Script;
 use crate::provider::{ApiKey, HttpSettings};
@@ -126,6 +127,8 @@ pub struct RunPlan {
     pub output_last_message: Option<PathBuf>,
     /// How stderr is used, decided once.
     pub terminal: Terminal,
+    /// The MCP servers to start, and how long each has to start.
+    pub mcp: McpPlan,
     /// Every API key leash knows of (the run's, and the values of
     /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
     /// file's keys): tool results never show them.
@@ -301,6 +304,14 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         }
     }
     let hooks = parse_hooks(&cli, inputs)?;
+    let mcp = McpPlan {
+        servers: mcp_servers(&cli, inputs)?,
+        timeout: match parse_timeout(&cli.mcp_timeout) {
+            Ok(Some(timeout)) => timeout,
+            Ok(None) => Duration::MAX,
+            Err(error) => return Err(named("mcp_timeout")(mcp_timeout_error(error))),
+        },
+    };
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);
     Ok(RunPlan {
@@ -331,6 +342,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         transcript: cli.transcript,
         output_last_message: cli.output_last_message,
         terminal,
+        mcp,
         known_keys: known_keys(inputs),
     })
 }
@@ -413,6 +425,37 @@ pub fn parse_hook_timeout(value: &str) -> Result<Duration, ConfigError> {
         )),
         Err(ConfigError::Timeout { reason, .. }) => Err(invalid(reason)),
         Err(other) => Err(other),
+    }
+}
+
+/// The servers of `--mcp-config` and `--mcp`, `${VAR}` expanded from the
+/// environment (with `.env`).
+pub(crate) fn mcp_servers(
+    cli: &Cli,
+    inputs: &Inputs<'_>,
+) -> Result<Vec<crate::mcp::ServerSpec>, ConfigError> {
+    let lookup = |name: &str| inputs.env.get(name);
+    let from_file = match &cli.mcp_config {
+        Some(path) => {
+            let text =
+                read_input("--mcp-config", path).map_err(named_by_source(inputs, "mcp_config"))?;
+            crate::mcp::config::parse_file(path, &text, &lookup)?
+        }
+        None => Vec::new(),
+    };
+    let from_flags = cli
+        .mcp
+        .iter()
+        .map(|value| crate::mcp::config::parse_flag(value, &lookup))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::mcp::config::merge(from_file, from_flags)?)
+}
+
+/// `--mcp-timeout`'s own words for a bad duration (0 means no limit).
+fn mcp_timeout_error(error: ConfigError) -> ConfigError {
+    match error {
+        ConfigError::Timeout { value, reason } => ConfigError::McpTimeout { value, reason },
+        other => other,
     }
 }
 

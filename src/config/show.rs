@@ -25,7 +25,8 @@ pub struct Setting {
     pub source: Source,
     /// What else to know (overridden, off on a pipe, ...).
     pub note: Option<String>,
-    /// The value is a stand-in (`***`): the line is printed as a comment.
+    /// The value is a stand-in (`***`) or no config key (an MCP server):
+    /// the line is printed as a comment.
     pub secret: bool,
 }
 
@@ -122,9 +123,13 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
             _ => generic,
         };
         let after_base_url = key == "base-url";
+        let after_mcp_timeout = key == "mcp-timeout";
         settings.push(setting);
         if after_base_url {
             settings.push(api_key_setting(inputs, provider));
+        }
+        if after_mcp_timeout {
+            settings.extend(mcp_settings(cli, inputs));
         }
     }
     settings
@@ -147,6 +152,37 @@ fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
             provider_info(provider).key_variable
         )),
     }
+}
+
+/// One line per MCP server a run would start (as comments: a server is
+/// not a config key), or the reason the list is unusable.
+fn mcp_settings(cli: &crate::cli::Cli, inputs: &Inputs<'_>) -> Vec<Setting> {
+    let servers = match super::mcp_servers(cli, inputs) {
+        Ok(servers) => servers,
+        Err(error) => {
+            return vec![
+                Setting::new("mcp", None, Source::Unset).note(format!("unusable: {error}")),
+            ];
+        }
+    };
+    servers
+        .into_iter()
+        .map(|server| {
+            let source = match server.origin.as_str() {
+                "--mcp" => Source::Flag,
+                _ => inputs.origins.source("mcp_config"),
+            };
+            Setting {
+                secret: true,
+                ..Setting::new(
+                    "mcp",
+                    Some(format!("{}: {}", server.name, server.transport.summary())),
+                    source,
+                )
+            }
+            .note("an MCP server")
+        })
+        .collect()
 }
 
 fn provider_name(provider: ProviderName) -> String {

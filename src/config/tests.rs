@@ -680,3 +680,60 @@ fn api_with_another_provider_is_a_usage_error_naming_its_source() {
     .unwrap_err();
     assert!(error.to_string().contains("config file"), "{error}");
 }
+
+#[test]
+fn mcp_servers_come_from_the_file_the_flags_and_their_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"fs": {"command": "srv", "env": {"T": "${TOKEN}"}}}}"#,
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let local = ["--base-url", "http://127.0.0.1:9/v1"];
+    let run = |args: &[&str], vars: &[(&str, &str)], config: Option<&str>| {
+        resolve_layered(&[&local[..], args, &["hi"]].concat(), vars, config, false)
+    };
+    let config = format!("mcp-config = \"{file}\"\nmcp-timeout = 3\n");
+    let plan = run(
+        &["--mcp", "x=run 'me now'"],
+        &[("TOKEN", "t0k")],
+        Some(&config),
+    )
+    .unwrap();
+    let names: Vec<&str> = plan.mcp.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fs", "x"]);
+    assert_eq!(plan.mcp.timeout, Duration::from_secs(3));
+    assert_eq!(
+        plan.mcp.servers[1].transport.summary(),
+        "stdio: run 'me now'"
+    );
+    let default = run(&[], &[], None).unwrap();
+    assert!(default.mcp.servers.is_empty());
+    assert_eq!(default.mcp.timeout, Duration::from_secs(10));
+
+    let error = |args: &[&str], vars: &[(&str, &str)], config: Option<&str>| {
+        run(args, vars, config).unwrap_err().to_string()
+    };
+    let soon = error(&["--mcp-timeout", "soon"], &[], None);
+    assert!(soon.starts_with("invalid --mcp-timeout 'soon'"), "{soon}");
+    assert_eq!(
+        error(&[], &[], Some("mcp-config = \"/dev/zero\"\n")),
+        format!(
+            "config file /c/config.toml: mcp-config: cannot read --mcp-config /dev/zero: \
+             it is larger than {FILE_LIMIT} bytes"
+        )
+    );
+    let twice = error(
+        &["--mcp-config", file, "--mcp", "fs=other"],
+        &[("TOKEN", "t")],
+        None,
+    );
+    assert!(twice.contains("'fs' is named twice"), "{twice}");
+    let unset = error(&["--mcp-config", file], &[], None);
+    assert!(
+        unset.contains("server 'fs': ${TOKEN} is not set"),
+        "{unset}"
+    );
+}

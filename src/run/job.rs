@@ -28,7 +28,9 @@ use crate::agent::types::AgentEvent;
 use crate::agent::{Agent, LoopConfig, QueueHandle, QueueMode, Subscription};
 use crate::cli::EventsFormat;
 use crate::config::{ProviderConfig, RunPlan, ToolName};
+use crate::mcp::{McpServers, McpStartError};
 use crate::protocol::Message;
+use crate::provider::ApiKey;
 use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
@@ -97,8 +99,11 @@ pub enum UsageError {
 enum NotStarted {
     /// A usage error.
     Usage(UsageError),
-    /// The timer or a signal stopped it while stdin was read.
+    /// The timer or a signal stopped it while stdin was read or the MCP
+    /// servers started.
     Stopped(Option<AbortCause>),
+    /// An MCP server did not start (exit 8).
+    Mcp(McpStartError),
 }
 
 /// Runs the job `plan` describes and returns how it ended.
@@ -113,6 +118,7 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
         last_message: None,
         transcript: None,
         changes: Arc::default(),
+        mcp: McpServers::default(),
     };
     let report = match job.prepare(&mut abort).await {
         Ok(prepared) => {
@@ -126,7 +132,10 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
         Err(NotStarted::Stopped(cause)) => {
             job.report_without_run(outcome::status_of_abort(cause), None)
         }
+        Err(NotStarted::Mcp(error)) => job.report_without_run(Status::Mcp, Some(error.to_string())),
     };
+    // Whatever ended the run, no server outlives it.
+    job.mcp.stop().await;
     let status = job.deliver(report, &mut abort).await;
     watcher.abort();
     status
@@ -145,6 +154,8 @@ pub(super) struct Job {
     pub(super) transcript: Option<Lane<Transcript>>,
     /// The files `write_file` and `edit_file` changed (`changedFiles`).
     pub(super) changes: Arc<ChangeLog>,
+    /// The MCP servers, stopped at the end of every run.
+    pub(super) mcp: McpServers,
 }
 
 /// A run ready to start: its prompt, and its agent with the limits as hooks
@@ -250,6 +261,19 @@ impl Job {
             self.transcript = Some(Lane::new("leash-transcript", Transcript::new(file, path)));
         }
 
+        // Every server starts and lists its tools before the first request,
+        // or the run ends (exit 8); the timer and the signals still end the wait.
+        let keys = self.keys();
+        let mcp_tools = tokio::select! {
+            started = self.mcp.start(&self.plan.mcp, &keys) => started.map_err(NotStarted::Mcp)?,
+            cause = abort.wait_for(Option::is_some) => {
+                return Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)));
+            }
+        };
+        if let Some(notice) = self.mcp.started(&mcp_tools) {
+            self.events.submit(move |renderer| renderer.notice(&notice));
+        }
+
         // The queues exist before the agent and its limits, so the limits
         // can steer the run (the `--output-schema` correction) from the start.
         let queues = QueueHandle::default();
@@ -271,7 +295,7 @@ impl Job {
             LoopConfig {
                 model: self.plan.model.clone(),
                 system: self.plan.system.clone(),
-                tools: self.tools(),
+                tools: self.tools(mcp_tools, &keys),
                 tool_execution: self.plan.tool_execution,
                 hooks: chain.clone(),
             },
@@ -342,24 +366,27 @@ impl Job {
         }
     }
 
-    /// The file tools, each behind the key redaction: the run's key and
-    /// every other key leash knows never reach the context through a tool.
-    fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        let Some(tools) = &self.plan.tools else {
-            return Vec::new();
-        };
+    /// The run's key and every other key leash knows, longest first.
+    fn keys(&self) -> Arc<[ApiKey]> {
         let run_key = match &self.plan.provider {
             ProviderConfig::OpenAi(settings)
             | ProviderConfig::OpenAiResponses(settings)
             | ProviderConfig::Anthropic(settings) => settings.api_key.clone(),
             ProviderConfig::Faux(_) => None,
         };
-        let keys = key_set(run_key.into_iter().chain(self.plan.known_keys.clone()));
-        tools
-            .names
-            .iter()
-            .map(|name| -> Arc<dyn Tool> {
-                let tool: Arc<dyn Tool> = match name {
+        key_set(run_key.into_iter().chain(self.plan.known_keys.clone()))
+    }
+
+    /// The file tools, then the MCP servers' tools, each behind the key
+    /// redaction: the run's key and every other key leash knows never
+    /// reach the context through a tool.
+    fn tools(&self, mcp_tools: Vec<Arc<dyn Tool>>, keys: &Arc<[ApiKey]>) -> Vec<Arc<dyn Tool>> {
+        let redacted = |tool: Arc<dyn Tool>| -> Arc<dyn Tool> {
+            Arc::new(Redacted::new(tool, Arc::clone(keys)))
+        };
+        let file_tools = self.plan.tools.iter().flat_map(|tools| {
+            tools.names.iter().map(|name| -> Arc<dyn Tool> {
+                match name {
                     ToolName::ReadFile => Arc::new(ReadFile::new(Arc::clone(&tools.sandbox))),
                     ToolName::ListDir => Arc::new(ListDir::new(Arc::clone(&tools.sandbox))),
                     ToolName::Grep => Arc::new(Grep::new(Arc::clone(&tools.sandbox))),
@@ -372,9 +399,9 @@ impl Job {
                         Arc::clone(&tools.sandbox),
                         Arc::clone(&self.changes),
                     )),
-                };
-                Arc::new(Redacted::new(tool, Arc::clone(&keys)))
+                }
             })
-            .collect()
+        });
+        file_tools.chain(mcp_tools).map(redacted).collect()
     }
 }

@@ -25,6 +25,8 @@ pub enum Status {
     InvalidOutput,
     /// With `--max-tokens-total`: the run used up its token budget.
     Budget,
+    /// An MCP server did not start or list its tools within `--mcp-timeout`.
+    Mcp,
     /// The abort timer fired.
     Timeout,
     /// A signal stopped the run.
@@ -87,7 +89,7 @@ const fn exit(status: Status, code: u8, name: &'static str, meaning: &'static st
 /// signal's status once per signal. `--help`, the man page, the JSON
 /// Schemas, the `status`/`exitCode` fields and the process's exit code all
 /// read it; nothing else in leash picks an exit code.
-pub const EXITS: [Exit; 12] = [
+pub const EXITS: [Exit; 13] = [
     exit(Status::Ok, 0, "ok", "the final answer ended normally"),
     exit(
         Status::Error,
@@ -130,6 +132,12 @@ pub const EXITS: [Exit; 12] = [
         7,
         "budget",
         "--max-tokens-total or --max-cost: the run used up its token or cost budget",
+    ),
+    exit(
+        Status::Mcp,
+        8,
+        "mcp",
+        "an MCP server did not start or list its tools within --mcp-timeout",
     ),
     exit(
         Status::Timeout,
@@ -315,6 +323,10 @@ pub fn describe(status: Status, detail: &Detail<'_>) -> String {
                 .unwrap_or("the model gave no usable response")
         ),
         Status::Usage => detail.error_message.unwrap_or("usage error").to_owned(),
+        Status::Mcp => detail
+            .error_message
+            .unwrap_or("an MCP server did not start")
+            .to_owned(),
         Status::TurnLimit => format!(
             "turn limit reached after {}; task not confirmed complete",
             turns(detail.turns)

@@ -17,6 +17,7 @@ mod hardening_servers;
 mod hardening_signals;
 mod harness;
 mod hooks;
+mod mcp;
 mod openai;
 mod openai_apis;
 mod recipes;

@@ -192,6 +192,7 @@ fn every_status() -> Vec<Status> {
         | Status::Length
         | Status::InvalidOutput
         | Status::Budget
+        | Status::Mcp
         | Status::Timeout
         | Status::Interrupted(Signal::Interrupt | Signal::Terminate | Signal::Hangup) => status,
     };
@@ -204,6 +205,7 @@ fn every_status() -> Vec<Status> {
         Status::Length,
         Status::InvalidOutput,
         Status::Budget,
+        Status::Mcp,
         Status::Timeout,
         Status::Interrupted(Signal::Interrupt),
         Status::Interrupted(Signal::Terminate),
@@ -229,7 +231,8 @@ fn the_exit_table_has_every_status_once_with_a_distinct_code() {
         Status::Interrupted(Signal::Terminate).as_str(),
         "interrupted"
     );
-    assert_eq!(status_names().len(), 10);
+    assert_eq!(status_names().len(), 11);
+    assert_eq!((Status::Mcp.code(), Status::Mcp.as_str()), (8, "mcp"));
     let interrupted = exit_lines().pop().unwrap();
     assert_eq!(
         interrupted,

@@ -1,0 +1,421 @@
+//! Starting the servers of a run, strictly: every server is started (in
+//! parallel), its MCP session initialized and its tools listed within
+//! `--mcp-timeout`, or the run does not start (exit 8) and the error says
+//! which server failed and why — the spawn error, its exit status and last
+//! stderr line, the timeout, or the protocol error.
+//!
+//! A stdio server runs in a process group of its own (see `shutdown`),
+//! with an environment built here: leash's own environment without the
+//! `LEASH_*`, `OPENAI_*` and `ANTHROPIC_*` variables and without any
+//! variable holding a key leash knows, plus the config's `env`. Its stderr
+//! is read on a task of its own (so a chatty server never blocks) and only
+//! its last line is kept, for the error.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{ClientInfo, Implementation};
+use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::io::AsyncReadExt;
+
+use super::config::{ServerSpec, Transport};
+use super::shutdown::ServerProcesses;
+use super::tool::{McpTool, offered_name, short};
+use crate::protocol::ToolSpec;
+use crate::provider::ApiKey;
+use crate::tools::Tool;
+
+/// Why a server did not start: the run ends with exit 8.
+#[derive(Debug, thiserror::Error)]
+#[error("MCP server '{server}' {problem}")]
+pub struct McpStartError {
+    /// The server's name.
+    pub server: String,
+    /// What went wrong, in words.
+    pub problem: String,
+}
+
+/// What a stdio server leaves behind when it goes away: how it exited
+/// and the last line it wrote on stderr, to say why a start or a call
+/// failed.
+pub struct Witness {
+    name: String,
+    processes: ServerProcesses,
+    stderr: StderrTail,
+}
+
+impl Witness {
+    /// `exited (exit status: 3); its last stderr line: …` once the
+    /// process has exited (waiting at most `patience`), with `when`
+    /// after the status; `None` while it runs.
+    pub async fn exited(&self, when: &str, patience: Duration) -> Option<String> {
+        let status = self.processes.exit_status(&self.name, patience).await?;
+        // Its last words may still be in the pipe.
+        self.stderr.read_to_end(Duration::from_millis(300)).await;
+        let mut text = format!("exited ({status}) {when}");
+        if let Some(line) = self.stderr.last_line() {
+            text.push_str(&format!("; its last stderr line: {line}"));
+        }
+        Some(text)
+    }
+}
+
+/// A session with a server that started.
+pub struct Session {
+    /// The server's name.
+    pub name: String,
+    /// The rmcp session; dropping or cancelling it closes the connection.
+    pub service: RunningService<RoleClient, ClientInfo>,
+    /// A stdio server's process and stderr, for a call's error.
+    pub witness: Option<Arc<Witness>>,
+}
+
+/// What starting every server gave: the sessions and their tools, in the
+/// order the servers were named.
+pub struct Started {
+    /// One per server.
+    pub sessions: Vec<Session>,
+    /// Every server's tools, as the loop sees them.
+    pub tools: Vec<Arc<dyn Tool>>,
+}
+
+/// Starts every server in parallel, each within `timeout`. On failure the
+/// sessions that did start are closed; the processes stay in `processes`
+/// for the caller to stop, as after any run.
+pub async fn start_all(
+    specs: &[ServerSpec],
+    timeout: Duration,
+    keys: &[ApiKey],
+    processes: &ServerProcesses,
+) -> Result<Started, McpStartError> {
+    let starts = specs
+        .iter()
+        .map(|spec| start_one(spec, timeout, keys, processes));
+    let results = futures::future::join_all(starts).await;
+    let mut sessions = Vec::new();
+    let mut listed = Vec::new();
+    let mut failure = None;
+    for result in results {
+        match result {
+            Ok((session, tools)) => {
+                listed.push((
+                    session.name.clone(),
+                    session.service.peer().clone(),
+                    session.witness.clone(),
+                    tools,
+                ));
+                sessions.push(session);
+            }
+            Err(error) => {
+                failure.get_or_insert(error);
+            }
+        }
+    }
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for (server, peer, witness, server_tools) in listed {
+        let server: Arc<str> = Arc::from(server);
+        let fail = |problem: String| McpStartError {
+            server: server.to_string(),
+            problem,
+        };
+        for tool in server_tools {
+            let name = offered_name(&server, &tool.name).map_err(fail)?;
+            if let Some(first) = names.insert(name.clone(), server.to_string()) {
+                return Err(fail(format!(
+                    "lists the tool '{}' twice (offered as '{name}', first by '{first}')",
+                    tool.name
+                )));
+            }
+            let parameters = serde_json::Value::Object((*tool.input_schema).clone());
+            if let Err(error) = jsonschema::validator_for(&parameters) {
+                return Err(fail(format!(
+                    "gives its tool '{}' an input schema that does not compile: {}",
+                    tool.name,
+                    short(&error.to_string())
+                )));
+            }
+            let spec = ToolSpec {
+                name,
+                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                parameters,
+            };
+            tools.push(Arc::new(McpTool::new(
+                spec,
+                Arc::clone(&server),
+                tool.name.into_owned(),
+                peer.clone(),
+                witness.clone(),
+            )));
+        }
+    }
+    Ok(Started { sessions, tools })
+}
+
+/// How leash introduces itself to a server.
+fn client_info() -> ClientInfo {
+    ClientInfo {
+        client_info: Implementation {
+            name: "leash".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            ..Implementation::from_build_env()
+        },
+        ..ClientInfo::default()
+    }
+}
+
+type Listed = (Session, Vec<rmcp::model::Tool>);
+
+async fn start_one(
+    spec: &ServerSpec,
+    timeout: Duration,
+    keys: &[ApiKey],
+    processes: &ServerProcesses,
+) -> Result<Listed, McpStartError> {
+    let fail = |problem: String| McpStartError {
+        server: spec.name.clone(),
+        problem,
+    };
+    let witness = Arc::new(Witness {
+        name: spec.name.clone(),
+        processes: processes.clone(),
+        stderr: StderrTail::default(),
+    });
+    let started = tokio::time::timeout(timeout, connect(spec, keys, &witness)).await;
+    let problem = match started {
+        Ok(Ok(listed)) => return Ok(listed),
+        Ok(Err(Failure::Spawn(problem))) => return Err(fail(problem)),
+        Ok(Err(Failure::Protocol(problem))) => problem,
+        Err(_) => format!(
+            "did not start and list its tools within --mcp-timeout {}",
+            humantime::format_duration(timeout)
+        ),
+    };
+    // A process that exited explains a broken handshake best.
+    if let Transport::Stdio { .. } = spec.transport
+        && let Some(exited) = witness
+            .exited("before listing its tools", Duration::from_millis(300))
+            .await
+    {
+        return Err(fail(exited));
+    }
+    let mut problem = problem;
+    if let Some(line) = witness.stderr.last_line() {
+        problem.push_str(&format!("; its last stderr line: {line}"));
+    }
+    Err(fail(problem))
+}
+
+enum Failure {
+    /// The process could not be started: nothing else to say.
+    Spawn(String),
+    /// The session failed.
+    Protocol(String),
+}
+
+async fn connect(
+    spec: &ServerSpec,
+    keys: &[ApiKey],
+    witness: &Arc<Witness>,
+) -> Result<Listed, Failure> {
+    let (service, witness) = match &spec.transport {
+        Transport::Stdio { command, args, env } => {
+            let mut child = tokio::process::Command::new(command);
+            child
+                .args(args)
+                .env_clear()
+                .envs(child_environment(std::env::vars_os(), env, keys))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .kill_on_drop(true);
+            let mut child = child
+                .spawn()
+                .map_err(|error| Failure::Spawn(format!("cannot start '{command}': {error}")))?;
+            let pipes = (child.stdout.take(), child.stdin.take(), child.stderr.take());
+            witness.processes.add(&spec.name, child);
+            let (Some(stdout), Some(stdin), Some(err)) = pipes else {
+                return Err(Failure::Spawn("its pipes could not be opened".to_owned()));
+            };
+            witness.stderr.follow(err);
+            let service = client_info()
+                .serve((stdout, stdin))
+                .await
+                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?;
+            (service, Some(Arc::clone(witness)))
+        }
+        Transport::Http { url, headers } => {
+            let mut map = reqwest::header::HeaderMap::new();
+            for (name, value) in headers {
+                // Checked when the config was read.
+                if let (Ok(name), Ok(value)) = (
+                    reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+                    reqwest::header::HeaderValue::from_str(value),
+                ) {
+                    map.insert(name, value);
+                }
+            }
+            let client = reqwest::Client::builder()
+                .default_headers(map)
+                .build()
+                .map_err(|error| Failure::Spawn(format!("cannot make an HTTP client: {error}")))?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+            );
+            let service = client_info()
+                .serve(transport)
+                .await
+                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?;
+            (service, None)
+        }
+    };
+    let tools = service.list_all_tools().await.map_err(|error| {
+        Failure::Protocol(format!(
+            "did not list its tools: {}",
+            short(&error.to_string())
+        ))
+    })?;
+    Ok((
+        Session {
+            name: spec.name.clone(),
+            service,
+            witness,
+        },
+        tools,
+    ))
+}
+
+fn handshake_failed(error: &str) -> String {
+    // rmcp names its transport's Rust type ("Transport [rmcp::...] error:"):
+    // noise for the person reading why a server failed.
+    let error = match (error.find(" Transport ["), error.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{} transport error: {}", &error[..start], &error[end + 9..])
+        }
+        _ => error.to_owned(),
+    };
+    format!("failed the MCP handshake: {}", short(&error))
+}
+
+/// The environment of a stdio server: leash's own without its settings,
+/// the providers' variables and any variable holding a known key, plus the
+/// server's `env` from the config (which may name a key on purpose).
+pub fn child_environment(
+    inherited: impl Iterator<Item = (OsString, OsString)>,
+    extra: &BTreeMap<String, String>,
+    keys: &[ApiKey],
+) -> Vec<(OsString, OsString)> {
+    const STRIPPED: [&str; 3] = ["LEASH_", "OPENAI_", "ANTHROPIC_"];
+    inherited
+        .filter(|(name, value)| {
+            let name = name.to_string_lossy();
+            let value = value.to_string_lossy();
+            !STRIPPED.iter().any(|prefix| name.starts_with(prefix))
+                && !keys
+                    .iter()
+                    .any(|key| !key.expose().is_empty() && value.contains(key.expose()))
+        })
+        .chain(
+            extra
+                .iter()
+                .map(|(name, value)| (OsString::from(name), OsString::from(value))),
+        )
+        .collect()
+}
+
+/// The last line a server wrote on stderr, read as it comes (bounded).
+#[derive(Default)]
+pub(crate) struct StderrTail {
+    last: Arc<Mutex<String>>,
+    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// The most of a stderr line that is kept.
+const LINE_BYTES: usize = 1000;
+
+impl StderrTail {
+    /// Reads `stderr` to its end on a task of its own.
+    fn follow(&self, mut stderr: tokio::process::ChildStderr) {
+        let last = Arc::clone(&self.last);
+        let reader = tokio::spawn(async move {
+            let mut current: Vec<u8> = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
+                for &byte in &buffer[..read] {
+                    if byte == b'\n' {
+                        let line = String::from_utf8_lossy(&current).trim().to_owned();
+                        if !line.is_empty()
+                            && let Ok(mut last) = last.lock()
+                        {
+                            *last = line;
+                        }
+                        current.clear();
+                    } else if current.len() < LINE_BYTES {
+                        current.push(byte);
+                    }
+                }
+            }
+            let line = String::from_utf8_lossy(&current).trim().to_owned();
+            if !line.is_empty()
+                && let Ok(mut last) = last.lock()
+            {
+                *last = line;
+            }
+        });
+        if let Ok(mut slot) = self.reader.lock() {
+            *slot = Some(reader);
+        }
+    }
+
+    /// Waits at most `patience` for the end of the stream (a helper of the
+    /// server may hold it open).
+    async fn read_to_end(&self, patience: Duration) {
+        let reader = self.reader.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(patience, reader).await;
+        }
+    }
+
+    fn last_line(&self) -> Option<String> {
+        let last = self.last.lock().ok()?;
+        (!last.is_empty()).then(|| short(&last))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_child_environment_holds_no_key_unless_the_config_names_it() {
+        let inherited = [
+            ("PATH", "/bin"),
+            ("OPENAI_API_KEY", "sk-run"),
+            ("LEASH_MODEL", "m"),
+            ("ANTHROPIC_BASE_URL", "http://x"),
+            ("MY_COPY", "prefix-sk-run"),
+            ("HOME", "/h"),
+        ]
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
+        let extra = BTreeMap::from([("GITHUB_TOKEN".to_owned(), "gh".to_owned())]);
+        let env = child_environment(inherited.into_iter(), &extra, &[ApiKey::new("sk-run")]);
+        let names: Vec<String> = env
+            .iter()
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["PATH", "HOME", "GITHUB_TOKEN"]);
+        let named = BTreeMap::from([("OPENAI_API_KEY".to_owned(), "sk-run".to_owned())]);
+        let env = child_environment(std::iter::empty(), &named, &[ApiKey::new("sk-run")]);
+        assert_eq!(env.len(), 1, "a key the config names on purpose is passed");
+    }
+}

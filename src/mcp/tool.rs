@@ -1,0 +1,290 @@
+//! An MCP server's tool as a leash [`Tool`]: offered as `mcp__NAME__TOOL`
+//! with the server's own description and input schema (the loop validates
+//! the arguments against it like any tool's), run in the same batches,
+//! behind the same hooks and redaction, and stopped by the run's token.
+//!
+//! The result is the text content joined by newlines (other content
+//! described in one line), at most [`MAX_RESULT_BYTES`]; `isError` makes it
+//! an error result. A server that died or broke the protocol gives an
+//! error result too: the run goes on.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RawContent, ResourceContents, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::start::Witness;
+use crate::protocol::{ToolOutput, ToolSpec};
+use crate::tools::{Tool, ToolError, ToolUpdates};
+
+/// The most of a result the model reads (like `read_file`'s limit).
+pub const MAX_RESULT_BYTES: usize = crate::tools::read_file::MAX_BYTES;
+
+/// The providers' limit on a tool's name.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+
+/// `mcp__NAME__TOOL`, or why the server's tool name cannot be offered
+/// (characters the providers refuse, or too long).
+pub fn offered_name(server: &str, tool: &str) -> Result<String, String> {
+    if tool.is_empty() {
+        return Err("the server lists a tool with an empty name".to_owned());
+    }
+    if let Some(bad) = tool
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
+    {
+        return Err(format!(
+            "its tool '{}' holds {bad:?}, which tool names cannot carry (letters, digits, - and _)",
+            tool.escape_debug()
+        ));
+    }
+    let name = format!("mcp__{server}__{tool}");
+    if name.len() > MAX_TOOL_NAME_CHARS {
+        return Err(format!(
+            "its tool '{tool}' would be offered as '{name}', longer than the providers' \
+             {MAX_TOOL_NAME_CHARS} characters; use a shorter server name"
+        ));
+    }
+    Ok(name)
+}
+
+/// One tool of one running server.
+pub struct McpTool {
+    spec: ToolSpec,
+    server: Arc<str>,
+    tool: String,
+    peer: Peer<RoleClient>,
+    witness: Option<Arc<Witness>>,
+}
+
+impl McpTool {
+    /// The tool `tool` (the server's name for it) of `server`, offered
+    /// under `spec`; `witness` (a stdio server's) explains a server that
+    /// went away.
+    pub fn new(
+        spec: ToolSpec,
+        server: Arc<str>,
+        tool: String,
+        peer: Peer<RoleClient>,
+        witness: Option<Arc<Witness>>,
+    ) -> Self {
+        McpTool {
+            spec,
+            server,
+            tool,
+            peer,
+            witness,
+        }
+    }
+
+    /// The error of a call the session failed: how the process exited,
+    /// when it did.
+    async fn failed(&self, error: rmcp::ServiceError) -> ToolError {
+        if let Some(witness) = &self.witness
+            && let Some(exited) = witness
+                .exited("during the call", std::time::Duration::from_millis(200))
+                .await
+        {
+            return format!("MCP server '{}' {exited}", self.server).into();
+        }
+        format!(
+            "MCP server '{}' failed: {}",
+            self.server,
+            short(&error.to_string())
+        )
+        .into()
+    }
+
+    async fn call(&self, args: Value, cancel: CancellationToken) -> Result<ToolOutput, ToolError> {
+        let arguments = match args {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            _ => return Err("the arguments must be a JSON object".into()),
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams {
+            meta: None,
+            name: self.tool.clone().into(),
+            arguments,
+            task: None,
+        }));
+        if cancel.is_cancelled() {
+            return Err(format!("{} was cancelled", self.spec.name).into());
+        }
+        let handle = match self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.failed(error).await),
+        };
+        let answer = tokio::select! {
+            answer = handle.rx => answer,
+            () = cancel.cancelled() => {
+                // Tell the server, but never wait long for a pipe.
+                let notice = self.peer.notify_cancelled(CancelledNotificationParam {
+                    request_id: handle.id,
+                    reason: Some("the run was stopped".to_owned()),
+                });
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(200), notice).await;
+                return Err(format!("{} was cancelled", self.spec.name).into());
+            }
+        };
+        match answer
+            .map_err(|_| rmcp::ServiceError::TransportClosed)
+            .and_then(|answer| answer)
+        {
+            Ok(ServerResult::CallToolResult(result)) => result_output(result),
+            Ok(_) => Err(self.failed(rmcp::ServiceError::UnexpectedResponse).await),
+            Err(error) => Err(self.failed(error).await),
+        }
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _call_id: &'a str,
+        args: Value,
+        cancel: CancellationToken,
+        _updates: ToolUpdates,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(self.call(args, cancel))
+    }
+}
+
+/// The result the model reads: `isError` is an error result with the
+/// same text.
+fn result_output(result: CallToolResult) -> Result<ToolOutput, ToolError> {
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|content| match &content.raw {
+            RawContent::Text(text) => text.text.clone(),
+            RawContent::Image(image) => format!(
+                "[image: {}, {} bytes of base64 not shown]",
+                image.mime_type,
+                image.data.len()
+            ),
+            RawContent::Audio(audio) => format!(
+                "[audio: {}, {} bytes of base64 not shown]",
+                audio.mime_type,
+                audio.data.len()
+            ),
+            RawContent::Resource(embedded) => match &embedded.resource {
+                ResourceContents::TextResourceContents { uri, text, .. } => {
+                    format!("[resource {uri}]\n{text}")
+                }
+                ResourceContents::BlobResourceContents { uri, blob, .. } => {
+                    format!("[resource {uri}: {} bytes of base64 not shown]", blob.len())
+                }
+            },
+            RawContent::ResourceLink(link) => {
+                format!("[resource link: {} {}]", link.name, link.uri)
+            }
+        })
+        .collect();
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        parts.push(structured.to_string());
+    }
+    let text = cap(parts.join("\n"));
+    match result.is_error {
+        Some(true) => Err(match text.is_empty() {
+            true => "the tool reported an error without a message".into(),
+            false => text.into(),
+        }),
+        _ => Ok(ToolOutput::text(text)),
+    }
+}
+
+/// At most [`MAX_RESULT_BYTES`], cut on a character boundary, with a note.
+fn cap(text: String) -> String {
+    if text.len() <= MAX_RESULT_BYTES {
+        return text;
+    }
+    let mut end = MAX_RESULT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[cut: the result was {} bytes; the first {end} are shown]",
+        &text[..end],
+        text.len()
+    )
+}
+
+/// An error message of a server or the SDK, as one short line.
+pub(crate) fn short(message: &str) -> String {
+    let line: String = message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let line = line.trim();
+    match line.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{Content, RawImageContent};
+
+    #[test]
+    fn names_are_checked_for_the_providers() {
+        assert_eq!(
+            offered_name("fs", "read-file_2").unwrap(),
+            "mcp__fs__read-file_2"
+        );
+        assert!(
+            offered_name("fs", "get.weather")
+                .unwrap_err()
+                .contains("'.'")
+        );
+        assert!(
+            offered_name("fs", &"x".repeat(60))
+                .unwrap_err()
+                .contains("64")
+        );
+        assert!(offered_name("fs", "").is_err());
+    }
+
+    #[test]
+    fn text_is_joined_other_content_described_and_is_error_kept() {
+        let mut image = Content::text("");
+        image.raw = RawContent::Image(RawImageContent {
+            data: "AAAA".into(),
+            mime_type: "image/png".into(),
+            meta: None,
+        });
+        let result = CallToolResult::success(vec![Content::text("a"), image, Content::text("b")]);
+        let output = result_output(result).unwrap();
+        assert_eq!(
+            output.content,
+            ToolOutput::text("a\n[image: image/png, 4 bytes of base64 not shown]\nb").content
+        );
+        let error =
+            result_output(CallToolResult::error(vec![Content::text("no such city")])).unwrap_err();
+        assert_eq!(error.to_string(), "no such city");
+    }
+
+    #[test]
+    fn a_long_result_is_cut_on_a_character_boundary() {
+        let text = cap("é".repeat(MAX_RESULT_BYTES));
+        assert!(text.contains("[cut: the result was"));
+        assert!(text.len() < MAX_RESULT_BYTES + 100);
+    }
+}
