@@ -216,7 +216,7 @@ fn tools_parse_with_none_and_reject_unknown_names() {
     let error = parse_tools("read_file,bash").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, or none)"
+        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, git, or none)"
     );
 }
 

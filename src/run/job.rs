@@ -330,14 +330,15 @@ impl Job {
         tools
             .names
             .iter()
-            .map(|name| -> Arc<dyn Tool> {
+            .filter_map(|name| -> Option<Arc<dyn Tool>> {
                 let tool: Arc<dyn Tool> = match name {
                     ToolName::ReadFile => Arc::new(ReadFile::new(Arc::clone(&tools.sandbox))),
                     ToolName::ListDir => Arc::new(ListDir::new(Arc::clone(&tools.sandbox))),
                     ToolName::Grep => Arc::new(Grep::new(Arc::clone(&tools.sandbox))),
                     ToolName::Find => Arc::new(Find::new(Arc::clone(&tools.sandbox))),
+                    ToolName::Git => tools.git.clone()?,
                 };
-                Arc::new(Redacted::new(tool, Arc::clone(&keys)))
+                Some(Arc::new(Redacted::new(tool, Arc::clone(&keys))))
             })
             .collect()
     }

@@ -12,6 +12,7 @@
 
 mod blocking;
 pub mod find;
+pub mod git;
 pub mod grep;
 pub mod list_dir;
 pub mod read_file;

@@ -5,6 +5,7 @@ mod cli;
 mod config_contract;
 mod ecosystem;
 mod events;
+mod git_tool;
 mod hardening_contract;
 mod hardening_models;
 mod hardening_panics;

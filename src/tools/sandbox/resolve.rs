@@ -29,7 +29,7 @@ impl Sandbox {
 
     /// The checks that need no file system: emptiness, NUL, length, `..`,
     /// and an absolute path's prefix. Returns the path relative to the root.
-    fn check_path(&self, path: &str) -> Result<PathBuf, SandboxError> {
+    pub(super) fn check_path(&self, path: &str) -> Result<PathBuf, SandboxError> {
         if path.is_empty() {
             return Err(SandboxError::Empty);
         }

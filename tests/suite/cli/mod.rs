@@ -283,7 +283,7 @@ fn bad_flags_and_unknown_providers_are_usage_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&output).last().unwrap(),
-        "leash: unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, or none)"
+        "leash: unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, git, or none)"
     );
 }
 
