@@ -253,6 +253,7 @@ impl View<'_> {
                 "args": args.args,
                 "bytes": ran.stdout.len().min(MAX_BYTES),
                 "truncated": ran.cut,
+                "cutPiece": ran.cut,
             }),
             terminate: false,
         })

@@ -475,3 +475,85 @@ async fn the_schema_names_the_five_commands() {
     );
     assert_eq!(spec.parameters["required"], json!(["command"]));
 }
+
+/// A stand-in for git that runs `body` (a shell script).
+fn fake_git(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("fake-git");
+    fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let mut perms = fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(&path, perms).unwrap();
+    path
+}
+
+fn invocation<'a>(git: &'a Path, dir: &'a Path, limit: Duration) -> run::Invocation<'a> {
+    run::Invocation {
+        git,
+        cwd: dir,
+        home: dir,
+        repo: None,
+        cap: 1000,
+        limit,
+    }
+}
+
+#[test]
+fn a_cancelled_call_kills_git_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = fake_git(dir.path(), "sleep 30");
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        trigger.cancel();
+    });
+    let started = std::time::Instant::now();
+    let how = invocation(&git, dir.path(), Duration::from_secs(60));
+    let outcome = run::run_git(&how, &[], &cancel);
+    assert!(
+        matches!(outcome, Err(run::RunError::Cancelled)),
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_slow_git_is_stopped_at_its_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = fake_git(dir.path(), "sleep 30");
+    let started = std::time::Instant::now();
+    let how = invocation(&git, dir.path(), Duration::from_millis(200));
+    let outcome = run::run_git(&how, &[], &CancellationToken::new());
+    assert!(
+        matches!(outcome, Err(run::RunError::TimedOut)),
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn endless_output_stops_git_at_the_cap_and_the_environment_is_bare() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = fake_git(dir.path(), "env | sort; yes");
+    let how = invocation(&git, dir.path(), Duration::from_secs(20));
+    let ran = run::run_git(&how, &[], &CancellationToken::new()).unwrap();
+    assert!(ran.cut);
+    assert_eq!(ran.stdout.len(), 1001);
+    let env = String::from_utf8_lossy(&ran.stdout);
+    for expected in [
+        "GIT_CONFIG_NOSYSTEM=1",
+        "GIT_CONFIG_GLOBAL=/dev/null",
+        "GIT_OPTIONAL_LOCKS=0",
+    ] {
+        assert!(env.contains(expected), "{env}");
+    }
+    assert!(!env.contains("CARGO"), "the environment leaked: {env}");
+}
