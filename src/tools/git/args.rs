@@ -250,6 +250,10 @@ pub(super) fn parse(command: GitCommand, args: &[String]) -> Result<Parsed, GitE
                 }
                 false => arg.clone(),
             };
+            if let Some(flags) = bundled_flags(command, &option) {
+                parsed.options.extend(flags);
+                continue;
+            }
             check_option(command, &option, arg)?;
             parsed.options.push(option);
             continue;
@@ -280,13 +284,30 @@ fn takes_separate_value(command: GitCommand, arg: &str) -> bool {
     )
 }
 
+/// `-sb` as `-s -b`, when it is not an allowed option itself and every
+/// letter is an allowed flag of its own.
+fn bundled_flags(command: GitCommand, option: &str) -> Option<Vec<String>> {
+    let letters = option.strip_prefix('-')?;
+    if letters.len() < 2 || letters.starts_with('-') || option_allowed(command, option) {
+        return None;
+    }
+    let flags: Vec<String> = letters.chars().map(|c| format!("-{c}")).collect();
+    flags
+        .iter()
+        .all(|flag| option_allowed(command, flag))
+        .then_some(flags)
+}
+
 /// Whether `option` (as joined) is on `command`'s list; `given` is what
 /// the model wrote, for the error.
 fn check_option(command: GitCommand, option: &str, given: &str) -> Result<(), GitError> {
     if option_allowed(command, option) {
         return Ok(());
     }
-    let hint = if !option.contains('=') && option_allowed(command, &format!("{option}=x")) {
+    let takes_joined_value = ["1", "x", "oneline"]
+        .iter()
+        .any(|probe| option_allowed(command, &format!("{option}={probe}")));
+    let hint = if !option.contains('=') && takes_joined_value {
         format!("give its value joined, as {option}=VALUE")
     } else {
         format!(

@@ -117,6 +117,10 @@ fn revisions_never_name_a_file_or_an_option() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("--since=VALUE"), "{error}");
+    let error = parse(GitCommand::Log, &strings(&["--max-count", "3"]))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("--max-count=VALUE"), "{error}");
 }
 
 #[test]
@@ -143,6 +147,14 @@ fn allowed_arguments_are_sorted_and_joined() {
         strings(&["-L1,2"])
     );
     assert!(parse(GitCommand::Blame, &strings(&["HEAD"])).is_err());
+    assert_eq!(
+        parse(GitCommand::Status, &strings(&["-sb"]))
+            .unwrap()
+            .options,
+        strings(&["-s", "-b"])
+    );
+    // Not a bundle when one letter is no flag of its own.
+    assert!(parse(GitCommand::Status, &strings(&["-sz"])).is_err());
     assert!(parse(GitCommand::Diff, &strings(&["-U5", "--stat", "--cached"])).is_ok());
 }
 
@@ -229,6 +241,12 @@ async fn a_root_below_the_top_sees_only_its_own_tree() {
     assert!(
         show.contains("first commit") && !show.contains("readme"),
         "{show}"
+    );
+    std::os::unix::fs::symlink("/etc", r.top.join("src/etc")).unwrap();
+    let error = run(&git, "log", &["--", "etc/passwd"]).await.unwrap_err();
+    assert!(
+        error.contains("a symlink on it leads out of the root"),
+        "{error}"
     );
     for path in ["../README.md", "/etc/passwd"] {
         let error = run(&git, "log", &["--", path]).await.unwrap_err();
