@@ -8,6 +8,7 @@ use crate::provider::faux::ScriptError;
 use crate::run::cost::CostError;
 use crate::run::input::FileReadError;
 use crate::run::output_schema::SchemaError;
+use crate::tools::git::GitUnavailable;
 
 /// A configuration problem: always a usage error (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -81,9 +82,14 @@ pub enum ConfigError {
     Hook(#[from] crate::run::hooks::SpecError),
     /// `--tools` named an unknown tool.
     #[error(
-        "unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, write_file, edit_file, or none)"
+        "unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, or none)"
     )]
     UnknownTool(String),
+    /// `--tools` named `git`, but it cannot be offered for the root.
+    #[error(
+        "--tools names git, but {0}; drop git from --tools or point --root into a git work tree"
+    )]
+    GitUnavailable(#[source] GitUnavailable),
     /// A file input could not be read (or is too large).
     #[error("cannot read {flag} {path}: {source}")]
     ReadFile {

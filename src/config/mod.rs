@@ -43,6 +43,7 @@ use crate::run::hooks::{HookSettings, HookSpec, Policy, ToolPattern};
 use crate::run::input::{FILE_LIMIT, StdinMode, read_text_file};
 use crate::run::limits::Limits;
 use crate::run::output_schema::{OutputSchema, SchemaError};
+use crate::tools::git::Git;
 use crate::tools::sandbox::Sandbox;
 
 /// The tools leash can give the model.
@@ -56,6 +57,8 @@ pub enum ToolName {
     Grep,
     /// `find`.
     Find,
+    /// `git` (offered by default when the root is in a git work tree).
+    Git,
     /// `write_file` (only with `--allow-write` or named in `--tools`).
     WriteFile,
     /// `edit_file` (only with `--allow-write` or named in `--tools`).
@@ -143,6 +146,9 @@ pub struct FileTools {
     pub names: Vec<ToolName>,
     /// The root, opened once.
     pub sandbox: Arc<Sandbox>,
+    /// The `git` tool, when `names` holds it: the repository around the
+    /// root, found once.
+    pub git: Option<Arc<Git>>,
 }
 
 /// What stderr may show beyond plain lines, decided once from the flags,
@@ -286,10 +292,14 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     }
     let tools = match names.is_empty() {
         true => None,
-        false => Some(FileTools {
-            names,
-            sandbox: Arc::new(open_root(&cli.root).map_err(named("root"))?),
-        }),
+        false => Some(
+            file_tools(
+                names,
+                Arc::new(open_root(&cli.root).map_err(named("root"))?),
+                inputs.origins.source("tools") == Source::Default,
+            )
+            .map_err(named("tools"))?,
+        ),
     };
     for (id, flag, path) in [
         ("transcript", "--transcript", &cli.transcript),
@@ -563,8 +573,34 @@ pub fn parse_timeout(value: &str) -> Result<Option<Duration>, ConfigError> {
     Ok((!duration.is_zero()).then_some(duration))
 }
 
-/// `read_file,list_dir,grep,find,write_file,edit_file` (any of them), or
-/// `none`.
+/// The tools named, over the root; with the default list, `git` joins
+/// them when the root is in a git work tree. Naming `git` for a root in
+/// none (or with no git binary) is a usage error.
+fn file_tools(
+    mut names: Vec<ToolName>,
+    sandbox: Arc<Sandbox>,
+    default_list: bool,
+) -> Result<FileTools, ConfigError> {
+    let named_git = names.contains(&ToolName::Git);
+    let git = match (named_git || default_list).then(|| Git::for_root(Arc::clone(&sandbox))) {
+        Some(Ok(git)) => Some(Arc::new(git)),
+        Some(Err(error)) if named_git => {
+            return Err(ConfigError::GitUnavailable(error));
+        }
+        Some(Err(_)) | None => None,
+    };
+    if git.is_some() && !named_git {
+        names.push(ToolName::Git);
+    }
+    Ok(FileTools {
+        names,
+        sandbox,
+        git,
+    })
+}
+
+/// `read_file,list_dir,grep,find,git,write_file,edit_file` (any of them),
+/// or `none`.
 pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
     if list.trim() == "none" {
         return Ok(Vec::new());
@@ -580,6 +616,7 @@ pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
             "list_dir" => ToolName::ListDir,
             "grep" => ToolName::Grep,
             "find" => ToolName::Find,
+            "git" => ToolName::Git,
             "write_file" => ToolName::WriteFile,
             "edit_file" => ToolName::EditFile,
             other => return Err(ConfigError::UnknownTool(other.to_owned())),

@@ -218,14 +218,18 @@ fn tools_parse_with_none_and_reject_unknown_names() {
     let error = parse_tools("read_file,bash").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, write_file, edit_file, or none)"
+        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, or none)"
     );
 }
 
 #[test]
 fn write_tools_come_only_from_allow_write_or_their_names() {
+    // A root outside any git work tree, so `git` does not join the default.
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap().to_owned();
     let names = |args: &[&str], vars: &[(&str, &str)]| {
-        let mut all = args.to_vec();
+        let mut all = vec!["--root", root.as_str()];
+        all.extend_from_slice(args);
         all.push("hi");
         let mut vars = vars.to_vec();
         vars.push(("OPENAI_API_KEY", "sk-write-tools"));

@@ -385,22 +385,26 @@ impl Job {
             Arc::new(Redacted::new(tool, Arc::clone(keys)))
         };
         let file_tools = self.plan.tools.iter().flat_map(|tools| {
-            tools.names.iter().map(|name| -> Arc<dyn Tool> {
-                match name {
-                    ToolName::ReadFile => Arc::new(ReadFile::new(Arc::clone(&tools.sandbox))),
-                    ToolName::ListDir => Arc::new(ListDir::new(Arc::clone(&tools.sandbox))),
-                    ToolName::Grep => Arc::new(Grep::new(Arc::clone(&tools.sandbox))),
-                    ToolName::Find => Arc::new(Find::new(Arc::clone(&tools.sandbox))),
-                    ToolName::WriteFile => Arc::new(WriteFile::new(
-                        Arc::clone(&tools.sandbox),
-                        Arc::clone(&self.changes),
-                    )),
-                    ToolName::EditFile => Arc::new(EditFile::new(
-                        Arc::clone(&tools.sandbox),
-                        Arc::clone(&self.changes),
-                    )),
-                }
-            })
+            tools
+                .names
+                .iter()
+                .filter_map(|name| -> Option<Arc<dyn Tool>> {
+                    Some(match name {
+                        ToolName::ReadFile => Arc::new(ReadFile::new(Arc::clone(&tools.sandbox))),
+                        ToolName::ListDir => Arc::new(ListDir::new(Arc::clone(&tools.sandbox))),
+                        ToolName::Grep => Arc::new(Grep::new(Arc::clone(&tools.sandbox))),
+                        ToolName::Find => Arc::new(Find::new(Arc::clone(&tools.sandbox))),
+                        ToolName::WriteFile => Arc::new(WriteFile::new(
+                            Arc::clone(&tools.sandbox),
+                            Arc::clone(&self.changes),
+                        )),
+                        ToolName::EditFile => Arc::new(EditFile::new(
+                            Arc::clone(&tools.sandbox),
+                            Arc::clone(&self.changes),
+                        )),
+                        ToolName::Git => tools.git.clone()?,
+                    })
+                })
         });
         file_tools.chain(mcp_tools).map(redacted).collect()
     }

@@ -14,6 +14,7 @@ mod blocking;
 pub mod changes;
 pub mod edit_file;
 pub mod find;
+pub mod git;
 pub mod grep;
 pub mod list_dir;
 pub mod read_file;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use self::excerpt::{read_excerpt, render};
+use self::excerpt::{Start, read_excerpt, render};
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
 use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
 use crate::protocol::{Content, ToolOutput};
@@ -67,6 +67,20 @@ pub enum ReadFileError {
         /// How many lines the file has.
         lines: u64,
     },
+    /// `byte_offset` lies at or after the end of its line.
+    #[error(
+        "byte_offset {byte_offset} is past the end of line {line} of '{path}', which is {len} bytes long"
+    )]
+    PastLineEnd {
+        /// The path as the model gave it (shortened).
+        path: String,
+        /// The line (`offset`).
+        line: u64,
+        /// The byte offset asked for.
+        byte_offset: u64,
+        /// The line's length in bytes (with its line end).
+        len: u64,
+    },
     /// Reading failed after the file was opened.
     #[error("reading '{path}' failed: {source}")]
     Io {
@@ -112,6 +126,10 @@ pub struct ReadFileArgs {
     #[serde(default, deserialize_with = "limit_at_least_one")]
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
+    /// Where in line `offset` to start, in bytes (default 0): to read on
+    /// inside a line longer than one call shows, as the cut note says.
+    #[serde(default)]
+    pub byte_offset: Option<u64>,
 }
 
 fn offset_at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -149,7 +167,8 @@ impl TypedTool for ReadFile {
         format!(
             "Read a UTF-8 text file under the root directory. Shows at most {MAX_LINES} \
              lines or {} KiB per call; a longer file is cut with a note that says which \
-             offset to read on from. Use list_dir for directories.",
+             offset (and, inside a longer line, byte_offset) to read on from. Use list_dir \
+             for directories.",
             MAX_BYTES / 1024
         )
     }
@@ -180,14 +199,19 @@ fn read_blocking(
     if opened.kind() == EntryKind::Dir {
         return Err(ReadFileError::Directory { path: shown });
     }
-    let offset = args.offset.unwrap_or(1);
-    let excerpt = read_excerpt(opened.into_file(), &shown, offset, args.limit, cancel)?;
+    let start = Start {
+        line: args.offset.unwrap_or(1),
+        byte: args.byte_offset.unwrap_or(0),
+    };
+    let excerpt = read_excerpt(opened.into_file(), &shown, start, args.limit, cancel)?;
     let details = json!({
         "path": args.path,
         "lines": excerpt.total,
         "firstLine": excerpt.first,
         "lastLine": excerpt.last(),
+        "byteOffset": excerpt.start,
         "truncated": excerpt.truncated(),
+        "cutPiece": excerpt.cut_piece(),
     });
     Ok(ToolOutput {
         content: vec![Content::text(render(&excerpt))],

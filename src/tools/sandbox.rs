@@ -266,6 +266,30 @@ impl Sandbox {
         })
     }
 
+    /// A path for a tool that names paths rather than opening them (the
+    /// `git` tool's pathspecs), relative to the root: resolved as
+    /// [`open`](Self::open) resolves it when it exists; when it does not
+    /// (a file deleted since a commit), checked by its spelling alone (no
+    /// `..`, nothing absolute outside the root). A dotenv file is refused
+    /// either way.
+    pub(crate) fn locate(&self, path: &str) -> Result<PathBuf, SandboxError> {
+        let shown = shown_path(path);
+        let relative = match self.resolve(path) {
+            Ok(real) => real
+                .strip_prefix(&self.root)
+                .map(Path::to_path_buf)
+                .map_err(|_| SandboxError::Outside {
+                    path: shown.clone(),
+                })?,
+            Err(SandboxError::NotFound { .. }) => self.check_path(path)?,
+            Err(error) => return Err(error),
+        };
+        if names_dotenv(Path::new(path)) || names_dotenv(&relative) {
+            return Err(SandboxError::Dotenv { path: shown });
+        }
+        Ok(relative)
+    }
+
     /// Opens a regular file that a walk (which never follows a symlink)
     /// found below a directory [`open`](Self::open) returned: `real` is
     /// canonical and inside the root, `inode` the one its directory entry

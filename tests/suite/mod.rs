@@ -7,6 +7,7 @@ mod cost;
 mod ecosystem;
 mod edit_tools;
 mod events;
+mod git_tool;
 mod hardening_contract;
 mod hardening_models;
 mod hardening_panics;

@@ -344,3 +344,58 @@ fn a_fix_that_edits_changes_the_file_and_git_diff_shows_it() {
     assert!(out.contains("-    old_line()\n+    new_line()\n"), "{out}");
     assert!(stderr(&output).contains("[changed] lib.rs (+1 -1)"));
 }
+
+#[test]
+fn a_review_that_searches_reads_the_diff_with_git_and_greps_the_callers() {
+    let script = recipe("review-searches");
+    assert!(
+        script.starts_with("leash --no-stdin --tools read_file,grep,git"),
+        "{script}"
+    );
+    let ws = Workspace::new();
+    git_repo(&ws);
+    ws.write("main.rs", "fn main() {\n    let n = first();\n}\n");
+    ws.write(".out/keep", "");
+    // The repository's config names a program; the git tool must not run it.
+    let ran = ws.path("fsmonitor-ran");
+    let config = ws.path(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+        ran.display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let transcript = ws.path(".out/transcript.jsonl");
+    let responses = json!([
+        {"toolCalls": [
+            tool_call("git", json!({"command": "diff"})),
+            tool_call("grep", json!({"pattern": r"first\(\)"}))
+        ]},
+        {"text": REPLY}
+    ]);
+    let output = run(
+        &ws,
+        &script,
+        responses,
+        &[("LEASH_TRANSCRIPT", transcript.to_str().unwrap())],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let results: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|message| message["role"] == "toolResult")
+        .collect();
+    assert_eq!(results.len(), 2, "{text}");
+    let diff = results[0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        diff.starts_with("diff --git a/lib.rs b/lib.rs") && diff.contains("+    new_line()"),
+        "{diff}"
+    );
+    assert_eq!(
+        results[1]["content"][0]["text"],
+        "lib.rs:1:fn first() -> u32 {\nmain.rs:2:    let n = first();"
+    );
+    assert!(!ran.exists(), "the repository's fsmonitor ran");
+}

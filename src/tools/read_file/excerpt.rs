@@ -22,7 +22,8 @@ pub(super) enum Cut {
     Lines,
     /// [`MAX_BYTES`], between lines.
     Bytes,
-    /// The first line alone is longer than [`MAX_BYTES`]; its start is shown.
+    /// The first line alone is longer than [`MAX_BYTES`] (from where the
+    /// excerpt starts in it); a piece of it is shown.
     LongLine {
         /// The whole line's length in bytes.
         len: u64,
@@ -35,6 +36,8 @@ pub(super) struct Excerpt {
     pub(super) text: String,
     /// 1-based number of the first line shown (0 for an empty file).
     pub(super) first: u64,
+    /// The byte of the first line where the text starts (0: its start).
+    pub(super) start: u64,
     /// How many lines are shown (a cut long line counts).
     pub(super) shown: u64,
     /// How many lines the file has.
@@ -42,16 +45,25 @@ pub(super) struct Excerpt {
     pub(super) cut: Cut,
 }
 
-/// Reads lines `offset..` of `source`, at most `limit` (capped by
-/// [`MAX_LINES`]) and [`MAX_BYTES`], then streams the rest only to count
-/// its lines. `path` is for error messages.
+/// Where an excerpt starts: a 1-based line, and a byte in it (0 for the
+/// line's start; more to read on inside a line longer than the cut).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Start {
+    pub(super) line: u64,
+    pub(super) byte: u64,
+}
+
+/// Reads lines `start.line..` of `source` (the first from `start.byte`
+/// on), at most `limit` (capped by [`MAX_LINES`]) and [`MAX_BYTES`], then
+/// streams the rest only to count its lines. `path` is for error messages.
 pub(super) fn read_excerpt<R: Read>(
     mut source: R,
     path: &str,
-    offset: u64,
+    start: Start,
     limit: Option<u64>,
     cancel: &CancellationToken,
 ) -> Result<Excerpt, ReadFileError> {
+    let offset = start.line;
     let io_error = |source| ReadFileError::Io {
         path: path.to_string(),
         source,
@@ -75,6 +87,20 @@ pub(super) fn read_excerpt<R: Read>(
     let mut consumed: u64 = 0;
     while consumed + 1 < offset && lines.next(&mut scratch, 0)?.is_some() {
         consumed += 1;
+    }
+    let mut skipped = 0u64;
+    if start.byte > 0 && consumed + 1 == offset {
+        skipped = lines.skip_in_line(start.byte)?;
+        if skipped < start.byte {
+            let rest = lines.next(&mut scratch, 0)?.unwrap_or(0);
+            return Err(ReadFileError::PastLineEnd {
+                path: path.to_string(),
+                line: offset,
+                byte_offset: start.byte,
+                len: skipped + rest,
+            });
+        }
+        skipped += lines.skip_continuation_bytes()?;
     }
 
     let wanted = limit.map_or(MAX_LINES, |l| l.min(MAX_LINES));
@@ -100,7 +126,7 @@ pub(super) fn read_excerpt<R: Read>(
         }
         if shown == 0 {
             shown = 1;
-            cut = Cut::LongLine { len };
+            cut = Cut::LongLine { len: skipped + len };
         } else {
             body.truncate(start);
             cut = Cut::Bytes;
@@ -123,6 +149,7 @@ pub(super) fn read_excerpt<R: Read>(
         return Ok(Excerpt {
             text: String::new(),
             first: 0,
+            start: 0,
             shown: 0,
             total,
             cut: Cut::None,
@@ -132,6 +159,7 @@ pub(super) fn read_excerpt<R: Read>(
     Ok(Excerpt {
         text,
         first: offset,
+        start: skipped,
         shown,
         total,
         cut,
@@ -178,6 +206,12 @@ impl Excerpt {
         (self.first + self.shown).saturating_sub(1)
     }
 
+    /// Whether the text begins or ends inside a line (a piece of a line
+    /// longer than the cut).
+    pub(super) fn cut_piece(&self) -> bool {
+        self.start > 0 || matches!(self.cut, Cut::LongLine { .. })
+    }
+
     /// Whether one of read_file's own limits (not the caller's) cut it.
     pub(super) fn truncated(&self) -> bool {
         match self.cut {
@@ -212,14 +246,17 @@ fn read_on_note(excerpt: &Excerpt) -> Option<String> {
     let (first, last, total) = (excerpt.first, excerpt.last(), excerpt.total);
     let read_on = format!("call read_file with offset={} to read on", last + 1);
     if let Cut::LongLine { len } = excerpt.cut {
-        let rest = if last < total {
-            format!("; {read_on}")
+        let from = excerpt.start;
+        let to = from + excerpt.text.len() as u64;
+        let next_line = if last < total {
+            format!(", or offset={} for the next line", last + 1)
         } else {
             String::new()
         };
         return Some(format!(
-            "[truncated: line {first} is {len} bytes long; showed its first {} bytes only{rest}]",
-            excerpt.text.len()
+            "[truncated: line {first} is {len} bytes long; showed its bytes {from}-{}; call \
+             read_file with offset={first} and byte_offset={to} to read on inside it{next_line}]",
+            to.saturating_sub(1)
         ));
     }
     if last >= total {
@@ -247,6 +284,72 @@ struct LineReader<'a, R> {
 }
 
 impl<R: BufRead> LineReader<'_, R> {
+    /// Consumes up to `count` bytes of the current line, never its `\n`.
+    /// Returns how many were consumed (fewer: the line ended first).
+    fn skip_in_line(&mut self, count: u64) -> Result<u64, ReadFileError> {
+        let mut skipped = 0u64;
+        while skipped < count {
+            let buf = self.fill()?;
+            if buf.is_empty() {
+                break;
+            }
+            let room = usize::try_from(count - skipped).unwrap_or(usize::MAX);
+            let take = buf
+                .iter()
+                .take(room)
+                .position(|&b| b == b'\n')
+                .unwrap_or(buf.len().min(room));
+            let ended = take < buf.len().min(room);
+            self.inner.consume(take);
+            skipped += take as u64;
+            if ended {
+                break;
+            }
+        }
+        Ok(skipped)
+    }
+
+    /// Consumes the UTF-8 continuation bytes (at most 3) at the reader's
+    /// position, so a piece starting inside a character starts at the next
+    /// whole one. Returns how many were consumed.
+    fn skip_continuation_bytes(&mut self) -> Result<u64, ReadFileError> {
+        let mut skipped = 0u64;
+        while skipped < 3 {
+            let buf = self.fill()?;
+            match buf.first() {
+                Some(&b) if (0x80..0xC0).contains(&b) => {
+                    self.inner.consume(1);
+                    skipped += 1;
+                }
+                _ => break,
+            }
+        }
+        Ok(skipped)
+    }
+
+    /// The reader's buffer, refilled when empty; stops when cancelled.
+    fn fill(&mut self) -> Result<&[u8], ReadFileError> {
+        loop {
+            if self.cancel.is_cancelled() {
+                return Err(ReadFileError::cancelled());
+            }
+            match self.inner.fill_buf() {
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(ReadFileError::Io {
+                        path: self.path.to_string(),
+                        source,
+                    });
+                }
+            }
+        }
+        self.inner.fill_buf().map_err(|source| ReadFileError::Io {
+            path: self.path.to_string(),
+            source,
+        })
+    }
+
     /// Consumes the next line (with its `\n`), appending its bytes to `out`
     /// only while `out` is shorter than `keep`. Returns the line's full
     /// length, or `None` at the end of the file.
@@ -291,6 +394,8 @@ mod tests {
     use super::super::Interrupted;
     use super::*;
 
+    const LINE_ONE: Start = Start { line: 1, byte: 0 };
+
     #[test]
     fn an_endless_stream_stops_when_cancelled() {
         let cancel = CancellationToken::new();
@@ -299,7 +404,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(50));
             trigger.cancel();
         });
-        let err = read_excerpt(io::repeat(b'x'), "endless", 1, None, &cancel).unwrap_err();
+        let err = read_excerpt(io::repeat(b'x'), "endless", LINE_ONE, None, &cancel).unwrap_err();
         canceller.join().unwrap();
         assert!(
             matches!(
@@ -313,7 +418,8 @@ mod tests {
     #[test]
     fn a_huge_single_line_keeps_only_the_cut() {
         let source = io::repeat(b'y').take(20 * 1024 * 1024);
-        let excerpt = read_excerpt(source, "huge", 1, None, &CancellationToken::new()).unwrap();
+        let excerpt =
+            read_excerpt(source, "huge", LINE_ONE, None, &CancellationToken::new()).unwrap();
         assert_eq!(excerpt.text.len(), MAX_BYTES);
         assert!(excerpt.text.capacity() < 2 * MAX_BYTES + READ_BUFFER_BYTES);
         assert_eq!(excerpt.total, 1);
@@ -330,7 +436,7 @@ mod tests {
         let excerpt = read_excerpt(
             io::Cursor::new("a\r\nb\r\n"),
             "crlf",
-            1,
+            LINE_ONE,
             None,
             &CancellationToken::new(),
         )

@@ -43,7 +43,8 @@ fn the_derived_spec_is_the_hand_written_one() {
         format!(
             "Read a UTF-8 text file under the root directory. Shows at most {MAX_LINES} \
              lines or {} KiB per call; a longer file is cut with a note that says which \
-             offset to read on from. Use list_dir for directories.",
+             offset (and, inside a longer line, byte_offset) to read on from. Use list_dir \
+             for directories.",
             MAX_BYTES / 1024
         )
     );
@@ -63,6 +64,11 @@ fn the_derived_spec_is_the_hand_written_one() {
                 "type": "integer",
                 "minimum": 1,
                 "description": format!("The most lines to show (default and cap {MAX_LINES}).")
+            },
+            "byte_offset": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Where in line `offset` to start, in bytes (default 0): to read on\ninside a line longer than one call shows, as the cut note says."
             }
         },
         "required": ["path"],
@@ -81,7 +87,7 @@ async fn reads_a_small_file_exactly() {
     assert_eq!(text_of(&out), "hello\nworld\n");
     assert_eq!(
         out.details,
-        json!({"path": "a.txt", "lines": 2, "firstLine": 1, "lastLine": 2, "truncated": false})
+        json!({"path": "a.txt", "lines": 2, "firstLine": 1, "lastLine": 2, "byteOffset": 0, "truncated": false, "cutPiece": false})
     );
     assert_eq!(
         f.call(json!({"path": "b.txt"})).await.unwrap(),
@@ -121,7 +127,7 @@ async fn a_large_file_is_cut_with_a_note_and_reads_on() {
     );
     assert_eq!(
         out.details,
-        json!({"path": "big.txt", "lines": 5231, "firstLine": 1, "lastLine": 2000, "truncated": true})
+        json!({"path": "big.txt", "lines": 5231, "firstLine": 1, "lastLine": 2000, "byteOffset": 0, "truncated": true, "cutPiece": false})
     );
     assert_eq!(
         f.call(json!({"path": "big.txt", "offset": 2001, "limit": 3}))
@@ -202,7 +208,7 @@ async fn a_line_longer_than_the_cap_shows_its_start() {
     assert_eq!(
         f.call(json!({"path": "long.txt"})).await.unwrap(),
         format!(
-            "{}\n\n[truncated: line 1 is 200001 bytes long; showed its first 51200 bytes only; call read_file with offset=2 to read on]",
+            "{}\n\n[truncated: line 1 is 200001 bytes long; showed its bytes 0-51199; call read_file with offset=1 and byte_offset=51200 to read on inside it, or offset=2 for the next line]",
             "a".repeat(MAX_BYTES)
         )
     );
@@ -217,7 +223,7 @@ async fn a_line_longer_than_the_cap_shows_its_start() {
     assert_eq!(
         f.call(json!({"path": "euro.txt"})).await.unwrap(),
         format!(
-            "{}\n\n[truncated: line 1 is 180000 bytes long; showed its first 51198 bytes only]",
+            "{}\n\n[truncated: line 1 is 180000 bytes long; showed its bytes 0-51197; call read_file with offset=1 and byte_offset=51198 to read on inside it]",
             "€".repeat(17_066)
         )
     );
@@ -431,7 +437,7 @@ async fn arguments_outside_the_schema_are_errors() {
         f.call(json!({"path": "a.txt", "extra": true}))
             .await
             .unwrap_err(),
-        "invalid arguments: unknown field `extra`, expected one of `path`, `offset`, `limit`"
+        "invalid arguments: unknown field `extra`, expected one of `path`, `offset`, `limit`, `byte_offset`"
     );
 }
 
@@ -449,4 +455,80 @@ async fn a_cancelled_call_reads_nothing() {
         .await
         .unwrap_err();
     assert_eq!(err.to_string(), "read_file was cancelled");
+}
+
+/// Reads a file in the pieces the notes name, following each note's
+/// `offset` and `byte_offset`; returns the pieces' texts and details.
+async fn read_in_pieces(f: &Fixture<ReadFile>, path: &str) -> Vec<(String, serde_json::Value)> {
+    let mut pieces = Vec::new();
+    let mut args = json!({"path": path});
+    loop {
+        let out = f.call_output(args.clone()).await.unwrap();
+        let text = crate::tools::testing::text_of(&out);
+        let Some((piece, note)) = text.rsplit_once("\n\n[truncated: ") else {
+            pieces.push((text, out.details));
+            return pieces;
+        };
+        pieces.push((piece.to_owned(), out.details));
+        let number = |name: &str| -> u64 {
+            let at = note.find(&format!(" {name}=")).unwrap() + name.len() + 2;
+            note[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        args =
+            json!({"path": path, "offset": number("offset"), "byte_offset": number("byte_offset")});
+        assert!(pieces.len() < 20, "no end: {note}");
+    }
+}
+
+#[tokio::test]
+async fn a_200_kb_single_line_file_reads_completely_in_pieces() {
+    let f = fixture();
+    let line: String = (0..40_000).map(|i| format!("{i:04}|")).collect::<String>() + "end";
+    assert!(line.len() > 200_000);
+    f.write("one-line.txt", &line);
+    let pieces = read_in_pieces(&f, "one-line.txt").await;
+    assert_eq!(pieces.len(), line.len().div_ceil(MAX_BYTES));
+    let joined: String = pieces.iter().map(|(text, _)| text.as_str()).collect();
+    assert_eq!(joined, line);
+    assert_eq!(pieces[1].1["byteOffset"], json!(MAX_BYTES));
+    assert!(
+        pieces
+            .iter()
+            .all(|(_, details)| details["cutPiece"] == json!(true))
+    );
+
+    // Multi-byte characters: no piece splits one, none is lost; a line
+    // after the long one is read on to as well.
+    let euros = "€".repeat(60_000) + "x\nnext line\n";
+    f.write("euro.txt", &euros);
+    let joined: String = read_in_pieces(&f, "euro.txt")
+        .await
+        .iter()
+        .map(|(text, _)| text.as_str())
+        .collect();
+    assert_eq!(joined, euros);
+}
+
+#[tokio::test]
+async fn a_byte_offset_inside_a_character_or_past_the_line_is_handled() {
+    let f = fixture();
+    f.write("euro.txt", "€€€\nnext\n");
+    // Byte 1 is inside the first '€': the piece starts at the next one.
+    let out = f
+        .call_output(json!({"path": "euro.txt", "byte_offset": 1}))
+        .await
+        .unwrap();
+    assert_eq!(crate::tools::testing::text_of(&out), "€€\nnext\n");
+    assert_eq!(out.details["byteOffset"], json!(3));
+    assert_eq!(
+        f.call(json!({"path": "euro.txt", "offset": 2, "byte_offset": 9}))
+            .await
+            .unwrap_err(),
+        "byte_offset 9 is past the end of line 2 of 'euro.txt', which is 5 bytes long"
+    );
 }

@@ -289,7 +289,7 @@ fn bad_flags_and_unknown_providers_are_usage_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&output).last().unwrap(),
-        "leash: unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, write_file, edit_file, or none)"
+        "leash: unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, or none)"
     );
 }
 

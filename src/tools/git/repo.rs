@@ -1,0 +1,270 @@
+//! The repository that contains the root, found without running git, and
+//! the private "shadow" git directory each call runs git against.
+//!
+//! A repository's own config (`.git/config`, the files it includes, a
+//! worktree's `config.worktree`) can name programs git runs on its own
+//! (`core.fsmonitor`, `diff.external`, textconv and filter drivers, …). So
+//! git is never pointed at the real git directory: it gets a temporary
+//! directory whose entries are symlinks to the real one's objects, refs,
+//! index and logs, but whose `config` leash writes itself, holding only
+//! keys that describe the repository's format and never name a program.
+//! The real config is read as data only (`git config --file … --list`,
+//! includes off) to copy those keys.
+//!
+//! This module must never let git read a config file the repository wrote.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+/// The real git directory's entries the shadow never links: the config
+/// files (written by leash instead), the hooks, `HEAD` (copied: git refuses
+/// a `HEAD` symlink that does not point into `refs/`), `commondir`
+/// (rewritten to the shadow's own common directory), and the git
+/// directories of other worktrees and of submodules (every view ignores
+/// submodules).
+const NOT_LINKED: [&str; 7] = [
+    "config",
+    "config.worktree",
+    "hooks",
+    "HEAD",
+    "commondir",
+    "worktrees",
+    "modules",
+];
+
+/// The config keys copied from the real config: the repository's format
+/// (without which git cannot read it) and the core settings that change
+/// what `status` and `diff` report. Only ever values, never a program.
+const COPIED_CORE_KEYS: [&str; 11] = [
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.ignorecase",
+    "core.symlinks",
+    "core.autocrlf",
+    "core.eol",
+    "core.precomposeunicode",
+    "core.checkstat",
+    "core.trustctime",
+    "core.sparsecheckout",
+    "core.sparsecheckoutcone",
+];
+
+/// The largest `HEAD` (or `.git` file) leash reads.
+const SMALL_FILE_BYTES: u64 = 4096;
+
+/// A work tree and its git directory, as found from the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repository {
+    /// The work tree's top-level directory (canonical).
+    top: PathBuf,
+    /// The git directory of this work tree (canonical): `.git`, or for a
+    /// linked worktree or a submodule the directory its `.git` file names.
+    git_dir: PathBuf,
+    /// The directory holding the shared objects, refs and config, when
+    /// `git_dir` names one in a `commondir` file (a linked worktree).
+    common_dir: Option<PathBuf>,
+}
+
+/// Why the repository around the root cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RepositoryError {
+    /// A `.git` file that does not name a git directory.
+    #[error("'{path}' is a .git file that does not name a usable git directory: {reason}")]
+    BadGitFile {
+        /// The `.git` file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// Making the shadow git directory failed.
+    #[error("cannot prepare a private git directory: {0}")]
+    Shadow(#[source] io::Error),
+}
+
+impl Repository {
+    /// The repository whose work tree contains `root` (canonical), found
+    /// as git finds it, by looking for `.git` in `root` and each directory
+    /// above; `None` when there is none, or when `root` lies inside a git
+    /// directory rather than a work tree. `GIT_DIR` and the like are not
+    /// looked at: the tool shows the repository of the root, nothing else.
+    pub fn discover(root: &Path) -> Result<Option<Repository>, RepositoryError> {
+        for dir in root.ancestors() {
+            let dot_git = dir.join(".git");
+            let Ok(meta) = fs::symlink_metadata(&dot_git) else {
+                continue;
+            };
+            if root.starts_with(&dot_git) {
+                return Ok(None);
+            }
+            let git_dir = if meta.is_dir() {
+                dot_git.clone()
+            } else if meta.is_file() {
+                read_git_file(&dot_git)?
+            } else {
+                continue;
+            };
+            let Ok(git_dir) = fs::canonicalize(&git_dir) else {
+                continue;
+            };
+            let common_dir = match read_small(&git_dir.join("commondir")) {
+                Ok(text) => {
+                    let common = git_dir.join(text.trim_end_matches(['\n', '\r']));
+                    Some(fs::canonicalize(common).map_err(|e| bad_git_file(&dot_git, e))?)
+                }
+                Err(_) => None,
+            };
+            if !looks_like_git_dir(&git_dir, common_dir.as_deref().unwrap_or(&git_dir)) {
+                continue;
+            }
+            return Ok(Some(Repository {
+                top: dir.to_path_buf(),
+                git_dir,
+                common_dir,
+            }));
+        }
+        Ok(None)
+    }
+
+    /// The work tree's top-level directory.
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    /// The directory that holds the config: the common directory of a
+    /// linked worktree, else the git directory.
+    fn config_dir(&self) -> &Path {
+        self.common_dir.as_deref().unwrap_or(&self.git_dir)
+    }
+
+    /// Builds the shadow git directory under `scratch` (an empty private
+    /// directory) and returns its path. `config` is the real config's
+    /// `git config --list -z` text, from which the format keys are copied.
+    pub(super) fn shadow(&self, scratch: &Path, config: &[u8]) -> Result<PathBuf, RepositoryError> {
+        let shadow = scratch.join("git");
+        let build = || -> io::Result<()> {
+            fs::create_dir(&shadow)?;
+            link_entries(&self.git_dir, &shadow)?;
+            let head = read_small(&self.git_dir.join("HEAD"))?;
+            fs::write(shadow.join("HEAD"), head)?;
+            let config_text = shadow_config(config);
+            match &self.common_dir {
+                Some(common) => {
+                    let shadow_common = scratch.join("common");
+                    fs::create_dir(&shadow_common)?;
+                    link_entries(common, &shadow_common)?;
+                    fs::write(shadow_common.join("config"), config_text)?;
+                    let mut target = shadow_common.into_os_string().into_encoded_bytes();
+                    target.push(b'\n');
+                    fs::write(shadow.join("commondir"), target)
+                }
+                None => fs::write(shadow.join("config"), config_text),
+            }
+        };
+        build().map_err(RepositoryError::Shadow)?;
+        Ok(shadow)
+    }
+
+    /// The real config file, read only as data by `git config --file`.
+    pub(super) fn config_file(&self) -> PathBuf {
+        self.config_dir().join("config")
+    }
+}
+
+/// Symlinks every entry of `real` into `shadow`, but those in [`NOT_LINKED`].
+fn link_entries(real: &Path, shadow: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(real)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if NOT_LINKED.iter().any(|skip| name == *skip) {
+            continue;
+        }
+        symlink(entry.path(), shadow.join(&name))?;
+    }
+    Ok(())
+}
+
+/// The shadow's config: the copied keys of `listed` (`git config --list
+/// -z` output: `key\nvalue\0` records), each value a plain word, then the
+/// settings leash insists on.
+pub(super) fn shadow_config(listed: &[u8]) -> String {
+    let mut core = Vec::new();
+    let mut extensions = Vec::new();
+    for record in listed.split(|&b| b == 0) {
+        let Ok(record) = std::str::from_utf8(record) else {
+            continue;
+        };
+        let (key, value) = record.split_once('\n').unwrap_or((record, "true"));
+        let key = key.to_ascii_lowercase();
+        if !plain_word(value) {
+            continue;
+        }
+        if COPIED_CORE_KEYS.contains(&key.as_str()) {
+            core.push((key["core.".len()..].to_owned(), value.to_owned()));
+        } else if let Some(name) = key.strip_prefix("extensions.")
+            && plain_word(name)
+            && !name.contains('.')
+        {
+            extensions.push((name.to_owned(), value.to_owned()));
+        }
+    }
+    let mut text = String::from("[core]\n\tbare = false\n");
+    for (key, value) in core.iter().filter(|(key, _)| key != "bare") {
+        text.push_str(&format!("\t{key} = {value}\n"));
+    }
+    if !extensions.is_empty() {
+        text.push_str("[extensions]\n");
+        for (key, value) in &extensions {
+            text.push_str(&format!("\t{key} = {value}\n"));
+        }
+    }
+    text
+}
+
+/// A value that needs no quoting and cannot be read as anything but a
+/// word: letters, digits, `.`, `_`, `-`.
+fn plain_word(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 64
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// The git directory a `.git` file names (`gitdir: PATH`, relative to the
+/// file's directory).
+fn read_git_file(dot_git: &Path) -> Result<PathBuf, RepositoryError> {
+    let text = read_small(dot_git).map_err(|e| bad_git_file(dot_git, e))?;
+    let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
+        return Err(RepositoryError::BadGitFile {
+            path: dot_git.display().to_string(),
+            reason: "it does not start with 'gitdir: '".to_owned(),
+        });
+    };
+    let base = dot_git.parent().unwrap_or(Path::new("/"));
+    Ok(base.join(target.trim_end()))
+}
+
+/// What git itself asks of a git directory: `HEAD`, and `objects` and
+/// `refs` in its common directory.
+fn looks_like_git_dir(dir: &Path, common: &Path) -> bool {
+    dir.join("HEAD").is_file() && common.join("objects").is_dir() && common.join("refs").is_dir()
+}
+
+/// A small text file, refused past [`SMALL_FILE_BYTES`].
+fn read_small(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    fs::File::open(path)?
+        .take(SMALL_FILE_BYTES)
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
+fn bad_git_file(path: &Path, error: io::Error) -> RepositoryError {
+    RepositoryError::BadGitFile {
+        path: path.display().to_string(),
+        reason: error.to_string(),
+    }
+}
