@@ -9,7 +9,8 @@
 //! panic on what a server sends, and never let the key into an event.
 
 mod decode;
-mod request;
+/// Also the Responses format's: the argument and text helpers both APIs share.
+pub(super) mod request;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

@@ -199,14 +199,16 @@ fn assistant_message(message: &AssistantMessage) -> ChatMessage<'_> {
 
 /// Arguments as the JSON string the API wants. A string value is raw text
 /// the model sent that did not parse; it goes back exactly as it came.
-fn arguments_json(arguments: &Value) -> Cow<'_, str> {
+pub(in crate::provider) fn arguments_json(arguments: &Value) -> Cow<'_, str> {
     match arguments {
         Value::String(raw) => Cow::Borrowed(raw),
         other => Cow::Owned(other.to_string()),
     }
 }
 
-fn content_text(content: &[Content]) -> String {
+/// The text of a message's content blocks, joined (both OpenAI APIs take
+/// one string).
+pub(in crate::provider) fn content_text(content: &[Content]) -> String {
     let mut text = String::new();
     for Content::Text { text: block } in content {
         text.push_str(block);

@@ -8,7 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::protocol::{AssistantContent, AssistantMessage, Content, Message, ToolSpec};
+use crate::protocol::{AssistantContent, AssistantMessage, Message, ToolSpec};
+use crate::provider::openai::request::{arguments_json, content_text};
 use crate::provider::{HttpSettings, Request};
 
 /// What every request asks to get back: the encrypted reasoning, the only
@@ -201,23 +202,6 @@ fn reasoning_item(signature: &str) -> Option<&RawValue> {
     let raw: &RawValue = serde_json::from_str(signature).ok()?;
     let kind: Kind<'_> = serde_json::from_str(raw.get()).ok()?;
     (kind.kind == "reasoning").then_some(raw)
-}
-
-/// Arguments as the JSON string the API wants. A string value is raw text
-/// the model sent that did not parse; it goes back exactly as it came.
-fn arguments_json(arguments: &Value) -> Cow<'_, str> {
-    match arguments {
-        Value::String(raw) => Cow::Borrowed(raw),
-        other => Cow::Owned(other.to_string()),
-    }
-}
-
-fn content_text(content: &[Content]) -> String {
-    let mut text = String::new();
-    for Content::Text { text: block } in content {
-        text.push_str(block);
-    }
-    text
 }
 
 fn function_tool(tool: &ToolSpec) -> FunctionTool<'_> {
