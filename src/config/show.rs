@@ -30,6 +30,16 @@ pub struct Setting {
     pub secret: bool,
 }
 
+/// Whether a run would add `git` to the default `--tools` (as
+/// `config::file_tools` decides): the root is in a git work tree and a git
+/// binary is on `PATH`.
+fn git_joins_the_default(root: &std::path::Path) -> bool {
+    crate::tools::sandbox::Sandbox::new(root)
+        .ok()
+        .and_then(|sandbox| crate::tools::git::Git::for_root(std::sync::Arc::new(sandbox)).ok())
+        .is_some()
+}
+
 impl Setting {
     fn new(key: &str, value: Option<String>, source: Source) -> Self {
         Setting {
@@ -100,6 +110,9 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                     (false, _, _) => "off: only --events text is coloured",
                 };
                 generic.note(note)
+            }
+            "tools" if generic.source == Source::Default && git_joins_the_default(&cli.root) => {
+                generic.note("and git: the root is in a git work tree")
             }
             "price" => match choose_price(cli, inputs, &choose_model(cli, provider).0) {
                 Some(choice) if choice.per_model => {
@@ -369,5 +382,29 @@ mod tests {
         assert_eq!(toml_value("30s"), "\"30s\"");
         assert_eq!(toml_value("say \"hi\""), "\"say \\\"hi\\\"\"");
         assert_eq!(toml_value("NaN"), "\"NaN\"");
+    }
+
+    #[test]
+    fn the_default_tools_say_when_git_joins_them() {
+        let repo = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(repo.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let plain = tempfile::tempdir().unwrap();
+        let note = |root: &Path, tools: &[&str]| {
+            let mut args = vec!["--root", root.to_str().unwrap()];
+            args.extend_from_slice(tools);
+            find(&describe_with(&args, &[], &[], None), "tools")
+                .note
+                .clone()
+        };
+        let joins = Some("and git: the root is in a git work tree".to_owned());
+        assert_eq!(note(repo.path(), &[]), joins);
+        assert_eq!(note(plain.path(), &[]), None);
+        // A list the user chose is shown as chosen.
+        assert_eq!(note(repo.path(), &["--tools", "grep"]), None);
     }
 }
