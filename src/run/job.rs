@@ -281,15 +281,18 @@ impl Job {
         // The built-in limits first, then the patterns and the shell hooks;
         // a hook that fails says so on the event stream.
         let failures = self.events.clone();
-        let chain = Arc::new(HookChain::new(
-            Arc::clone(&limits),
-            self.plan.limits.clone(),
-            &self.plan.hooks,
-            Arc::new(move |failure| {
-                failures.submit(move |renderer| renderer.hook_failed(&failure));
-            }),
-            queues.clone(),
-        ));
+        let chain = Arc::new(
+            HookChain::new(
+                Arc::clone(&limits),
+                self.plan.limits.clone(),
+                &self.plan.hooks,
+                Arc::new(move |failure| {
+                    failures.submit(move |renderer| renderer.hook_failed(&failure));
+                }),
+                queues.clone(),
+            )
+            .with_keys(Arc::clone(&keys)),
+        );
         let agent = Agent::with_queues(
             self.provider(),
             LoopConfig {

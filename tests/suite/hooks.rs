@@ -904,3 +904,81 @@ fn the_readme_pem_recipes_block_the_key_and_let_the_rest_through() {
         assert!(!stderr(&output).contains("PRIVATE KEY"), "{name}");
     }
 }
+
+/// A hook has no key in its environment (not under another name either),
+/// and a key it finds elsewhere (here: a file) and writes into a reason,
+/// a result or its stderr reaches neither the model nor the events.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_a_hook_writes_reaches_neither_the_model_nor_the_events() {
+    const KEY: &str = "sk-test-HOOK-LEAK-0123456789";
+    let server = MockServer::start().await;
+    let first = openai::body(
+        &[
+            openai::role(),
+            openai::call_start(0, "call_1", "read_file"),
+            openai::call_args(0, "{\"path\": \"sample.ts\"}"),
+            openai::call_start(1, "call_2", "list_dir"),
+            openai::call_args(1, "{}"),
+            openai::finish("tool_calls"),
+        ],
+        true,
+    );
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse(first))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse(openai::text_reply(&["ok"])))
+        .mount(&server)
+        .await;
+    let ws = Workspace::new();
+    let stash = ws.write("stash.txt", KEY);
+    // read_file is blocked with the key as the reason; list_dir's result
+    // is replaced by the key; and the environment is searched for it.
+    let before = sh_hook(
+        &ws,
+        "before.sh",
+        "before-tool-call",
+        &format!(
+            "input=$(cat)\ncase \"$input\" in *read_file*) \
+             printf '{{\"block\": true, \"reason\": \"%s and env: %s\"}}' \"$(cat {})\" \"$(env | grep -c HOOK-LEAK)\";; esac",
+            stash.display()
+        ),
+    );
+    let after = sh_hook(
+        &ws,
+        "after.sh",
+        "after-tool-call",
+        &format!(
+            "cat >/dev/null; printf '{{\"content\": \"%s\"}}' \"$(cat {})\"",
+            stash.display()
+        ),
+    );
+    let mut cmd = ws.http("openai", &format!("{}/v1", server.uri()), KEY);
+    cmd.env("COPY_OF_THE_KEY", KEY).args([
+        "--hook",
+        &before,
+        "--hook",
+        &after,
+        "--events",
+        "jsonl",
+        "--timeout",
+        "20s",
+        "go",
+    ]);
+    let output = tokio::task::spawn_blocking(move || run(&mut cmd).0)
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    let second = bodies[1].to_string();
+    assert!(!second.contains(KEY), "{second}");
+    // The block reason arrived, key hidden, and no variable held the key.
+    assert!(second.contains("*** and env: 0"), "{second}");
+    assert!(!stderr(&output).contains(KEY));
+    assert!(!stdout(&output).contains(KEY));
+}

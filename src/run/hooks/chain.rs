@@ -34,7 +34,9 @@ use crate::agent::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, QueueHandle, ToolCallContext,
 };
 use crate::protocol::{Content, Message, StopReason, Usage};
+use crate::provider::ApiKey;
 use crate::run::limits::{Limits, RunLimits, budget_exceeded};
+use crate::tools::redact::redact_keys;
 
 /// The most characters of a hook's stderr that become a reason.
 pub const REASON_CHARS: usize = 2000;
@@ -98,6 +100,10 @@ pub struct HookChain {
     failures: FailureSink,
     /// Where a `finish-turn` hook's message to the model goes.
     queues: QueueHandle,
+    /// The keys leash knows: never in a hook's environment, and `***` in
+    /// whatever a hook answers (a reason or a result goes to the model and
+    /// the events).
+    keys: Arc<[ApiKey]>,
     state: Mutex<ChainState>,
 }
 
@@ -130,8 +136,15 @@ impl HookChain {
             cwd: std::env::current_dir().unwrap_or_default(),
             failures,
             queues,
+            keys: Arc::from([]),
             state: Mutex::new(ChainState::default()),
         }
+    }
+
+    /// The chain with the run's known keys (see the field).
+    pub fn with_keys(mut self, keys: Arc<[ApiKey]>) -> Self {
+        self.keys = keys;
+        self
     }
 
     /// How a `finish-turn` hook decided the end of the run, if one did.
@@ -183,12 +196,24 @@ impl HookChain {
         input: &HookInput<'_>,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Answer, Problem> {
-        let finished = process::run(&hook.spec, input.to_bytes(), self.timeout, cancel)
-            .await
-            .map_err(|error| match error {
-                RunError::Aborted => Problem::Aborted,
-                other => Problem::Failed(other.to_string()),
-            })?;
+        let mut finished = process::run(
+            &hook.spec,
+            input.to_bytes(),
+            self.timeout,
+            cancel,
+            &self.keys,
+        )
+        .await
+        .map_err(|error| match error {
+            RunError::Aborted => Problem::Aborted,
+            other => Problem::Failed(other.to_string()),
+        })?;
+        // Whatever a hook wrote may reach the model and the events: a key
+        // in it (read from a file, say) becomes `***`, in JSON strings too.
+        if let Ok(text) = std::str::from_utf8(&finished.stdout) {
+            finished.stdout = redact_keys(text, &self.keys).into_bytes();
+        }
+        finished.stderr = redact_keys(&finished.stderr, &self.keys);
         let stderr = stderr_reason(&finished.stderr);
         match finished.status.code() {
             Some(0) => Ok(Answer::Stdout(finished.stdout)),

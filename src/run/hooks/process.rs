@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::spec::HookSpec;
+use crate::provider::ApiKey;
 use crate::provider::catalog;
 
 /// The most bytes a hook may write to stdout (a replacement of a call's
@@ -81,6 +82,7 @@ pub async fn run(
     input: Vec<u8>,
     timeout: Duration,
     cancel: &CancellationToken,
+    keys: &[ApiKey],
 ) -> Result<Finished, RunError> {
     let mut command = Command::new(&hook.program);
     command
@@ -89,9 +91,19 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // The key never reaches a hook's environment.
+    // The key never reaches a hook's environment: not under the
+    // providers' names, nor copied into any other variable.
     for variable in catalog::key_variables() {
         command.env_remove(variable);
+    }
+    for (name, value) in std::env::vars_os() {
+        let value = value.to_string_lossy();
+        if keys
+            .iter()
+            .any(|key| !key.expose().is_empty() && value.contains(key.expose()))
+        {
+            command.env_remove(name);
+        }
     }
     let mut child = command.spawn().map_err(RunError::Spawn)?;
     let _group = Group(i32::try_from(child.id()).ok().map(Pid::from_raw));
@@ -181,6 +193,7 @@ mod tests {
             b"{\"a\":1}".to_vec(),
             Duration::from_secs(5),
             &CancellationToken::new(),
+            &[],
         )
         .await
         .unwrap();
@@ -200,6 +213,7 @@ mod tests {
             Vec::new(),
             Duration::from_millis(300),
             &CancellationToken::new(),
+            &[],
         )
         .await
         .unwrap_err();
@@ -230,6 +244,7 @@ mod tests {
             Vec::new(),
             Duration::from_secs(30),
             &cancel,
+            &[],
         )
         .await
         .unwrap_err();
@@ -244,6 +259,7 @@ mod tests {
             Vec::new(),
             Duration::from_secs(10),
             &CancellationToken::new(),
+            &[],
         )
         .await
         .unwrap_err();
@@ -254,6 +270,7 @@ mod tests {
             Vec::new(),
             Duration::from_secs(1),
             &CancellationToken::new(),
+            &[],
         )
         .await
         .unwrap_err();
