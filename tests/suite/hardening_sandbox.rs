@@ -7,7 +7,10 @@
 //!
 //! `grep` and `find` get every path above refused, and a search of the
 //! whole tree (symlinks out, a dotenv file, a file swapped for an outside
-//! symlink while the tree is walked) never reads a byte outside it.
+//! symlink while the tree is walked) never reads a byte outside it. `git`
+//! gets every path refused too, and in a repository larger than the root
+//! its views show the root's part only. (The calls are spread over replies
+//! below leash's cap of 64 calls per reply, so every one of them runs.)
 //!
 //! The resolver's own unit tests (`src/tools/sandbox.rs`) cover each rule
 //! one by one, including the check-then-open race at the system-call level.
@@ -115,42 +118,80 @@ fn escape_args(tool: &str, path: &str) -> Value {
     }
 }
 
+/// The most calls of one scripted reply: below leash's cap of 64 calls per
+/// reply, so every call really runs (past the cap a call is refused
+/// unexecuted, which would prove nothing).
+const CALLS_PER_REPLY: usize = 60;
+
+/// A server that answers `calls` (`(tool, arguments)`, ids `call_0`…)
+/// spread over replies of at most [`CALLS_PER_REPLY`], then `answer`; and
+/// the `--max-turns` that lets them all run.
+fn server_for_calls(calls: &[(&str, Value)], answer: &str) -> (HostileServer, String) {
+    let mut replies: Vec<String> = calls
+        .chunks(CALLS_PER_REPLY)
+        .enumerate()
+        .map(|(turn, chunk)| {
+            let mut chunks = vec![role()];
+            for (j, (tool, args)) in chunk.iter().enumerate() {
+                let id = format!("call_{}", turn * CALLS_PER_REPLY + j);
+                chunks.push(call_start(j, &id, tool));
+                chunks.push(call_args(j, &args.to_string()));
+            }
+            chunks.push(finish("tool_calls"));
+            body(&chunks, true)
+        })
+        .collect();
+    replies.push(text_reply(&[answer]));
+    let turns = replies.len().to_string();
+    let responders = replies
+        .into_iter()
+        .map(|reply| {
+            responder(move |_, conn| {
+                conn.respond(200, "text/event-stream", reply.as_bytes());
+            })
+        })
+        .collect();
+    (HostileServer::start(responders), turns)
+}
+
+/// Every `tool_execution_end` of a run, by call id; none may be a call
+/// refused for the per-reply cap.
+fn ends_by_id(output: &std::process::Output) -> std::collections::HashMap<String, Value> {
+    assert_jsonl(&stderr(output), "events")
+        .into_iter()
+        .filter(|event| event["type"] == "tool_execution_end")
+        .map(|end| {
+            assert!(
+                !end.to_string().contains("not executed"),
+                "a call did not run: {end}"
+            );
+            (end["toolCallId"].as_str().unwrap().to_owned(), end)
+        })
+        .collect()
+}
+
 #[test]
 fn every_way_out_is_an_error_result_and_no_outside_byte_reaches_a_request() {
     let ws = escape_workspace();
-    let calls = escape_calls(&ws);
-    let mut chunks = vec![role()];
-    for (i, (tool, path)) in calls.iter().enumerate() {
-        chunks.push(call_start(i, &format!("call_{i}"), tool));
-        chunks.push(call_args(i, &escape_args(tool, path).to_string()));
-    }
-    chunks.push(finish("tool_calls"));
-    let first = body(&chunks, true);
-    let second = text_reply(&["nothing readable out there"]);
-    let server = HostileServer::start(vec![
-        responder(move |_, conn| {
-            conn.respond(200, "text/event-stream", first.as_bytes());
-        }),
-        responder(move |_, conn| {
-            conn.respond(200, "text/event-stream", second.as_bytes());
-        }),
-    ]);
+    let calls: Vec<(&str, Value)> = escape_calls(&ws)
+        .into_iter()
+        .map(|(tool, path)| (tool, escape_args(tool, &path)))
+        .collect();
+    let (server, turns) = server_for_calls(&calls, "nothing readable out there");
     let (output, _) = run(ws
         .http("openai", &format!("{}/v1", server.url()), KEY)
-        .args(["--events", "jsonl", "--transcript", "t.jsonl", "go"]));
+        .args(["--events", "jsonl", "--transcript", "t.jsonl"])
+        .args(["--max-turns", &turns, "--max-same-call", "99", "go"]));
     assert_calm(&output);
     assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
 
-    let ends: Vec<Value> = assert_jsonl(&stderr(&output), "events")
-        .into_iter()
-        .filter(|event| event["type"] == "tool_execution_end")
-        .collect();
+    let ends = ends_by_id(&output);
     assert_eq!(ends.len(), calls.len());
-    for end in &ends {
+    for end in ends.values() {
         assert_eq!(end["isError"], true, "an escape was not refused: {end}");
     }
     let requests = server.requests();
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), calls.len().div_ceil(CALLS_PER_REPLY) + 1);
     for request in &requests {
         for leaked in [SECRET, OUTSIDE_NAME, KEY, "root:x:0:0"] {
             assert!(
@@ -165,7 +206,7 @@ fn every_way_out_is_an_error_result_and_no_outside_byte_reaches_a_request() {
         assert!(!contains(output, KEY));
     }
     // Refusals say why, in words the model can act on.
-    let sent: Value = serde_json::from_slice(&requests[1].body).unwrap();
+    let sent: Value = serde_json::from_slice(&requests.last().unwrap().body).unwrap();
     let said: Vec<String> = sent["messages"]
         .as_array()
         .unwrap()
@@ -353,4 +394,95 @@ fn a_file_swapped_for_an_outside_symlink_while_the_tree_is_searched_never_leaks(
         .filter(|m| m["role"] == "toolResult")
         .count();
     assert_eq!(results, 30);
+}
+
+/// `git` in a repository that holds more than the root: the workspace
+/// is the repository, `root/` a directory in it, and `outside/` (with the
+/// secret, committed and then changed) beside it. Every way out as a path
+/// is refused; the views without a path and a revision that names a file
+/// (`HEAD:outside/secret.txt`) never show a byte or a name from outside
+/// the root.
+#[test]
+fn git_never_shows_the_repository_outside_the_root() {
+    let ws = escape_workspace();
+    let top = ws.path("");
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&top)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+    };
+    git(&["init", "-q"]);
+    ws.write("root/sample.ts", "export const inside = 1;\n");
+    git(&["add", "outside", "root"]);
+    git(&["commit", "-q", "-m", "both sides"]);
+    ws.write(
+        "outside/secret.txt",
+        &format!("{SECRET}\nOUTSIDE-CHANGE-7f2\n"),
+    );
+    ws.write("root/sample.ts", "export const inside = 2;\n");
+
+    let mut calls: Vec<Value> = Vec::new();
+    let paths: Vec<String> = escape_calls(&ws)
+        .into_iter()
+        .filter(|(tool, _)| *tool == "read_file" || *tool == "list_dir")
+        .map(|(_, path)| path)
+        .collect();
+    for path in &paths {
+        calls.push(json!({"command": "diff", "args": ["--", path]}));
+        calls.push(json!({"command": "log", "args": ["-p", "--", path]}));
+        calls.push(json!({"command": "blame", "args": [path]}));
+    }
+    let refused = calls.len();
+    for revision in ["HEAD:outside/secret.txt", "HEAD:../outside/secret.txt"] {
+        calls.push(json!({"command": "show", "args": [revision]}));
+    }
+    let views = [
+        json!({"command": "status"}),
+        json!({"command": "diff"}),
+        json!({"command": "diff", "args": ["HEAD"]}),
+        json!({"command": "log", "args": ["-p", "--stat"]}),
+        json!({"command": "show", "args": ["HEAD"]}),
+        json!({"command": "show", "args": ["--stat", "HEAD"]}),
+    ];
+    calls.extend(views.iter().cloned());
+
+    let calls: Vec<(&str, Value)> = calls.into_iter().map(|args| ("git", args)).collect();
+    let (server, turns) = server_for_calls(&calls, "nothing outside");
+    let (output, _) = run(ws
+        .http("openai", &format!("{}/v1", server.url()), KEY)
+        .args(["--tools", "git", "--events", "jsonl", "--max-turns", &turns])
+        .args(["--max-same-call", "99", "go"]));
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+
+    let ends = ends_by_id(&output);
+    assert_eq!(ends.len(), calls.len());
+    let end = |i: usize| ends[&format!("call_{i}")].clone();
+    for (i, (_, args)) in calls.iter().enumerate().take(refused + 2) {
+        assert_eq!(end(i)["isError"], true, "not refused: {args}");
+    }
+    // The views work, and show the root's change.
+    let diff = end(refused + 3);
+    assert_eq!(diff["isError"], false, "{diff}");
+    assert!(diff.to_string().contains("inside = 2"), "{diff}");
+    for i in refused + 2..calls.len() {
+        assert_eq!(end(i)["isError"], false, "{}", end(i));
+    }
+    let requests = server.requests();
+    for request in &requests {
+        for leaked in [SECRET, OUTSIDE_NAME, "OUTSIDE-CHANGE-7f2", KEY] {
+            assert!(
+                !contains(&request.body, leaked),
+                "a request body holds {leaked:?}"
+            );
+        }
+    }
+    assert!(!contains(&output.stderr, SECRET) && !contains(&output.stderr, OUTSIDE_NAME));
 }
