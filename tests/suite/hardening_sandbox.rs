@@ -424,7 +424,7 @@ fn git_never_shows_the_repository_outside_the_root() {
     git(&["commit", "-q", "-m", "both sides"]);
     ws.write(
         "outside/secret.txt",
-        &format!("{SECRET}\nOUTSIDE-CHANGE-7f2\n"),
+        format!("{SECRET}\nOUTSIDE-CHANGE-7f2\n"),
     );
     ws.write("root/sample.ts", "export const inside = 2;\n");
 
