@@ -106,9 +106,10 @@ impl<F> std::fmt::Debug for HttpProvider<F> {
 impl<F: WireFormat> HttpProvider<F> {
     /// A provider for `settings.base_url` (or the format's default when empty).
     pub fn new(settings: HttpSettings) -> Self {
+        let tls = http::Tls::for_url(&endpoint::<F>(&settings.base_url));
         HttpProvider {
             settings,
-            client: http::client(),
+            client: http::client(tls),
             format: PhantomData,
         }
     }

@@ -34,6 +34,26 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// How much of an unrecognised error body goes into a message.
 const SNIPPET_CHARS: usize = 200;
 
+/// Whether a client needs certificate roots: not for a plain `http://`
+/// endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tls {
+    /// An `https://` endpoint: the system's roots and the built-in ones.
+    Roots,
+    /// A plain `http://` endpoint: no roots are read.
+    None,
+}
+
+impl Tls {
+    /// What `url` needs.
+    pub fn for_url(url: &str) -> Tls {
+        match url.trim_start().get(..7) {
+            Some(scheme) if scheme.eq_ignore_ascii_case("http://") => Tls::None,
+            _ => Tls::Roots,
+        }
+    }
+}
+
 /// The HTTP client for provider requests: rustls, a connect timeout, no
 /// total timeout (the run's abort timer bounds a request by dropping it),
 /// and no redirects (a redirected POST would silently become a GET; the
@@ -46,8 +66,14 @@ const SNIPPET_CHARS: usize = 200;
 /// container without a CA bundle still reaches the public APIs). No
 /// OpenSSL is involved. Building fails only when those files hold
 /// certificates and none of them can be read.
-pub fn client() -> Result<reqwest::Client, String> {
+///
+/// `Tls::None` (a plain `http://` base URL: a local server, a proxy on
+/// loopback) loads no roots at all: reading the system's store costs a
+/// few milliseconds of start-up — most of the time to the first request —
+/// and a client that never follows a redirect never leaves `http://`.
+pub fn client(tls: Tls) -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
+        .tls_built_in_root_certs(tls == Tls::Roots)
         .connect_timeout(CONNECT_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("leash/", env!("CARGO_PKG_VERSION")))

@@ -99,7 +99,7 @@ async fn connection_refused_is_retryable_and_names_the_server() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let client = client().unwrap();
+    let client = client(Tls::None).unwrap();
     let url = format!("http://127.0.0.1:{port}/v1/chat/completions?key=sk-x");
     let request = client.post(&url).build().unwrap();
     let failure = send(&client, request, Some(&ApiKey::new("sk-x")))
@@ -133,7 +133,7 @@ async fn an_error_status_reads_the_body_and_redacts_the_key() {
         )
         .mount(&server)
         .await;
-    let client = client().unwrap();
+    let client = client(Tls::None).unwrap();
     let request = client.post(server.uri()).build().unwrap();
     let failure = send(&client, request, Some(&ApiKey::new("sk-live-42")))
         .await
@@ -159,7 +159,7 @@ async fn a_server_that_never_answers_is_a_retryable_failure_after_the_timeout() 
         tokio::time::sleep(Duration::from_secs(10)).await;
         drop(socket);
     });
-    let client = client().unwrap();
+    let client = client(Tls::None).unwrap();
     let request = client.post(&url).build().unwrap();
     let started = std::time::Instant::now();
     let failure = send_within(&client, request, None, Duration::from_millis(300))
@@ -182,7 +182,7 @@ async fn served(template: wiremock::ResponseTemplate) -> Result<String, HttpFail
         .respond_with(template)
         .mount(&server)
         .await;
-    let client = client().unwrap();
+    let client = client(Tls::None).unwrap();
     let request = client.post(server.uri()).build().unwrap();
     let key = ApiKey::new("sk-echoed-key");
     let response = send(&client, request, Some(&key)).await?;
@@ -247,7 +247,7 @@ async fn a_redirect_is_not_followed_and_says_where_it_points() {
         )
         .mount(&server)
         .await;
-    let client = client().unwrap();
+    let client = client(Tls::None).unwrap();
     let request = client.post(server.uri()).build().unwrap();
     let failure = send(&client, request, None).await.unwrap_err();
     assert_eq!(
@@ -255,4 +255,55 @@ async fn a_redirect_is_not_followed_and_says_where_it_points() {
         "HTTP 301 Moved Permanently (redirected to https://example.com/v1; use that as the base URL)"
     );
     assert!(!failure.retryable);
+}
+
+#[test]
+fn only_a_plain_http_url_goes_without_roots() {
+    assert_eq!(Tls::for_url("http://127.0.0.1:8080/v1"), Tls::None);
+    assert_eq!(Tls::for_url("HTTP://localhost/v1"), Tls::None);
+    assert_eq!(Tls::for_url("https://api.openai.com/v1"), Tls::Roots);
+    assert_eq!(Tls::for_url("http"), Tls::Roots);
+    assert_eq!(Tls::for_url(""), Tls::Roots);
+}
+
+/// A plain-http client reads no certificate file: an unreadable
+/// `SSL_CERT_FILE` cannot fail a run against a local server, while an
+/// https client still says what is wrong with it.
+#[test]
+fn a_plain_http_client_reads_no_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.pem");
+    std::fs::write(
+        &broken,
+        "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "provider::http::tests::client_in_child",
+            "--nocapture",
+        ])
+        .env("LEASH_CLIENT_CHILD", "1")
+        .env("SSL_CERT_FILE", &broken)
+        .env_remove("SSL_CERT_DIR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("plain: ok"), "{text}");
+    assert!(text.contains("https: error"), "{text}");
+}
+
+/// Run by [`a_plain_http_client_reads_no_roots`] in a child process (the
+/// roots are read from the environment, which a test must not change in
+/// its own process).
+#[test]
+#[allow(clippy::print_stdout)] // the child's answer to its parent test
+fn client_in_child() {
+    if std::env::var_os("LEASH_CLIENT_CHILD").is_none() {
+        return;
+    }
+    let plain = client(Tls::None).map(|_| "ok").unwrap_or("error");
+    let https = client(Tls::Roots).map(|_| "ok").unwrap_or("error");
+    println!("plain: {plain}; https: {https}");
 }
