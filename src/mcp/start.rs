@@ -29,6 +29,7 @@ use super::tool::{McpTool, offered_name, short};
 use crate::protocol::ToolSpec;
 use crate::provider::ApiKey;
 use crate::tools::Tool;
+use crate::tools::redact::holds_a_key;
 
 /// Why a server did not start: the run ends with exit 8.
 #[derive(Debug, thiserror::Error)]
@@ -320,10 +321,7 @@ pub fn child_environment(
         .filter(|(name, value)| {
             let name = name.to_string_lossy();
             let value = value.to_string_lossy();
-            !STRIPPED.iter().any(|prefix| name.starts_with(prefix))
-                && !keys
-                    .iter()
-                    .any(|key| !key.expose().is_empty() && value.contains(key.expose()))
+            !STRIPPED.iter().any(|prefix| name.starts_with(prefix)) && !holds_a_key(&value, keys)
         })
         .chain(
             extra

@@ -49,6 +49,13 @@ pub fn key_set(keys: impl IntoIterator<Item = ApiKey>) -> Arc<[ApiKey]> {
     keys.into()
 }
 
+/// Whether `text` holds one of `keys` (an empty key never matches): a
+/// variable that must not reach a hook's or an MCP server's environment.
+pub fn holds_a_key(text: &str, keys: &[ApiKey]) -> bool {
+    keys.iter()
+        .any(|key| !key.expose().is_empty() && text.contains(key.expose()))
+}
+
 /// `text` with every one of `keys` (as [`key_set`] orders them) replaced.
 pub fn redact_keys(text: &str, keys: &[ApiKey]) -> String {
     let mut text = text.to_owned();

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::spec::HookSpec;
 use crate::provider::ApiKey;
 use crate::provider::catalog;
+use crate::tools::redact::holds_a_key;
 
 /// The most bytes a hook may write to stdout (a replacement of a call's
 /// arguments can be as large as the arguments themselves).
@@ -97,11 +98,7 @@ pub async fn run(
         command.env_remove(variable);
     }
     for (name, value) in std::env::vars_os() {
-        let value = value.to_string_lossy();
-        if keys
-            .iter()
-            .any(|key| !key.expose().is_empty() && value.contains(key.expose()))
-        {
+        if holds_a_key(&value.to_string_lossy(), keys) {
             command.env_remove(name);
         }
     }
