@@ -15,14 +15,13 @@
 
 use crate::support;
 use crate::support::shell::fixtures_dir;
-use crate::support::sse::{anthropic, openai, responses, sse};
+use crate::support::sse::{anthropic, openai, responses, serve_in_order};
 
 use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::MockServer;
 
 const BREAKPOINT: &str = r#","cache_control":{"type":"ephemeral"}"#;
 
@@ -184,18 +183,7 @@ async fn server(api: Api, replies: Vec<String>) -> MockServer {
         Api::Responses => "/v1/responses",
         Api::Anthropic => "/v1/messages",
     };
-    let last = replies.len() - 1;
-    for (i, reply) in replies.into_iter().enumerate() {
-        let mock = Mock::given(method("POST"))
-            .and(path(endpoint))
-            .respond_with(sse(reply));
-        let mock = if i < last {
-            mock.up_to_n_times(1)
-        } else {
-            mock
-        };
-        mock.mount(&server).await;
-    }
+    serve_in_order(&server, endpoint, replies).await;
     server
 }
 

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support::hostile::*;
-use crate::support::sse::{anthropic, openai, request_bodies};
+use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
@@ -19,8 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::MockServer;
 
 const KEY: &str = "sk-edit-tools-test";
 const LIB: &str = "pub fn answer() -> u32 {\n    41\n}\n";
@@ -100,17 +99,12 @@ async fn openai_a_model_edits_a_file_and_the_result_lists_it() {
         ],
         true,
     );
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(openai::text_reply(&["Fixed."])))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![first, openai::text_reply(&["Fixed."])],
+    )
+    .await;
     let mut cmd = ws.http("openai", &format!("{}/v1", server.uri()), KEY);
     cmd.args(["--allow-write", "--output", "json", "--events", "jsonl"])
         .arg("fix answer()");
@@ -175,17 +169,12 @@ async fn anthropic_a_model_writes_and_edits_and_the_events_show_each_change() {
         anthropic::message_stop(),
     ]
     .concat();
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(anthropic::sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(anthropic::sse(anthropic::text_reply("Done.")))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/messages",
+        vec![first, anthropic::text_reply("Done.")],
+    )
+    .await;
     let mut cmd = ws.http("anthropic", &server.uri(), KEY);
     cmd.env("LEASH_ALLOW_WRITE", "1")
         .args(["--output", "json", "--events", "text"])
@@ -263,17 +252,12 @@ async fn without_allow_write_no_file_can_change() {
         ],
         true,
     );
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(openai::text_reply(&["Could not."])))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![first, openai::text_reply(&["Could not."])],
+    )
+    .await;
     let mut cmd = ws.http("openai", &format!("{}/v1", server.uri()), KEY);
     cmd.args(["--output", "json", "--events", "jsonl"])
         .arg("break it");

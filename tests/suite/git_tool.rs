@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support;
-use crate::support::sse::{anthropic, openai};
+use crate::support::sse::{anthropic, openai, serve_in_order};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,8 +17,7 @@ use std::process::{Command, Output};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::MockServer;
 
 const PROMPT: &str = "Review the uncommitted change.";
 const REPLY: &str = "It adds three().";
@@ -122,17 +121,12 @@ async fn openai_a_model_reads_the_diff_then_answers() {
         ],
         true,
     );
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(openai::text_reply(&[REPLY])))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![first, openai::text_reply(&[REPLY])],
+    )
+    .await;
     let base = format!("{}/v1", server.uri());
     let output = leash(&repo.top, repo.dir.path(), "openai", base, "OPENAI_API_KEY").await;
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -173,17 +167,12 @@ async fn anthropic_a_model_reads_the_diff_then_answers() {
         anthropic::message_stop(),
     ]
     .concat();
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(anthropic::sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(anthropic::sse(anthropic::text_reply(REPLY)))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/messages",
+        vec![first, anthropic::text_reply(REPLY)],
+    )
+    .await;
     let root = repo.top.join("src");
     let output = leash(
         &root,

@@ -10,13 +10,12 @@ use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::MockServer;
 
 use crate::support::hostile::{
     Workspace, assert_calm, assert_jsonl, last_line, run, stderr, stdout,
 };
-use crate::support::sse::{anthropic, openai, request_bodies, sse};
+use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 /// Writes an executable script `name` in the workspace.
 fn script(ws: &Workspace, name: &str, text: &str) -> PathBuf {
@@ -678,17 +677,12 @@ async fn on_openai_a_block_reason_reaches_the_next_request() {
         ],
         true,
     );
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(sse(openai::text_reply(&["ok"])))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![first, openai::text_reply(&["ok"])],
+    )
+    .await;
     let ws = Workspace::new();
     let hook = sh_hook(
         &ws,
@@ -732,17 +726,12 @@ async fn on_anthropic_the_tool_runs_with_replaced_arguments_and_the_key_stays_ou
         anthropic::message_stop(),
     ]
     .concat();
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(sse(anthropic::text_reply("ok")))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/messages",
+        vec![first, anthropic::text_reply("ok")],
+    )
+    .await;
     let ws = Workspace::new();
     ws.write("root/other.txt", "REPLACED CONTENT\n");
     let env_seen = ws.path("env.txt");
@@ -923,17 +912,12 @@ async fn a_key_a_hook_writes_reaches_neither_the_model_nor_the_events() {
         ],
         true,
     );
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(sse(openai::text_reply(&["ok"])))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![first, openai::text_reply(&["ok"])],
+    )
+    .await;
     let ws = Workspace::new();
     let stash = ws.write("stash.txt", KEY);
     // read_file is blocked with the key as the reason; list_dir's result

@@ -15,12 +15,11 @@ use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::MockServer;
 
 use crate::support::shell::{Workspace, stderr, stdout, tool_call};
 use crate::support::sse::openai::*;
-use crate::support::sse::request_bodies;
+use crate::support::sse::{request_bodies, serve_in_order};
 
 const KEY: &str = "sk-proj-mcp-SECRET-0123456789";
 
@@ -114,17 +113,12 @@ async fn stdio_servers_tools_are_offered_and_their_results_reach_the_next_reques
         ],
         true,
     );
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(sse(text_reply(&["five"])))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![first, text_reply(&["five"])],
+    )
+    .await;
     let ws = Workspace::new();
     let mut cmd = ws.leash();
     cmd.env("OPENAI_API_KEY", KEY)

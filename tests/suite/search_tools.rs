@@ -8,14 +8,13 @@
 
 use crate::support;
 use crate::support::shell::fixtures_dir;
-use crate::support::sse::{anthropic, openai};
+use crate::support::sse::{anthropic, openai, serve_in_order};
 
 use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::MockServer;
 
 const PROMPT: &str = "Where is first() defined?";
 const REPLY: &str = "In sample.ts, line 3.";
@@ -75,17 +74,12 @@ async fn openai_a_model_greps_and_finds_then_answers() {
         ],
         true,
     );
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(openai::sse(openai::text_reply(&[REPLY])))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![first, openai::text_reply(&[REPLY])],
+    )
+    .await;
     let output = leash("openai", format!("{}/v1", server.uri()), "OPENAI_API_KEY").await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
@@ -135,17 +129,12 @@ async fn anthropic_a_model_greps_and_finds_then_answers() {
         anthropic::message_stop(),
     ]
     .concat();
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(anthropic::sse(first))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(anthropic::sse(anthropic::text_reply(REPLY)))
-        .mount(&server)
-        .await;
+    serve_in_order(
+        &server,
+        "/v1/messages",
+        vec![first, anthropic::text_reply(REPLY)],
+    )
+    .await;
     let output = leash("anthropic", server.uri(), "ANTHROPIC_API_KEY").await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");

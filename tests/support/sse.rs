@@ -9,7 +9,8 @@ pub mod openai;
 pub mod responses;
 
 use serde_json::Value;
-use wiremock::{MockServer, ResponseTemplate};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// A 200 streaming `body`, byte for byte.
 pub fn sse(body: impl Into<String>) -> ResponseTemplate {
@@ -25,4 +26,20 @@ pub async fn request_bodies(server: &MockServer) -> Vec<Value> {
         .iter()
         .map(|request| serde_json::from_slice(&request.body).unwrap_or(Value::Null))
         .collect()
+}
+
+/// Mounts `replies` on `server` at `endpoint` (a POST path): request `n`
+/// gets reply `n`, and the last one answers every request after it — a
+/// tool round trip is `[the call, the answer]`.
+pub async fn serve_in_order(server: &MockServer, endpoint: &str, replies: Vec<String>) {
+    let last = replies.len().saturating_sub(1);
+    for (i, reply) in replies.into_iter().enumerate() {
+        let mock = Mock::given(method("POST"))
+            .and(path(endpoint))
+            .respond_with(sse(reply));
+        match i < last {
+            true => mock.up_to_n_times(1).mount(server).await,
+            false => mock.mount(server).await,
+        }
+    }
 }
