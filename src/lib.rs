@@ -15,7 +15,9 @@
 //! HTTP driver, the scripted `faux` model) and [`tools`] (the [`Tool`] the
 //! loop calls, [`TypedTool`] for Rust tools, the file tools and their
 //! sandbox). The one-shot command around them is private and reached
-//! through [`run_process`]: `cli` (the clap definition and the commands),
+//! through [`run_process`]: `child` (every process leash starts: its group,
+//! its environment, its capped output, all stopped at the exit), `cli` (the
+//! clap definition and the commands),
 //! `config` (the layers → one validated run plan), `mcp` (MCP servers'
 //! tools, started strictly and stopped at every exit), `run` (prepare → run →
 //! report, the signals, the limits, the one exit table) and `render` (the
@@ -34,6 +36,7 @@ pub mod provider;
 pub mod tools;
 
 // The one-shot command around them; reached through [`run_process`].
+mod child;
 mod cli;
 mod config;
 mod mcp;
@@ -61,6 +64,9 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
             cli::commands::shown(&shown)
         }
     };
+    // The one exit point: no hook, MCP server or git outlives leash,
+    // whatever ended the run (ARCHITECTURE.md "Child processes").
+    child::stop_every_group();
     ExitCode::from(outcome)
 }
 

@@ -1,29 +1,34 @@
 //! Stopping stdio servers, whatever ended the run. Each server is started
-//! as the leader of a process group of its own, so `npx` and the `node`
-//! it starts, or a server's own helpers, go together: the group gets
-//! SIGTERM, then after a short grace SIGKILL, and the leader is reaped.
+//! through [`crate::child`] as the leader of a process group of its own,
+//! so `npx` and the `node` it starts, or a server's own helpers, go
+//! together: the group gets SIGTERM, then after a short grace SIGKILL, and
+//! the leader is reaped.
 //!
 //! The processes are held here from the moment they are spawned, apart
 //! from the MCP sessions that talk to them, so a server that is still
-//! starting when the timer or a signal ends the run is stopped too.
+//! starting when the timer or a signal ends the run is stopped too. Should
+//! the run never get here (a runtime shut down under a task), the exit's
+//! [`crate::child::stop_every_group`] stops them the same way.
 
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use tokio::process::Child;
 
+use crate::child::Group;
+
 /// How long a server has to exit after SIGTERM before the group gets SIGKILL.
-pub const GRACE: Duration = Duration::from_millis(500);
+pub const GRACE: Duration = crate::child::group::GRACE;
 
 /// One spawned server process.
 struct Spawned {
     name: String,
-    /// The pid, which is also the process group's id.
-    group: Option<Pid>,
     child: Child,
+    /// Its process group; dropped after `child` (fields drop in order), it
+    /// kills what is left of the group and reaps the leader.
+    group: Group,
 }
 
 /// The stdio servers of a run, stopped together by [`stop_all`](Self::stop_all).
@@ -39,16 +44,12 @@ impl ServerProcesses {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Holds a server process just spawned (with `process_group(0)`).
-    pub fn add(&self, name: &str, child: Child) {
-        let group = child
-            .id()
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(Pid::from_raw);
+    /// Holds a server process just spawned, with its group.
+    pub fn add(&self, name: &str, child: Child, group: Group) {
         self.lock().push(Spawned {
             name: name.to_owned(),
-            group,
             child,
+            group,
         });
     }
 
@@ -73,30 +74,40 @@ impl ServerProcesses {
     /// the leaders to exit, then SIGKILL for whatever is left of each group
     /// (a helper that ignored SIGTERM), and the leaders reaped.
     pub async fn stop_all(&self) {
-        let mut spawned = std::mem::take(&mut *self.lock());
-        if spawned.is_empty() {
-            return;
-        }
-        for server in &spawned {
-            signal_group(server.group, Signal::SIGTERM);
-        }
-        let exited =
-            futures::future::join_all(spawned.iter_mut().map(|server| server.child.wait()));
-        let _ = tokio::time::timeout(GRACE, exited).await;
-        for server in &spawned {
-            signal_group(server.group, Signal::SIGKILL);
-        }
-        let reaped =
-            futures::future::join_all(spawned.iter_mut().map(|server| server.child.wait()));
-        let _ = tokio::time::timeout(GRACE, reaped).await;
+        let spawned = std::mem::take(&mut *self.lock());
+        stop(spawned).await;
+    }
+
+    /// Stops the server `name` as [`stop_all`](Self::stop_all) stops every
+    /// server (one that broke the protocol: its later calls are errors).
+    pub async fn stop(&self, name: &str) {
+        let spawned = {
+            let mut all = self.lock();
+            let (stopped, kept) = std::mem::take(&mut *all)
+                .into_iter()
+                .partition(|spawned| spawned.name == name);
+            *all = kept;
+            stopped
+        };
+        stop(spawned).await;
     }
 }
 
-/// Signals a whole group; a group that is gone already is no error.
-fn signal_group(group: Option<Pid>, signal: Signal) {
-    if let Some(group) = group {
-        let _ = killpg(group, signal);
+async fn stop(mut spawned: Vec<Spawned>) {
+    if spawned.is_empty() {
+        return;
     }
+    for server in &spawned {
+        server.group.signal(Signal::SIGTERM);
+    }
+    let exited = futures::future::join_all(spawned.iter_mut().map(|server| server.child.wait()));
+    let _ = tokio::time::timeout(GRACE, exited).await;
+    for server in &spawned {
+        server.group.signal(Signal::SIGKILL);
+    }
+    let reaped = futures::future::join_all(spawned.iter_mut().map(|server| server.child.wait()));
+    let _ = tokio::time::timeout(GRACE, reaped).await;
+    // Each `Group` is dropped here, after its leader was reaped.
 }
 
 #[cfg(test)]
@@ -118,11 +129,11 @@ mod tests {
         let mut command = tokio::process::Command::new("sh");
         command
             .args(["-c", "sh -c 'trap \"\" TERM; sleep 30' & echo $!; wait"])
-            .stdout(std::process::Stdio::piped())
-            .process_group(0);
-        let mut child = command.spawn().unwrap();
+            .stdout(std::process::Stdio::piped());
+        let (mut child, group) =
+            crate::child::spawn_async(&mut command, crate::child::Stop::Politely).unwrap();
         let mut stdout = child.stdout.take().unwrap();
-        processes.add("s", child);
+        processes.add("s", child, group);
         let mut line = String::new();
         {
             use tokio::io::AsyncBufReadExt;

@@ -4,15 +4,16 @@
 //! which server failed and why — the spawn error, its exit status and last
 //! stderr line, the timeout, or the protocol error.
 //!
-//! A stdio server runs in a process group of its own (see `shutdown`),
-//! with an environment built here: leash's own environment without the
-//! `LEASH_*`, `OPENAI_*` and `ANTHROPIC_*` variables and without any
-//! variable holding a key leash knows, plus the config's `env`. Its stderr
-//! is read on a task of its own (so a chatty server never blocks) and only
-//! its last line is kept, for the error.
+//! A stdio server is started through [`crate::child`]: a process group of
+//! its own (see `shutdown`) and the MCP server's environment policy
+//! (leash's own environment without the `LEASH_*`, `OPENAI_*` and
+//! `ANTHROPIC_*` variables and without any variable holding a key leash
+//! knows, plus the config's `env`). Its stdout reaches the session through
+//! a reader that refuses a message past [`MAX_MESSAGE_BYTES`] before it is
+//! buffered; its stderr is read on a task of its own (so a chatty server
+//! never blocks) and only its last line is kept, for the error.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,10 +27,20 @@ use tokio::io::AsyncReadExt;
 use super::config::{ServerSpec, Transport};
 use super::shutdown::ServerProcesses;
 use super::tool::{McpTool, offered_name, short};
+use crate::child::lines::{CappedLines, Overflow};
+use crate::child::{self, Stop};
 use crate::protocol::ToolSpec;
 use crate::provider::ApiKey;
 use crate::tools::Tool;
-use crate::tools::redact::holds_a_key;
+
+/// The cap on one message from a stdio server (one JSON-RPC line, its
+/// newline not counted), like the SSE event cap
+/// ([`MAX_EVENT_BYTES`](crate::provider::sse::MAX_EVENT_BYTES)). Real
+/// messages are far smaller (a result is cut to what the model reads
+/// anyway); this only stops a broken or hostile server from growing a
+/// buffer forever. It is checked before a byte past it is buffered, so a
+/// longer line costs at most this much memory.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why a server did not start: the run ends with exit 8.
 #[derive(Debug, thiserror::Error)]
@@ -48,9 +59,25 @@ pub struct Witness {
     name: String,
     processes: ServerProcesses,
     stderr: StderrTail,
+    overflow: Overflow,
 }
 
 impl Witness {
+    /// `sent a message larger than the 16 MiB cap on one MCP message; it
+    /// was stopped` once the server went past [`MAX_MESSAGE_BYTES`] (and
+    /// is stopped now); `None` while it kept to it.
+    pub async fn overflowed(&self) -> Option<String> {
+        if !self.overflow.happened() {
+            return None;
+        }
+        self.processes.stop(&self.name).await;
+        Some(format!(
+            "sent a message larger than the {} MiB cap on one MCP message \
+             (MAX_MESSAGE_BYTES); the server was stopped",
+            MAX_MESSAGE_BYTES / (1024 * 1024)
+        ))
+    }
+
     /// `exited (exit status: 3); its last stderr line: …` once the
     /// process has exited (waiting at most `patience`), with `when`
     /// after the status; `None` while it runs.
@@ -189,17 +216,20 @@ async fn start_one(
         name: spec.name.clone(),
         processes: processes.clone(),
         stderr: StderrTail::default(),
+        overflow: Overflow::default(),
     });
     let started = tokio::time::timeout(timeout, connect(spec, keys, &witness)).await;
-    let problem = match started {
+    let mut problem = match started {
         Ok(Ok(listed)) => return Ok(listed),
         Ok(Err(Failure::Spawn(problem))) => return Err(fail(problem)),
         Ok(Err(Failure::Protocol(problem))) => problem,
-        Err(_) => format!(
-            "did not start and list its tools within --mcp-timeout {}",
-            humantime::format_duration(timeout)
-        ),
+        // Not the exit: giving up closed the server's stdin, and a server
+        // that then exits on end of input did not fail by exiting.
+        Err(_) => return Err(fail(start_timed_out(timeout, &witness))),
     };
+    if let Some(overflowed) = witness.overflowed().await {
+        return Err(fail(overflowed));
+    }
     // A process that exited explains a broken handshake best.
     if let Transport::Stdio { .. } = spec.transport
         && let Some(exited) = witness
@@ -208,11 +238,23 @@ async fn start_one(
     {
         return Err(fail(exited));
     }
-    let mut problem = problem;
     if let Some(line) = witness.stderr.last_line() {
         problem.push_str(&format!("; its last stderr line: {line}"));
     }
     Err(fail(problem))
+}
+
+/// Why a start that ran past `timeout` failed: the timeout, and the last
+/// line the server wrote on stderr before it, if any.
+fn start_timed_out(timeout: Duration, witness: &Witness) -> String {
+    let mut problem = format!(
+        "did not start and list its tools within --mcp-timeout {}",
+        humantime::format_duration(timeout)
+    );
+    if let Some(line) = witness.stderr.last_line() {
+        problem.push_str(&format!("; its last stderr line: {line}"));
+    }
+    problem
 }
 
 enum Failure {
@@ -233,21 +275,20 @@ async fn connect(
             child
                 .args(args)
                 .env_clear()
-                .envs(child_environment(std::env::vars_os(), env, keys))
+                .envs(child::env::for_mcp_server(std::env::vars_os(), env, keys))
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
-                .process_group(0)
                 .kill_on_drop(true);
-            let mut child = child
-                .spawn()
+            let (mut child, group) = child::spawn_async(&mut child, Stop::Politely)
                 .map_err(|error| Failure::Spawn(format!("cannot start '{command}': {error}")))?;
             let pipes = (child.stdout.take(), child.stdin.take(), child.stderr.take());
-            witness.processes.add(&spec.name, child);
+            witness.processes.add(&spec.name, child, group);
             let (Some(stdout), Some(stdin), Some(err)) = pipes else {
                 return Err(Failure::Spawn("its pipes could not be opened".to_owned()));
             };
             witness.stderr.follow(err);
+            let stdout = CappedLines::new(stdout, MAX_MESSAGE_BYTES, witness.overflow.clone());
             let service = client_info()
                 .serve((stdout, stdin))
                 .await
@@ -308,29 +349,6 @@ fn handshake_failed(error: &str) -> String {
     format!("failed the MCP handshake: {}", short(&error))
 }
 
-/// The environment of a stdio server: leash's own without its settings,
-/// the providers' variables and any variable holding a known key, plus the
-/// server's `env` from the config (which may name a key on purpose).
-pub fn child_environment(
-    inherited: impl Iterator<Item = (OsString, OsString)>,
-    extra: &BTreeMap<String, String>,
-    keys: &[ApiKey],
-) -> Vec<(OsString, OsString)> {
-    const STRIPPED: [&str; 3] = ["LEASH_", "OPENAI_", "ANTHROPIC_"];
-    inherited
-        .filter(|(name, value)| {
-            let name = name.to_string_lossy();
-            let value = value.to_string_lossy();
-            !STRIPPED.iter().any(|prefix| name.starts_with(prefix)) && !holds_a_key(&value, keys)
-        })
-        .chain(
-            extra
-                .iter()
-                .map(|(name, value)| (OsString::from(name), OsString::from(value))),
-        )
-        .collect()
-}
-
 /// The last line a server wrote on stderr, read as it comes (bounded).
 #[derive(Default)]
 pub(crate) struct StderrTail {
@@ -387,33 +405,5 @@ impl StderrTail {
     fn last_line(&self) -> Option<String> {
         let last = self.last.lock().ok()?;
         (!last.is_empty()).then(|| short(&last))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_child_environment_holds_no_key_unless_the_config_names_it() {
-        let inherited = [
-            ("PATH", "/bin"),
-            ("OPENAI_API_KEY", "sk-run"),
-            ("LEASH_MODEL", "m"),
-            ("ANTHROPIC_BASE_URL", "http://x"),
-            ("MY_COPY", "prefix-sk-run"),
-            ("HOME", "/h"),
-        ]
-        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
-        let extra = BTreeMap::from([("GITHUB_TOKEN".to_owned(), "gh".to_owned())]);
-        let env = child_environment(inherited.into_iter(), &extra, &[ApiKey::new("sk-run")]);
-        let names: Vec<String> = env
-            .iter()
-            .map(|(name, _)| name.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["PATH", "HOME", "GITHUB_TOKEN"]);
-        let named = BTreeMap::from([("OPENAI_API_KEY".to_owned(), "sk-run".to_owned())]);
-        let env = child_environment(std::iter::empty(), &named, &[ApiKey::new("sk-run")]);
-        assert_eq!(env.len(), 1, "a key the config names on purpose is passed");
     }
 }

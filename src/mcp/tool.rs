@@ -6,7 +6,9 @@
 //! The result is the text content joined by newlines (other content
 //! described in one line), at most [`MAX_RESULT_BYTES`]; `isError` makes it
 //! an error result. A server that died or broke the protocol gives an
-//! error result too: the run goes on.
+//! error result too: the run goes on. So does a server that sent a message
+//! past [`MAX_MESSAGE_BYTES`](super::start::MAX_MESSAGE_BYTES): it is
+//! stopped, and this call and its later ones say why.
 
 use std::sync::Arc;
 
@@ -83,9 +85,15 @@ impl McpTool {
         }
     }
 
-    /// The error of a call the session failed: how the process exited,
-    /// when it did.
+    /// The error of a call the session failed: the message over the cap
+    /// that ended the session (the server is stopped), or how the process
+    /// exited, when it did.
     async fn failed(&self, error: rmcp::ServiceError) -> ToolError {
+        if let Some(witness) = &self.witness
+            && let Some(overflowed) = witness.overflowed().await
+        {
+            return format!("MCP server '{}' {overflowed}", self.server).into();
+        }
         if let Some(witness) = &self.witness
             && let Some(exited) = witness
                 .exited("during the call", std::time::Duration::from_millis(200))

@@ -49,6 +49,9 @@ pub async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Op
         _ = terminate.recv() => Signal::Terminate,
         _ = hangup.recv() => Signal::Hangup,
     };
+    // This exit skips the one in `run_process`: the children go first,
+    // without the grace (the operator asked twice).
+    crate::child::kill_every_group();
     std::process::exit(Status::Interrupted(second).code().into())
 }
 

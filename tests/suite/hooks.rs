@@ -966,3 +966,53 @@ async fn a_key_a_hook_writes_reaches_neither_the_model_nor_the_events() {
     assert!(!stderr(&output).contains(KEY));
     assert!(!stdout(&output).contains(KEY));
 }
+
+#[test]
+fn a_hook_s_grandchild_is_gone_after_exits_0_124_130_and_143() {
+    for exit in [0, 124, 130, 143] {
+        let ws = Workspace::new();
+        let pid_file = ws.path("pid");
+        let body = if exit == 0 {
+            // Answers at once, leaving a helper behind.
+            format!(
+                "sleep 300 >/dev/null 2>&1 &\necho $! > '{}'\necho '{{}}'",
+                pid_file.display()
+            )
+        } else {
+            format!("sleep 300 &\necho $! > '{}'\nwait", pid_file.display())
+        };
+        let hook = sh_hook(&ws, "hook.sh", "before-tool-call", &body);
+        let mut cmd = ws.faux(calls_then_done(vec![call("list_dir", json!({}))]));
+        let timeout = if exit == 124 { "1s" } else { "60s" };
+        cmd.args(["--hook", &hook, "--hook-timeout", "60s"])
+            .args(["--timeout", timeout, "go"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = cmd.spawn().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while std::fs::read_to_string(&pid_file).map_or(true, |pid| !pid.ends_with('\n')) {
+            assert!(std::time::Instant::now() < deadline, "{exit}: no hook ran");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let signal = match exit {
+            130 => Some("-INT"),
+            143 => Some("-TERM"),
+            _ => None,
+        };
+        if let Some(signal) = signal {
+            let sent = std::process::Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(exit), "{}", stderr(&output));
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        assert!(
+            gone(&pid),
+            "{exit}: the hook's sleep {} outlived leash",
+            pid.trim()
+        );
+    }
+}

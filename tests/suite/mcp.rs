@@ -5,8 +5,9 @@
 //!
 //! Strict startup (exit 8 naming the server and why), tools offered as
 //! `mcp__NAME__TOOL` whose results reach the next request, a server dying
-//! mid-run, no server process left after any exit (124, 143, 8), and the
-//! run's key never in a server's environment.
+//! mid-run, a message past the 16 MiB cap, no server process left after
+//! any exit (0, 124, 130, 143, 8, a second signal), and the run's key
+//! never in a server's environment.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -57,7 +58,7 @@ fn last_line(output: &Output) -> String {
 }
 
 /// Running: a zombie waiting for its reaper counts as gone.
-fn alive(pid: u32) -> bool {
+pub(super) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rsplit_once(") ")
             .is_some_and(|(_, rest)| !rest.starts_with('Z'))
@@ -65,7 +66,7 @@ fn alive(pid: u32) -> bool {
 }
 
 /// Waits (at most 3 s) until none of `pids` runs.
-fn assert_gone(pids: &[u32]) {
+pub(super) fn assert_gone(pids: &[u32]) {
     let deadline = Instant::now() + Duration::from_secs(3);
     while pids.iter().any(|pid| alive(*pid)) {
         assert!(Instant::now() < deadline, "still running: {pids:?}");
@@ -517,4 +518,180 @@ fn leash_config_lists_the_servers_without_their_secrets() {
         "{text}"
     );
     assert!(!text.contains("secret"), "{text}");
+}
+
+#[test]
+fn a_server_that_exits_on_end_of_input_after_its_start_timed_out_is_said_to_have_timed_out() {
+    let ws = Workspace::new();
+    // Never answers, and exits (0) when leash gives up and closes its stdin.
+    let output = answer_at_once(&ws)
+        .args([
+            "--mcp-timeout",
+            "1s",
+            "--mcp",
+            "eof=sh -c 'cat > /dev/null'",
+        ])
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(8), "{}", stderr(&output));
+    assert_eq!(
+        last_line(&output),
+        "leash: MCP server 'eof' did not start and list its tools within --mcp-timeout 1s"
+    );
+}
+
+/// A stdio MCP server on nothing but Node: two tools, `big` answering
+/// with one 17 MiB line, `small` with a word; its pid in `BIG_PID_FILE`.
+/// (The registry servers cannot be made to send such a line.)
+const BIG_SERVER: &str = r#"
+const fs = require("fs");
+const readline = require("readline");
+fs.writeFileSync(process.env.BIG_PID_FILE, `${process.pid}\n`);
+const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
+const empty = { type: "object", properties: {} };
+readline.createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  let result;
+  if (m.method === "initialize") {
+    result = {
+      protocolVersion: m.params.protocolVersion,
+      capabilities: { tools: {} },
+      serverInfo: { name: "big", version: "1.0.0" },
+    };
+  } else if (m.method === "tools/list") {
+    result = {
+      tools: [
+        { name: "big", description: "A 17 MiB answer.", inputSchema: empty },
+        { name: "small", description: "A small answer.", inputSchema: empty },
+      ],
+    };
+  } else if (m.method === "tools/call") {
+    const text = m.params.name === "big" ? "x".repeat(17 * 1024 * 1024) : "small";
+    result = { content: [{ type: "text", text }] };
+  } else {
+    send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: m.method } });
+    return;
+  }
+  send({ jsonrpc: "2.0", id: m.id, result });
+});
+"#;
+
+#[test]
+fn a_message_past_the_cap_is_an_error_result_and_the_server_is_stopped() {
+    let ws = Workspace::new();
+    let server = ws.write("big-server.cjs", BIG_SERVER);
+    let pid_file = ws.path("big.pid");
+    let output = ws
+        .faux(json!({"responses": [
+            {"toolCalls": [tool_call("mcp__b__big", json!({}))]},
+            {"toolCalls": [tool_call("mcp__b__small", json!({}))]},
+            {"text": "carried on"}
+        ]}))
+        .env("BIG_PID_FILE", &pid_file)
+        .args(["--no-stdin", "--events", "jsonl", "--timeout", "60s"])
+        .args(["--mcp", &format!("b=node {}", server.display())])
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+    assert_eq!(stdout(&output), "carried on\n");
+    let ends: Vec<Value> = events(&output)
+        .into_iter()
+        .filter(|event| event["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    // The call that got the long line, and the next call to the stopped
+    // server: nothing of the 17 MiB was kept, both say why.
+    for end in &ends {
+        assert_eq!(end["isError"], true, "{end}");
+        assert_eq!(
+            end["result"]["content"][0]["text"],
+            "MCP server 'b' sent a message larger than the 16 MiB cap on one MCP \
+             message (MAX_MESSAGE_BYTES); the server was stopped"
+        );
+    }
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_gone(&[pid]);
+}
+
+#[test]
+fn a_normal_end_and_sigint_stop_the_servers_process_tree() {
+    let ws = Workspace::new();
+    let pid_file = ws.path("server.pid");
+    let output = answer_at_once(&ws)
+        .env("MCP_PID_FILE", &pid_file)
+        .args(["--mcp", &test_server_flag("t")])
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_gone(&server_pids(&pid_file));
+
+    let ws = Workspace::new();
+    let (mut child, pids) = slow_call(&ws, &["--timeout", "20s"]);
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_gone(&pids);
+}
+
+#[test]
+fn a_second_signal_while_the_servers_stop_still_kills_them() {
+    let ws = Workspace::new();
+    let leader_file = ws.path("leader.pid");
+    let pid_file = ws.path("server.pid");
+    // The group's leader ignores SIGTERM (and so does the sleep it runs
+    // once the server is gone): only SIGKILL ends it.
+    let flag = format!(
+        "t=sh -c \"trap '' TERM; echo $$ > {}; node {}; sleep 300\"",
+        leader_file.display(),
+        mcp_dir().join("test-server.mjs").display()
+    );
+    everything();
+    let script = ws.script(json!({"responses": [
+        {"toolCalls": [tool_call("mcp__t__slow", json!({}))]},
+        {"text": "never"}
+    ]}));
+    let mut child = ws
+        .child()
+        .env("MCP_PID_FILE", &pid_file)
+        .args(["--provider", "faux", "--faux-script"])
+        .arg(script)
+        .args(["--no-stdin", "--events", "jsonl", "--mcp", &flag, "hi"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pids = server_pids(&pid_file);
+    let stderr = child.stderr.take().unwrap();
+    for line in BufReader::new(stderr).lines() {
+        if line.unwrap().contains("\"tool_execution_start\"") {
+            break;
+        }
+    }
+    let leader: u32 = std::fs::read_to_string(&leader_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    pids.push(leader);
+    for _ in 0..2 {
+        let killed = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_gone(&pids);
 }

@@ -1,6 +1,7 @@
 //! The integration tests, one module per part of the contract.
 
 mod anthropic;
+mod children;
 mod cli;
 mod config_contract;
 mod cost;

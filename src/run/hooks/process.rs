@@ -1,29 +1,28 @@
-//! One hook process: spawned without a shell in a process group of its
-//! own, fed its input on stdin, its stdout and stderr read on threads of
-//! their own (each capped), and waited for no longer than its timeout or
-//! the run's abort. Whatever way the wait ends — an answer, a timeout, an
-//! abort, the future dropped — the whole group is killed (`SIGKILL`), so a
-//! hook and anything it started never outlive it, and the leader is reaped
-//! by its waiting thread: no zombie.
+//! One hook process: spawned without a shell through [`crate::child`] (a
+//! process group of its own, the hook's environment policy), fed its input
+//! on stdin, its stdout and stderr read on threads of their own (each
+//! capped), and waited for no longer than its timeout or the run's abort.
+//! Whatever way the wait ends — an answer, a timeout, an abort, the future
+//! dropped — the whole group is killed (`SIGKILL`), so a hook and anything
+//! it started never outlive it, and the leader is reaped by its waiting
+//! thread (or by the exit's [`crate::child::stop_every_group`], if the
+//! runtime never gets to drop the future).
 //!
 //! A hook is done when it exited *and* closed its stdout and stderr; one
 //! that leaves a background process holding them open runs into its
 //! timeout.
 
-use std::io::{self, Read, Write};
-use std::os::unix::process::CommandExt;
+use std::io::{self, Write};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::spec::HookSpec;
+use crate::child::capped::{read_capped, read_capped_and_drain};
+use crate::child::{self, Stop};
 use crate::provider::ApiKey;
-use crate::provider::catalog;
-use crate::tools::redact::holds_a_key;
 
 /// The most bytes a hook may write to stdout (a replacement of a call's
 /// arguments can be as large as the arguments themselves).
@@ -63,18 +62,6 @@ pub enum RunError {
     Lost(String),
 }
 
-/// Kills the whole process group when dropped.
-struct Group(Option<Pid>);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if let Some(group) = self.0 {
-            // ESRCH (everything already gone) is the usual answer.
-            let _ = killpg(group, Signal::SIGKILL);
-        }
-    }
-}
-
 /// Runs `hook` with `input` on its stdin, for at most `timeout`; the run's
 /// `cancel` ends the wait at once. Never blocks the async runtime: the
 /// pipes and the wait are on plain threads.
@@ -88,22 +75,12 @@ pub async fn run(
     let mut command = Command::new(&hook.program);
     command
         .args(&hook.args)
+        .env_clear()
+        .envs(child::env::for_hook(std::env::vars_os(), keys))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    // The key never reaches a hook's environment: not under the
-    // providers' names, nor copied into any other variable.
-    for variable in catalog::key_variables() {
-        command.env_remove(variable);
-    }
-    for (name, value) in std::env::vars_os() {
-        if holds_a_key(&value.to_string_lossy(), keys) {
-            command.env_remove(name);
-        }
-    }
-    let mut child = command.spawn().map_err(RunError::Spawn)?;
-    let _group = Group(i32::try_from(child.id()).ok().map(Pid::from_raw));
+        .stderr(Stdio::piped());
+    let (mut child, _group) = child::spawn(&mut command, Stop::AtOnce).map_err(RunError::Spawn)?;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (stdin, stdout, stderr) else {
         return Err(RunError::Lost("no pipes".into()));
@@ -119,9 +96,7 @@ pub async fn run(
     })?;
     let (err_sender, err) = oneshot::channel();
     spawn("leash-hook-err", move || {
-        let kept = read_capped(stderr.by_ref(), STDERR_LIMIT);
-        let _ = io::copy(&mut stderr, &mut io::sink());
-        let _ = err_sender.send(kept);
+        let _ = err_sender.send(read_capped_and_drain(&mut stderr, STDERR_LIMIT));
     })?;
     let (wait_sender, waited) = oneshot::channel();
     spawn("leash-hook-wait", move || {
@@ -159,15 +134,6 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) -> Result<(), RunErro
         .spawn(work)
         .map(drop)
         .map_err(lost_io)
-}
-
-/// Reads `reader` to its end or to `limit` bytes, whichever comes first.
-fn read_capped(reader: impl Read, limit: usize) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    reader
-        .take(u64::try_from(limit).unwrap_or(u64::MAX))
-        .read_to_end(&mut out)?;
-    Ok(out)
 }
 
 #[cfg(test)]

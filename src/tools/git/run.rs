@@ -1,19 +1,24 @@
-//! One run of the system `git` binary with a hardened environment: no
-//! inherited variable but `PATH` and the locale, no system or global
-//! config, an empty private `HOME`, no pager, no prompt, no optional
-//! locks, no lazy fetch, no stdin; settings that would run a program
-//! forced off on the command line. Its stdout is read up to a cap, its
-//! stderr up to a few lines, and it is killed when the run is cancelled,
-//! when its time is up, or when the cap is reached.
+//! One run of the system `git` binary, started through [`crate::child`]
+//! with git's hardened environment (`child::env::for_git`: no inherited
+//! variable but `PATH` and the locale, no system or global config, an
+//! empty private `HOME`, no pager, no prompt, no optional locks, no lazy
+//! fetch) and no stdin; settings that would run a program forced off on
+//! the command line. Its stdout is read up to a cap, its stderr up to a
+//! few lines, and its whole process group is killed when the run is
+//! cancelled, when its time is up, when the cap is reached, and at the
+//! latest when leash exits.
 
 use std::ffi::OsString;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
+
+use crate::child::capped::{read_capped, read_capped_and_drain};
+use crate::child::{self, Group, Stop};
 
 /// Settings given on every command line (`-c`), which outrank every config
 /// file: nothing git could run on its own, no colour, submodules (whose
@@ -87,18 +92,18 @@ pub(super) fn run_git(
 ) -> Result<Ran, RunError> {
     let mut command = hardened_command(how);
     command.args(args);
-    let mut child = command.spawn().map_err(RunError::Spawn)?;
+    let (mut child, group) = child::spawn(&mut command, Stop::AtOnce).map_err(RunError::Spawn)?;
     let (tx, rx) = mpsc::channel();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let cap = how.cap;
     let out_tx = tx.clone();
     std::thread::spawn(move || {
-        let bytes = stdout.map(|s| read_up_to(s, cap + 1, false));
+        let bytes = stdout.and_then(|s| read_capped(s, cap + 1).ok());
         let _ = out_tx.send((true, bytes.unwrap_or_default()));
     });
     std::thread::spawn(move || {
-        let bytes = stderr.map(|s| read_up_to(s, STDERR_KEEP, true));
+        let bytes = stderr.and_then(|s| read_capped_and_drain(s, STDERR_KEEP).ok());
         let _ = tx.send((false, bytes.unwrap_or_default()));
     });
     let started = Instant::now();
@@ -107,7 +112,7 @@ pub(super) fn run_git(
         match rx.recv_timeout(POLL) {
             Ok((true, bytes)) => {
                 if bytes.len() > cap {
-                    kill(&mut child);
+                    kill(&mut child, &group);
                 }
                 stdout = Some(bytes);
             }
@@ -115,17 +120,19 @@ pub(super) fn run_git(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if cancel.is_cancelled() {
-                    kill(&mut child);
+                    kill(&mut child, &group);
                     return Err(RunError::Cancelled);
                 }
                 if started.elapsed() >= how.limit {
-                    kill(&mut child);
+                    kill(&mut child, &group);
                     return Err(RunError::TimedOut);
                 }
             }
         }
     }
     let status = child.wait().map_err(RunError::Spawn)?;
+    // Whatever git left behind goes with its group.
+    drop(group);
     let stdout = stdout.unwrap_or_default();
     Ok(Ran {
         cut: stdout.len() > cap,
@@ -141,53 +148,16 @@ fn hardened_command(how: &Invocation<'_>) -> Command {
     let mut command = Command::new(how.git);
     command
         .env_clear()
+        .envs(child::env::for_git(std::env::vars_os(), how.home, how.repo))
         .current_dir(how.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(path) = absolute_path_var() {
-        command.env("PATH", path);
-    }
-    for name in ["LANG", "LC_ALL", "LC_MESSAGES", "LC_CTYPE"] {
-        if let Some(value) = std::env::var_os(name) {
-            command.env(name, value);
-        }
-    }
-    command
-        .env("HOME", how.home)
-        .env("XDG_CONFIG_HOME", how.home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_SYSTEM", "/dev/null")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_ATTR_NOSYSTEM", "1")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_NO_LAZY_FETCH", "1")
-        .env("GIT_PAGER", "cat")
-        .env("PAGER", "cat")
-        .env("GIT_ALLOW_PROTOCOL", "");
-    match how.repo {
-        Some((git_dir, work_tree)) => {
-            command
-                .env("GIT_DIR", git_dir)
-                .env("GIT_WORK_TREE", work_tree);
-        }
-        None => {
-            command.env("GIT_DIR", how.home.join("no-repository"));
-        }
-    }
     command.arg("--no-pager");
     for setting in FORCED_CONFIG {
         command.arg("-c").arg(setting);
     }
     command
-}
-
-/// `PATH` without its relative entries: a `PATH` holding `.` must not let
-/// a `git` (or a helper) inside the repository stand in for the real one.
-fn absolute_path_var() -> Option<OsString> {
-    let path = std::env::var_os("PATH")?;
-    std::env::join_paths(std::env::split_paths(&path).filter(|dir| dir.is_absolute())).ok()
 }
 
 /// The `git` binary on `PATH` (absolute entries only), or `None`.
@@ -203,19 +173,80 @@ pub fn find_git() -> Option<PathBuf> {
         })
 }
 
-/// Reads up to `keep` bytes; with `drain`, reads on to the end (dropping
-/// the rest) so the writer never blocks on a full pipe.
-fn read_up_to(source: impl Read, keep: usize, drain: bool) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut source = source;
-    let _ = (&mut source).take(keep as u64).read_to_end(&mut kept);
-    if drain {
-        let _ = io::copy(&mut source, &mut io::sink());
-    }
-    kept
+/// Kills git's whole group (a helper it started too) and reaps git.
+fn kill(child: &mut Child, group: &Group) {
+    group.signal(nix::sys::signal::Signal::SIGKILL);
+    let _ = child.wait();
 }
 
-fn kill(child: &mut Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// Running (a zombie waiting for its reaper counts as gone).
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+        })
+    }
+
+    /// A stand-in for git that leaves a helper running (its pid in
+    /// `helper`) and waits for it.
+    fn git_with_a_helper(dir: &Path) -> (PathBuf, PathBuf) {
+        let helper = dir.join("helper.pid");
+        let git = dir.join("git");
+        std::fs::write(
+            &git,
+            format!(
+                "#!/bin/sh\nsleep 30 &\necho $! > '{}'\nwait\n",
+                helper.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (git, helper)
+    }
+
+    fn assert_helper_gone(helper: &Path) {
+        let pid = std::fs::read_to_string(helper).unwrap();
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !alive(&pid)
+        });
+        assert!(gone, "git's helper {} outlived it", pid.trim());
+    }
+
+    #[test]
+    fn git_s_whole_group_goes_at_its_time_limit_and_on_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        let (git, helper) = git_with_a_helper(dir.path());
+        let how = Invocation {
+            git: &git,
+            cwd: dir.path(),
+            home: dir.path(),
+            repo: None,
+            cap: 1000,
+            limit: Duration::from_millis(300),
+        };
+        let outcome = run_git(&how, &[], &CancellationToken::new());
+        assert!(matches!(outcome, Err(RunError::TimedOut)), "{outcome:?}");
+        assert_helper_gone(&helper);
+
+        std::fs::remove_file(&helper).unwrap();
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            trigger.cancel();
+        });
+        let how = Invocation {
+            limit: Duration::from_secs(60),
+            ..how
+        };
+        let outcome = run_git(&how, &[], &cancel);
+        assert!(matches!(outcome, Err(RunError::Cancelled)), "{outcome:?}");
+        assert_helper_gone(&helper);
+    }
 }

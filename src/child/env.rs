@@ -1,0 +1,192 @@
+//! The environment policy: what each kind of child inherits from leash's
+//! own environment, side by side (ARCHITECTURE.md "Child processes" has
+//! the table). Each child's environment is built here and set on a
+//! cleared command, so a kind of child never gets a variable by accident.
+//!
+//! - A hook gets the real environment (the operator's own program, run as
+//!   the operator would run it), minus every provider key variable and any
+//!   variable whose value holds a key leash knows.
+//! - A stdio MCP server gets the real environment minus leash's settings
+//!   (`LEASH_*`), the providers' variables (`OPENAI_*`, `ANTHROPIC_*`) and
+//!   any variable holding a known key, plus its config entry's `env`, the
+//!   one way an operator hands a server a key on purpose.
+//! - `git` gets no inherited variable but `PATH` (its absolute entries)
+//!   and the locale, and a fixed hardening set: no system or global
+//!   config, an empty private `HOME`, no pager, no prompt, no optional
+//!   locks, no lazy fetch, no protocol.
+//!
+//! Nothing from a `.env` file reaches any child: a `.env` is read as data
+//! for leash's own settings (README "Configuration"), never exported to
+//! the process environment these policies start from.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use crate::provider::ApiKey;
+use crate::provider::catalog;
+use crate::tools::redact::holds_a_key;
+
+/// One variable of a child's environment.
+pub type Variable = (OsString, OsString);
+
+/// A hook's environment: `inherited` without any variable that may hold
+/// a provider key (by name) or holds one of `keys` (by value, even copied
+/// into another variable).
+pub fn for_hook(inherited: impl Iterator<Item = Variable>, keys: &[ApiKey]) -> Vec<Variable> {
+    inherited
+        .filter(|(name, value)| {
+            !catalog::key_variables().any(|key| OsStr::new(key) == name)
+                && !carries_a_key(value, keys)
+        })
+        .collect()
+}
+
+/// A stdio MCP server's environment: `inherited` without leash's settings,
+/// the providers' variables and any variable holding one of `keys`, plus
+/// `extra`, the server's `env` from the config (which may name a key on
+/// purpose).
+pub fn for_mcp_server(
+    inherited: impl Iterator<Item = Variable>,
+    extra: &BTreeMap<String, String>,
+    keys: &[ApiKey],
+) -> Vec<Variable> {
+    const STRIPPED: [&str; 3] = ["LEASH_", "OPENAI_", "ANTHROPIC_"];
+    inherited
+        .filter(|(name, value)| {
+            let name = name.to_string_lossy();
+            !STRIPPED.iter().any(|prefix| name.starts_with(prefix)) && !carries_a_key(value, keys)
+        })
+        .chain(
+            extra
+                .iter()
+                .map(|(name, value)| (OsString::from(name), OsString::from(value))),
+        )
+        .collect()
+}
+
+/// `git`'s environment: from `inherited` only `PATH` (without relative
+/// entries) and the locale; `home` as `HOME` and `XDG_CONFIG_HOME` (an
+/// empty private directory); `repo` as `GIT_DIR` and `GIT_WORK_TREE`
+/// (`None`: a command that needs no repository, given a `GIT_DIR` that
+/// does not exist so none is discovered); and the hardening set.
+pub fn for_git(
+    inherited: impl Iterator<Item = Variable>,
+    home: &Path,
+    repo: Option<(&Path, &Path)>,
+) -> Vec<Variable> {
+    const LOCALE: [&str; 4] = ["LANG", "LC_ALL", "LC_MESSAGES", "LC_CTYPE"];
+    const HARDENING: [(&str, &str); 10] = [
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_SYSTEM", "/dev/null"),
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_ATTR_NOSYSTEM", "1"),
+        ("GIT_OPTIONAL_LOCKS", "0"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_NO_LAZY_FETCH", "1"),
+        ("GIT_PAGER", "cat"),
+        ("PAGER", "cat"),
+        ("GIT_ALLOW_PROTOCOL", ""),
+    ];
+    let mut env: Vec<Variable> = Vec::new();
+    for (name, value) in inherited {
+        if name == "PATH" {
+            if let Some(path) = absolute_entries(&value) {
+                env.push((name, path));
+            }
+        } else if LOCALE.iter().any(|locale| OsStr::new(locale) == name) {
+            env.push((name, value));
+        }
+    }
+    env.push(("HOME".into(), home.into()));
+    env.push(("XDG_CONFIG_HOME".into(), home.into()));
+    env.extend(
+        HARDENING
+            .iter()
+            .map(|(name, value)| (OsString::from(name), OsString::from(value))),
+    );
+    match repo {
+        Some((git_dir, work_tree)) => {
+            env.push(("GIT_DIR".into(), git_dir.into()));
+            env.push(("GIT_WORK_TREE".into(), work_tree.into()));
+        }
+        None => env.push(("GIT_DIR".into(), home.join("no-repository").into())),
+    }
+    env
+}
+
+/// `PATH` without its relative entries: a `PATH` holding `.` must not let
+/// a `git` (or a helper) inside the repository stand in for the real one.
+fn absolute_entries(path: &OsStr) -> Option<OsString> {
+    std::env::join_paths(std::env::split_paths(path).filter(|dir| dir.is_absolute())).ok()
+}
+
+fn carries_a_key(value: &OsStr, keys: &[ApiKey]) -> bool {
+    holds_a_key(&value.to_string_lossy(), keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> impl Iterator<Item = Variable> {
+        pairs
+            .iter()
+            .map(|(name, value)| (OsString::from(name), OsString::from(value)))
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    fn names(env: &[Variable]) -> Vec<String> {
+        env.iter()
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    const INHERITED: [(&str, &str); 7] = [
+        ("PATH", "/bin:.:bin"),
+        ("OPENAI_API_KEY", "sk-run"),
+        ("LEASH_MODEL", "m"),
+        ("ANTHROPIC_BASE_URL", "http://x"),
+        ("MY_COPY", "prefix-sk-run"),
+        ("HOME", "/h"),
+        ("LANG", "C.UTF-8"),
+    ];
+
+    #[test]
+    fn a_hook_gets_the_real_environment_without_the_keys() {
+        let env = for_hook(vars(&INHERITED), &[ApiKey::new("sk-run")]);
+        assert_eq!(
+            names(&env),
+            ["PATH", "LEASH_MODEL", "ANTHROPIC_BASE_URL", "HOME", "LANG"]
+        );
+    }
+
+    #[test]
+    fn a_server_holds_no_key_or_setting_unless_the_config_names_it() {
+        let extra = BTreeMap::from([("GITHUB_TOKEN".to_owned(), "gh".to_owned())]);
+        let env = for_mcp_server(vars(&INHERITED), &extra, &[ApiKey::new("sk-run")]);
+        assert_eq!(names(&env), ["PATH", "HOME", "LANG", "GITHUB_TOKEN"]);
+        let named = BTreeMap::from([("OPENAI_API_KEY".to_owned(), "sk-run".to_owned())]);
+        let env = for_mcp_server(std::iter::empty(), &named, &[ApiKey::new("sk-run")]);
+        assert_eq!(env.len(), 1, "a key the config names on purpose is passed");
+    }
+
+    #[test]
+    fn git_gets_only_an_absolute_path_the_locale_and_the_hardening() {
+        let env = for_git(vars(&INHERITED), Path::new("/tmp/h"), None);
+        let get = |wanted: &str| {
+            env.iter()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.to_string_lossy().into_owned())
+        };
+        assert_eq!(get("PATH").as_deref(), Some("/bin"));
+        assert_eq!(get("LANG").as_deref(), Some("C.UTF-8"));
+        assert_eq!(get("HOME").as_deref(), Some("/tmp/h"));
+        assert_eq!(get("GIT_DIR").as_deref(), Some("/tmp/h/no-repository"));
+        assert_eq!(get("GIT_CONFIG_GLOBAL").as_deref(), Some("/dev/null"));
+        for gone in ["OPENAI_API_KEY", "LEASH_MODEL", "MY_COPY"] {
+            assert_eq!(get(gone), None, "{gone}");
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Every process leash starts — a hook, a stdio MCP server, `git` — goes
+//! through this module (ARCHITECTURE.md "Child processes"). It guarantees,
+//! for all three alike:
+//!
+//! - `group`: each child leads a process group of its own, held in one
+//!   process-wide registry from the instant it is spawned; its owner kills
+//!   the group when done with it, and [`stop_every_group`], called once at
+//!   leash's single exit point, kills and reaps whatever is left, so no
+//!   child outlives leash whatever ended the run. Nothing depends on the
+//!   destructor of a task the async runtime may never run again.
+//! - `env`: one written environment policy per kind of child, side by side.
+//! - `capped` and `lines`: output read up to a cap fixed by the caller,
+//!   checked before anything past it is buffered.
+//!
+//! It must never start a child outside the registry, or hand a child an
+//! environment other than its kind's policy.
+
+pub mod capped;
+pub mod env;
+pub mod group;
+pub mod lines;
+
+pub use group::{Group, Stop, kill_every_group, spawn, spawn_async, stop_every_group};
