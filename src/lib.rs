@@ -76,6 +76,7 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
 pub mod internals {
     pub use crate::agent::assistant_stream::stream_assistant_response;
     pub use crate::run::limits::{Limits, RunLimits};
+    pub use crate::tools::join_finished_tool_threads;
 
     /// The SSE decoder the wire formats share.
     pub mod sse {

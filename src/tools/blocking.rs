@@ -2,7 +2,60 @@
 //! its own, a cancelled call answers at once, and how the work was stopped
 //! reads the same for every tool.
 
+use std::sync::{Mutex, PoisonError};
+use std::thread::JoinHandle;
+
 use tokio_util::sync::CancellationToken;
+
+/// Threads started and not joined yet. A thread is joined (and so fully
+/// ended, its thread-local destructors run) by the next [`add`] or
+/// [`join_finished`] that finds it finished: the list stays as short as
+/// the number of threads still working.
+///
+/// [`add`]: ThreadList::add
+/// [`join_finished`]: ThreadList::join_finished
+struct ThreadList(Mutex<Vec<JoinHandle<()>>>);
+
+impl ThreadList {
+    const fn new() -> Self {
+        ThreadList(Mutex::new(Vec::new()))
+    }
+
+    fn add(&self, thread: JoinHandle<()>) {
+        self.join_finished();
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(thread);
+    }
+
+    /// Joins the finished threads; the number still running.
+    fn join_finished(&self) -> usize {
+        let mut threads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (finished, running): (Vec<_>, Vec<_>) =
+            threads.drain(..).partition(|thread| thread.is_finished());
+        *threads = running;
+        let still = threads.len();
+        drop(threads);
+        for thread in finished {
+            let _ = thread.join();
+        }
+        still
+    }
+}
+
+/// Every tool thread of the process.
+static TOOL_THREADS: ThreadList = ThreadList::new();
+
+/// Joins every tool thread that has finished its work, and says how many
+/// are still running. A host that must know no tool thread is alive at
+/// its exit (the fuzz targets: LeakSanitizer counts a thread's
+/// thread-locals as leaked while it is still ending) calls it after a run
+/// until it returns 0. leash itself never waits: a thread stuck in a
+/// system call must not hold up the end of the process.
+pub fn join_finished_tool_threads() -> usize {
+    TOOL_THREADS.join_finished()
+}
 
 /// How a tool's blocking work was stopped before it answered. `Display`
 /// names the tool, in the words the model reads.
@@ -81,8 +134,9 @@ where
         .spawn(move || {
             let _ = answer.send(work());
         });
-    if let Err(error) = spawned {
-        return Blocking::Failed(format!("cannot start a thread: {error}"));
+    match spawned {
+        Ok(thread) => TOOL_THREADS.add(thread),
+        Err(error) => return Blocking::Failed(format!("cannot start a thread: {error}")),
     }
     tokio::select! {
         biased;
@@ -120,6 +174,32 @@ mod tests {
         // The runtime shuts down at once: nothing of it waits for the thread.
         drop(runtime);
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn finished_threads_are_joined_and_running_ones_counted() {
+        let list = ThreadList::new();
+        let release = CancellationToken::new();
+        let hold = release.clone();
+        let ended = std::sync::Arc::new(());
+        let mine = std::sync::Arc::clone(&ended);
+        list.add(std::thread::spawn(move || {
+            let _mine = mine;
+            while !hold.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }));
+        list.add(std::thread::spawn(|| ()));
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(list.join_finished(), 1, "the working thread is counted");
+        release.cancel();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while list.join_finished() > 0 {
+            assert!(Instant::now() < deadline, "the thread never ended");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // Joined: the thread is gone with everything it held.
+        assert_eq!(std::sync::Arc::strong_count(&ended), 1);
     }
 
     #[tokio::test]

@@ -30,8 +30,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use blocking::Interrupted;
 pub(crate) use blocking::run_blocking_call;
+pub use blocking::{Interrupted, join_finished_tool_threads};
 pub use typed::{InvalidArguments, TypedTool, parameters_of};
 
 use crate::protocol::{ToolOutput, ToolSpec};

@@ -27,4 +27,5 @@ mod search_tools;
 mod structured;
 mod structured_http;
 mod tls;
+mod untrusted_checkout;
 mod wire_fidelity;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use shell::{Workspace, has, stderr, stdout, tool_call};
 
 /// The code block that follows `<!-- recipe: NAME -->` in the README.
-fn recipe(name: &str) -> String {
+pub(super) fn recipe(name: &str) -> String {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let marker = format!("<!-- recipe: {name} -->");
