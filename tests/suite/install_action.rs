@@ -489,3 +489,47 @@ fn the_repository_is_named_once_and_everywhere_the_same() {
         "the README's Actions recipe uses another action"
     );
 }
+
+#[test]
+fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
+    let action = std::fs::read_to_string(repo_file("action.yml")).unwrap();
+    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
+    let block = &action[action.find("\ninputs:\n").unwrap()..action.find("\noutputs:\n").unwrap()];
+    let inputs: Vec<&str> = block
+        .lines()
+        .filter_map(|line| line.strip_prefix("  ")?.strip_suffix(':'))
+        .filter(|key| !key.starts_with(' '))
+        .collect();
+    let expected = [
+        "prompt",
+        "prompt-file",
+        "system",
+        "model",
+        "provider",
+        "version",
+        "args",
+        "allow-write",
+    ];
+    for name in expected {
+        assert!(inputs.contains(&name), "no input {name}: {inputs:?}");
+    }
+    for name in &inputs {
+        // Used by a step: mapped to INPUT_* for the scripts, or read inline.
+        assert!(
+            action.contains(&format!("${{{{ inputs.{name} }}}}"))
+                || action.contains(&format!("inputs.{name} ")),
+            "input {name} reaches no step"
+        );
+        assert!(readme.contains(&format!("`{name}`")), "README: no `{name}`");
+    }
+    for output in ["reply", "exit-code", "result", "events-file"] {
+        assert!(
+            action.contains(&format!("\n  {output}:\n")),
+            "no output {output}"
+        );
+        assert!(
+            readme.contains(&format!("`{output}`")),
+            "README: no `{output}`"
+        );
+    }
+}
