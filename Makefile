@@ -73,3 +73,36 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	$(CARGO) fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
 	fuzz/fuzz.sh $(FUZZ_SECONDS)
+
+# `make portable`: the Linux release binary that runs on glibc 2.17 and
+# newer (README "Install"): cargo-zigbuild links against glibc 2.17's
+# symbols with zig, both pinned and installed from PyPI into a
+# project-local venv (.tools/, git-ignored), never the machine's Python.
+# .ci/package packs it as dist/leash-VERSION-TARGET.tar.gz + .sha256, the
+# release asset install.sh fetches. `make portable-check` proves it on this
+# machine (.ci/portable-check: x86-64, glibc <= 2.17, no OpenSSL,
+# `--version`, make demo's task). The release workflow runs the same two
+# targets, with PORTABLE_TARGET=aarch64-unknown-linux-gnu on an arm runner.
+PORTABLE_TARGET ?= x86_64-unknown-linux-gnu
+PORTABLE_GLIBC ?= 2.17
+ZIGLANG_VERSION := 0.15.2
+ZIGBUILD_VERSION := 0.24.1
+TOOLS := $(CURDIR)/.tools/venv
+TOOLS_STAMP := $(TOOLS)/.zig-$(ZIGLANG_VERSION)-zigbuild-$(ZIGBUILD_VERSION)
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
+PORTABLE_ARCHIVE := dist/leash-$(VERSION)-$(PORTABLE_TARGET).tar.gz
+
+.PHONY: portable portable-check
+portable: $(TOOLS_STAMP)
+	PATH="$(TOOLS)/bin:$$PATH" $(CARGO) zigbuild --locked --release --target $(PORTABLE_TARGET).$(PORTABLE_GLIBC)
+	.ci/package $(PORTABLE_TARGET) target/$(PORTABLE_TARGET)/release/leash dist
+
+portable-check: portable
+	DEMO_PROMPT="$(DEMO_PROMPT)" DEMO_SYSTEM="$(DEMO_SYSTEM)" \
+		.ci/portable-check $(PORTABLE_ARCHIVE) $(PORTABLE_GLIBC)
+
+$(TOOLS_STAMP):
+	python3 -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check \
+		ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(ZIGBUILD_VERSION)
+	touch $@

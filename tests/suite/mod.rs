@@ -19,6 +19,7 @@ mod hardening_servers;
 mod hardening_signals;
 mod harness;
 mod hooks;
+mod install_action;
 mod mcp;
 mod openai;
 mod openai_apis;

@@ -93,67 +93,88 @@ fn prompt_sent(transcript: &Path) -> String {
     first["content"][0]["text"].as_str().unwrap().to_owned()
 }
 
+/// The value of `key: value` in a recipe's YAML (quotes taken off).
+fn yaml_value(line: &str, key: &str) -> Option<String> {
+    let value = line.trim().strip_prefix(key)?.strip_prefix(':')?.trim();
+    Some(value.trim_matches('"').to_owned())
+}
+
 #[test]
-fn a_github_actions_step_passes_on_success_and_fails_the_job_otherwise() {
+fn a_github_actions_review_runs_the_action_and_fails_the_step_with_the_reason() {
     let yaml = recipe("github-actions");
-    assert!(yaml.contains("shell: bash"), "{yaml}");
-    // The `run: |` body, dedented, as the runner writes it to a script.
     let lines: Vec<&str> = yaml.lines().collect();
-    let start = lines.iter().position(|l| l.trim() == "run: |").unwrap() + 1;
-    let indent = lines[start].len() - lines[start].trim_start().len();
-    let script: String = lines[start..]
+    // The step that writes the diff, as the runner runs it.
+    let diff = lines.iter().find_map(|l| yaml_value(l, "run")).unwrap();
+    // The Action's inputs: the `with:` block after `uses: <this repo>`.
+    let uses = lines
         .iter()
-        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= indent)
-        .map(|l| format!("{}\n", l.get(indent..).unwrap_or("")))
+        .position(|l| l.trim().starts_with("uses: leash-cli/leash@"))
+        .unwrap();
+    let with = uses
+        + lines[uses..]
+            .iter()
+            .position(|l| l.trim() == "with:")
+            .unwrap();
+    let inputs: Vec<(String, String)> = lines[with + 1..]
+        .iter()
+        .map(|l| {
+            let (key, _) = l.trim().split_once(':').unwrap();
+            (key.to_owned(), yaml_value(l, key).unwrap())
+        })
         .collect();
+    let env_name = |key: &str| format!("INPUT_{}", key.to_uppercase().replace('-', "_"));
+    let args = &inputs.iter().find(|(key, _)| key == "args").unwrap().1;
+    assert!(
+        args.contains("-t ") && args.contains("--max-turns "),
+        "{args}"
+    );
 
     let ws = Workspace::new();
     git_repo(&ws);
-    // `origin/main` is the base commit; HEAD carries the change.
     git(&ws, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
     git(&ws, &["commit", "-q", "-am", "change"]);
-    let summary = ws.path("summary.md");
-    let transcript = ws.path("transcript.jsonl");
-    let env = [
-        ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
-        ("LEASH_TRANSCRIPT", transcript.to_str().unwrap()),
-    ];
-
-    let output = run(&ws, &script, answer(), &env);
+    let output = run(&ws, &diff, answer(), &[]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    assert_eq!(
-        std::fs::read_to_string(ws.path("review.md")).unwrap(),
-        format!("{REPLY}\n")
-    );
-    assert!(std::fs::read_to_string(&summary).unwrap().contains(REPLY));
+
+    let transcript = ws.path("transcript.jsonl");
+    let action = |responses: Value| {
+        let script = ws.script(responses);
+        let mut env: Vec<(String, String)> = inputs
+            .iter()
+            .map(|(key, value)| (env_name(key), value.clone()))
+            .collect();
+        env.push(("LEASH_FAUX_SCRIPT".into(), script.to_str().unwrap().into()));
+        env.push((
+            "LEASH_TRANSCRIPT".into(),
+            transcript.to_str().unwrap().into(),
+        ));
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        super::install_action::run_action(&ws, &env)
+    };
+
+    let review = action(answer());
+    assert_eq!(review.output.status.code(), Some(0), "{:?}", review.output);
+    assert_eq!(review.output("reply"), REPLY);
+    assert_eq!(review.output("exit-code"), "0");
+    assert!(review.summary.contains(REPLY), "{}", review.summary);
     let prompt = prompt_sent(&transcript);
     assert!(prompt.starts_with("Any bugs in this change?"), "{prompt}");
     assert!(
         prompt.contains("<stdin>") && prompt.contains("+    new_line()"),
         "{prompt}"
     );
-    let events = std::fs::read_to_string(ws.path("leash-events.jsonl")).unwrap();
-    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
-    assert_eq!(last["status"], "ok");
 
-    // A failed run fails the step: nothing after it runs.
-    std::fs::remove_file(&summary).unwrap();
-    let output = run(&ws, &script, failure(), &env);
-    assert_eq!(output.status.code(), Some(1), "{output:?}");
-    assert!(!summary.exists(), "the step went on after leash failed");
-    assert_eq!(std::fs::read_to_string(ws.path("review.md")).unwrap(), "");
-    let events = std::fs::read_to_string(ws.path("leash-events.jsonl")).unwrap();
+    // A failed run fails the step, its reason in the log.
+    let review = action(failure());
+    assert_eq!(review.output.status.code(), Some(1), "{:?}", review.output);
+    assert_eq!(review.output("exit-code"), "1");
+    assert_eq!(
+        review.errors(),
+        ["::error title=leash exited 1::leash: provider error: upstream exploded"]
+    );
+    let events = std::fs::read_to_string(review.output("events-file")).unwrap();
     let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
     assert_eq!(last["status"], "error");
-    assert_eq!(last["message"], "provider error: upstream exploded");
-
-    // So does the turn limit.
-    let looping = json!({"responses": [{"toolCalls": [tool_call("list_dir", json!({}))]}], "repeatLast": true});
-    let mut env = env.to_vec();
-    env.push(("LEASH_MAX_TURNS", "1"));
-    let output = run(&ws, &script, looping, &env);
-    assert_eq!(output.status.code(), Some(3), "{output:?}");
-    assert!(!summary.exists());
 }
 
 #[test]

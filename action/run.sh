@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The "run" step of action.yml (README "Recipes", the GitHub Action): runs
+# leash once with the action's inputs, then
+# - sets the step outputs `reply`, `exit-code`, `result` (the
+#   `--output json` object) and `events-file` in GITHUB_OUTPUT, each
+#   multi-line safe behind a random heredoc delimiter;
+# - appends the reply, usage, cost and changed files to
+#   GITHUB_STEP_SUMMARY;
+# - on a non-zero exit prints an `::error::` annotation with the run's
+#   reason (the result's `message`, else the `run_end` event's) and exits
+#   with leash's exit code, so the step fails as leash did.
+# The JSONL events go to LEASH_ACTION_EVENTS (action.yml uploads them as an
+# artifact), never to the log. It only reads the key from the environment
+# leash inherits; nothing here prints it.
+#
+# Inputs arrive as INPUT_* variables (action.yml maps them, a composite
+# action gets none by itself); LEASH_BIN is the leash to run. Runs on the
+# bash 3.2 of macOS runners too.
+set -euo pipefail
+
+fail() {
+  echo "::error::leash action: $1"
+  exit 2
+}
+
+: "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set: run this as a GitHub Actions step}"
+: "${GITHUB_STEP_SUMMARY:?GITHUB_STEP_SUMMARY is not set: run this as a GitHub Actions step}"
+command -v jq >/dev/null 2>&1 || fail "jq is needed to read leash's JSON result (it is on GitHub's runners)"
+leash=${LEASH_BIN:-leash}
+events=${LEASH_ACTION_EVENTS:-${RUNNER_TEMP:-$PWD}/leash-events.jsonl}
+prompt=${INPUT_PROMPT:-}
+prompt_file=${INPUT_PROMPT_FILE:-}
+extra=${INPUT_ARGS:-}
+
+args=(--output json --events jsonl)
+[ -z "${INPUT_PROVIDER:-}" ] || args+=(--provider "$INPUT_PROVIDER")
+[ -z "${INPUT_MODEL:-}" ] || args+=(--model "$INPUT_MODEL")
+[ -z "${INPUT_SYSTEM:-}" ] || args+=(--system "$INPUT_SYSTEM")
+case ${INPUT_ALLOW_WRITE:-false} in
+  true) args+=(--allow-write) ;;
+  false | "") ;;
+  *) fail "allow-write must be true or false, not '$INPUT_ALLOW_WRITE'" ;;
+esac
+# `args` is split like a shell's words (quotes and backslashes work, no
+# expansion, nothing runs): xargs does exactly that, one word per NUL.
+if [ -n "${extra//[[:space:]]/}" ]; then
+  words=$(mktemp)
+  printf '%s' "$extra" | xargs printf '%s\0' >"$words" \
+    || fail "cannot split args (an unmatched quote?): $extra"
+  while IFS= read -r -d '' word; do args+=("$word"); done <"$words"
+  rm -f "$words"
+fi
+
+# The prompt is `prompt`; a `prompt-file` alone is the prompt, and next to
+# `prompt` it is appended the way leash appends piped stdin (README
+# "Stdin"), e.g. a diff to review.
+stdin=/dev/null
+if [ -n "$prompt_file" ]; then
+  [ -f "$prompt_file" ] || fail "prompt-file '$prompt_file' does not exist"
+  stdin=$prompt_file
+  [ -n "$prompt" ] || prompt=-
+fi
+[ -n "$prompt" ] || fail "set the prompt input (or prompt-file)"
+args+=(-- "$prompt")
+
+result=$(mktemp)
+trap 'rm -f "$result"' EXIT
+code=0
+"$leash" "${args[@]}" <"$stdin" >"$result" 2>"$events" || code=$?
+
+# Outputs: `name<<DELIM` … `DELIM`, with a delimiter no value contains.
+delimiter="leash_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+put() {
+  if grep -qF "$delimiter" <<<"$2"; then
+    fail "output $1 contains the delimiter; run again"
+  fi
+  printf '%s<<%s\n%s\n%s\n' "$1" "$delimiter" "$2" "$delimiter" >>"$GITHUB_OUTPUT"
+}
+valid=false
+jq -e 'type == "object"' "$result" >/dev/null 2>&1 && valid=true
+if $valid; then
+  reply=$(jq -r '.reply // ""' "$result")
+  object=$(jq -c . "$result")
+else
+  reply="" object=""
+fi
+put reply "$reply"
+put result "$object"
+put exit-code "$code"
+put events-file "$events"
+
+# The reason of a failed run: the result's `message`, else the run_end
+# event's (both are leash's last-line words), else its last stderr line.
+reason=""
+if $valid; then
+  reason=$(jq -r '.message // empty' "$result")
+fi
+if [ -z "$reason" ]; then
+  reason=$(jq -rR 'fromjson? | select(.type == "run_end") | .message // empty' "$events" 2>/dev/null | tail -n 1)
+fi
+if [ -z "$reason" ] && $valid; then
+  reason=$(jq -r '.errorMessage // empty' "$result")
+fi
+if [ -z "$reason" ]; then
+  reason=$(grep -v '^{' "$events" | tail -n 1 | sed 's/^leash: //')
+fi
+
+# The job summary: what the run said and what it cost.
+{
+  if [ "$code" = 0 ]; then
+    echo "### leash: ok"
+  else
+    echo "### leash failed (exit $code)"
+    echo
+    echo "> $reason"
+  fi
+  echo
+  if [ -n "$reply" ]; then
+    printf '%s\n\n' "$reply"
+  fi
+  if $valid; then
+    jq -r '"| turns | input tokens | output tokens | cache read | cost | time |",
+      "|---|---|---|---|---|---|",
+      "| \(.turns) | \(.usage.input) | \(.usage.output) | \(.usage.cacheRead) | \(if .cost == null then "—" else "$\(.cost)" end) | \(.durationMs) ms |",
+      "",
+      "**Files changed:** \(if (.changedFiles // []) == [] then "none" else (.changedFiles | map("`\(.)`") | join(", ")) end)",
+      "",
+      "\(.provider) · \(.model) · status `\(.status)`"' "$result"
+  fi
+} >>"$GITHUB_STEP_SUMMARY"
+
+if [ "$code" != 0 ]; then
+  # Workflow commands end at a line break: %, CR and LF are escaped.
+  escaped=${reason//%/%25}
+  escaped=${escaped//$'\r'/%0D}
+  escaped=${escaped//$'\n'/%0A}
+  echo "::error title=leash exited $code::leash: $escaped"
+  exit "$code"
+fi
+echo "leash: ok, $(jq -r '"\(.turns) turns, \(.usage.totalTokens) tokens"' "$result")"
