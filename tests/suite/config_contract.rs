@@ -132,41 +132,45 @@ fn an_exported_key_never_goes_to_a_base_url_from_dotenv_unless_the_user_says_so(
 #[test]
 fn env_file_flags_choose_or_skip_the_dotenv() {
     let ws = Workspace::new();
-    ws.write(".env", "LEASH_MAX_TURNS=7\n");
-    let other = ws.write("ci.env", "LEASH_MAX_TURNS=9\n");
+    ws.write(".env", "LEASH_MODEL=model-7\n");
+    let other = ws.write("ci.env", "LEASH_MODEL=model-9\n");
     let config = |args: &[&str], vars: &[(&str, &str)]| {
         let mut cmd = ws.leash();
         cmd.arg("config").args(["--base-url", "http://localhost:1"]);
         cmd.args(args).envs(vars.iter().copied()).output().unwrap()
     };
     let output = config(&[], &[]);
+    let read = |path: &std::path::Path| {
+        format!(
+            "# .env: {} (read as data; uses LEASH_MODEL)",
+            path.display()
+        )
+    };
     assert!(
-        stdout(&output).contains(&format!(
-            "# .env: {} (loaded)",
-            ws.path(".env").canonicalize().unwrap().display()
-        )) || stdout(&output).contains(&format!("# .env: {} (loaded)", ws.path(".env").display())),
+        stdout(&output).contains(&read(&ws.path(".env").canonicalize().unwrap()))
+            || stdout(&output).contains(&read(&ws.path(".env"))),
         "{}",
         stdout(&output)
     );
-    assert!(listed(&output, "max-turns").contains("= 7"));
+    assert!(listed(&output, "model").contains("= \"model-7\""));
     let output = config(&["--no-env-file"], &[]);
-    assert!(stdout(&output).contains("# .env: not loaded (--no-env-file)"));
-    assert!(listed(&output, "max-turns").contains("# default"));
+    assert!(stdout(&output).contains("# .env: not read (--no-env-file)"));
+    assert!(listed(&output, "model").contains("# default"));
     let output = config(&[], &[("LEASH_NO_ENV_FILE", "1")]);
-    assert!(stdout(&output).contains("# .env: not loaded (LEASH_NO_ENV_FILE)"));
+    assert!(stdout(&output).contains("# .env: not read (LEASH_NO_ENV_FILE)"));
     let output = config(&["--env-file", other.to_str().unwrap()], &[]);
     assert!(
-        listed(&output, "max-turns").contains("= 9"),
+        listed(&output, "model").contains("= \"model-9\""),
         "{}",
         stdout(&output)
     );
-    assert!(listed(&output, "max-turns").contains("# .env LEASH_MAX_TURNS"));
+    assert!(listed(&output, "model").contains("# .env LEASH_MODEL"));
     // The flag beats the variable.
     let output = config(
         &["--env-file", other.to_str().unwrap()],
         &[("LEASH_NO_ENV_FILE", "1")],
     );
-    assert!(listed(&output, "max-turns").contains("= 9"));
+    assert!(listed(&output, "model").contains("= \"model-9\""));
     // A missing --env-file is a usage error naming it, for runs too.
     let output = ws
         .faux(json!([{"text": "x"}]))
@@ -266,7 +270,7 @@ fn a_repeated_flag_the_last_one_wins() {
 }
 
 #[test]
-fn a_system_file_flag_beats_leash_system_from_the_environment_or_dotenv() {
+fn a_system_file_flag_beats_leash_system_from_the_environment_or_the_config_file() {
     let ws = Workspace::new();
     let file = ws.write("system.md", "from the file");
     let script = json!([{"text": "ok"}]);
@@ -277,7 +281,7 @@ fn a_system_file_flag_beats_leash_system_from_the_environment_or_dotenv() {
         .args(["--no-stdin", "hi"])
         .assert()
         .code(0);
-    ws.write(".env", "LEASH_SYSTEM=\"from dotenv\"\n");
+    ws.config_file("system = \"from the config file\"\n");
     let output = ws
         .leash()
         .args(["config", "--system-file"])

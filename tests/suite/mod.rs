@@ -4,6 +4,7 @@ mod anthropic;
 mod cli;
 mod config_contract;
 mod cost;
+mod dotenv_trust;
 mod ecosystem;
 mod edit_tools;
 mod events;
