@@ -516,3 +516,113 @@ fn a_control_character_in_the_key_is_named_and_not_shown() {
     );
     assert!(!format!("{output:?}").contains("secret-part"));
 }
+
+// ----------------------------------------- the listing as a config file
+
+/// A provider mock that answers every request with `body` (an SSE reply
+/// in the provider's format).
+fn answering(body: String) -> HostileServer {
+    HostileServer::always(move |_, conn| {
+        conn.respond(200, "text/event-stream", body.as_bytes());
+    })
+}
+
+#[test]
+fn the_config_listing_written_back_is_a_config_file_a_run_takes() {
+    use crate::support::sse::{anthropic, openai, responses};
+    let cases: [(&str, &[&str], &str, String, &str); 3] = [
+        (
+            "openai",
+            &[],
+            "OPENAI",
+            openai::text_reply(&["pong"]),
+            "/v1/chat/completions",
+        ),
+        (
+            "anthropic",
+            &[],
+            "ANTHROPIC",
+            anthropic::text_reply("pong"),
+            "/v1/messages",
+        ),
+        (
+            "openai",
+            &["--api", "responses"],
+            "OPENAI",
+            responses::Reply::new()
+                .message(&["pong"])
+                .completed(1, 0, 1),
+            "/v1/responses",
+        ),
+    ];
+    for (provider, extra, prefix, reply, endpoint) in cases {
+        let ws = Workspace::new();
+        let key = format!("{prefix}_API_KEY");
+        let url = format!("{prefix}_BASE_URL");
+        let mut args = vec!["config", "--provider", provider];
+        args.extend_from_slice(extra);
+        let case = format!("{provider} {extra:?}");
+        // The defaults (the provider's own base URL among them) are
+        // commented out, and the file the listing makes is accepted.
+        let listing = ws.leash().args(&args).env(&key, KEY).output().unwrap();
+        assert_eq!(code(&listing), 0, "{case}: {}", stderr(&listing));
+        let text = stdout(&listing);
+        assert!(
+            listed(&listing, "base-url").starts_with("# base-url = \"https://"),
+            "{text}"
+        );
+        let api = match extra.is_empty() {
+            true => "# api = \"chat\"",
+            false => "api = \"responses\"",
+        };
+        assert!(listed(&listing, "api").starts_with(api), "{text}");
+        ws.config_file(&text);
+        let again = ws.leash().arg("config").env(&key, KEY).output().unwrap();
+        assert_eq!(code(&again), 0, "{case}:\n{text}\n{}", stderr(&again));
+        assert!(
+            listed(&again, "provider").starts_with(&format!("provider = \"{provider}\"")),
+            "{case}: {}",
+            stdout(&again)
+        );
+        if !extra.is_empty() {
+            assert!(listed(&again, "api").starts_with("api = \"responses\""));
+        }
+        // Made against a server of the user's own, the listing runs there.
+        let server = answering(reply);
+        let base = match provider {
+            "anthropic" => server.url(),
+            _ => format!("{}/v1", server.url()),
+        };
+        let listing = ws
+            .leash()
+            .args(&args)
+            .env(&key, KEY)
+            .env(&url, &base)
+            .output()
+            .unwrap();
+        assert_eq!(code(&listing), 0, "{case}: {}", stderr(&listing));
+        ws.config_file(&stdout(&listing));
+        let run = ws
+            .leash()
+            .env(&key, KEY)
+            .env(&url, &base)
+            .args(["--no-stdin", "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            code(&run),
+            0,
+            "{case}:\n{}\n{}",
+            stdout(&listing),
+            stderr(&run)
+        );
+        assert_eq!(stdout(&run), "pong\n", "{case}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 1, "{case}");
+        assert!(
+            requests[0].head.starts_with(&format!("POST {endpoint} ")),
+            "{case}: {}",
+            requests[0].head
+        );
+    }
+}
