@@ -47,9 +47,9 @@ pub use agent::{Agent, AgentHooks};
 pub use provider::Provider;
 pub use tools::{Tool, TypedTool};
 
-/// The `leash` command as the binary runs it: `.env` first (before any
-/// thread), then the command line, the run and its report; the exit code
-/// comes from the one exit table.
+/// The `leash` command as the binary runs it: the `.env` read as data
+/// first (never exported), then the command line, the run and its report;
+/// the exit code comes from the one exit table.
 pub fn run_process(args: Vec<OsString>) -> ExitCode {
     let env = config::layers::Environment::process(config::dotenv::load_dotenv(
         &config::dotenv::env_file_choice(&args),
@@ -77,6 +77,13 @@ pub mod internals {
     pub use crate::agent::assistant_stream::stream_assistant_response;
     pub use crate::run::limits::{Limits, RunLimits};
     pub use crate::tools::join_finished_tool_threads;
+
+    /// The `.env` reader: its syntax and what leash takes from it.
+    pub mod dotenv {
+        pub use crate::config::dotenv::{
+            DotEnvError, DotEnvValues, allowed_variables, parse_entries, read_dotenv,
+        };
+    }
 
     /// The SSE decoder the wire formats share.
     pub mod sse {

@@ -59,11 +59,14 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     item(
         out,
         ".env",
-        "Loaded from the working directory or the nearest parent holding one (or the \
-         file of --env-file; none with --no-env-file or LEASH_NO_ENV_FILE=1), under the \
-         environment: a variable of the environment wins over any variable of .env for the \
-         same setting (OPENAI_BASE_URL over LEASH_BASE_URL). A key is never sent to a base \
-         URL from a lower layer than the key's unless --trust-base-url.",
+        "Read from the working directory only, never a parent (or the file of --env-file; \
+         none with --no-env-file or LEASH_NO_ENV_FILE=1), as data: never exported to leash's \
+         environment or any child. It may set the keys, the base URLs, LEASH_PROVIDER, \
+         LEASH_MODEL and LEASH_API; any other LEASH_ variable in it is a usage error, any \
+         other name is ignored. It sits under the environment: a variable of the environment \
+         wins over any variable of .env for the same setting (OPENAI_BASE_URL over \
+         LEASH_BASE_URL). A key is never sent to a base URL from a lower layer than the key's \
+         unless --trust-base-url.",
     )?;
     man.render_version_section(out)
 }

@@ -28,9 +28,10 @@ pub const SETTINGS_HELP: &str = "\
 Settings, layer by layer, the first layer that sets one wins: the flag; the environment
 (LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --mcp, --stdin
 and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
-ANTHROPIC_BASE_URL); a .env file in the working directory or a parent (--env-file PATH,
---no-env-file); $XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with
-the same names in lower case (max-turns = 8, api-key = \"...\"); the default. The key is
+ANTHROPIC_BASE_URL); ./.env (--env-file PATH, --no-env-file), read as data for the keys,
+base URLs, LEASH_PROVIDER, LEASH_MODEL and LEASH_API only;
+$XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with the same names
+in lower case (max-turns = 8, api-key = \"...\"); the default. The key is
 never sent to a base URL from a lower layer than the key's unless --trust-base-url.
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
 

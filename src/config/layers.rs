@@ -1,18 +1,18 @@
 //! Where each setting comes from. The layers, highest first: the flag; the
-//! environment; `.env` (loaded under the environment, so a real variable
-//! wins); the config file; the default.
+//! environment; `.env` (read as data, never exported: keys and model
+//! selection only, see `dotenv`); the config file; the default.
 //!
 //! A setting is resolved layer by layer first and only then name by name
 //! within a layer: `.env`'s `LEASH_BASE_URL` never beats an exported
 //! `OPENAI_BASE_URL` ([`Source::layer`] orders them; `precedence` applies it).
 //!
-//! clap reads flags and `LEASH_*` variables and says which it used
-//! (`ArgMatches::value_source`); the config file fills in only what both
-//! left at the default, by parsing its values as flags placed before the
-//! user's own, so they pass the same validation. Every value keeps its
-//! [`Source`] for `leash config`.
+//! clap reads flags and the exported `LEASH_*` variables and says which it
+//! used (`ArgMatches::value_source`); the `.env`'s model selection, then the
+//! config file, fill in only what those left at the default, by parsing
+//! their values as flags placed before the user's own, so they pass the
+//! same validation. Every value keeps its [`Source`] for `leash config`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::fmt;
 
@@ -20,7 +20,7 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
 use crate::cli::{Cli, run_command};
-use crate::config::dotenv::{DotEnv, DotEnvError, DotEnvStatus};
+use crate::config::dotenv::{self, DotEnv, DotEnvError, DotEnvStatus};
 use crate::config::file::{ConfigFile, ConfigFileError};
 
 /// Where one setting's value came from.
@@ -74,24 +74,28 @@ impl fmt::Display for Source {
 /// Looks a variable up.
 type Lookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// The environment as leash sees it (after `.env` was merged under it),
-/// and which variables `.env` supplied.
+/// The two layers of variables: the environment leash was started with,
+/// and the values a `.env` supplies (held as data, never exported; only
+/// the names [`allowed_variables`](crate::config::dotenv::allowed_variables)
+/// lists).
 pub struct Environment {
     lookup: Lookup,
-    from_dotenv: HashSet<String>,
+    dotenv_values: BTreeMap<String, String>,
     dotenv: DotEnvStatus,
 }
 
 impl Environment {
-    /// The process environment, after [`load_dotenv`](crate::config::dotenv::load_dotenv) merged `.env` under it.
+    /// The process environment, and the `.env` that
+    /// [`load_dotenv`](crate::config::dotenv::load_dotenv) read (or why it
+    /// cannot be used: then nothing of it is).
     pub fn process(dotenv: Result<DotEnv, DotEnvError>) -> Self {
-        let (from_dotenv, status) = match dotenv {
-            Ok(loaded) => (loaded.supplied, loaded.status),
-            Err(error) => (HashSet::new(), DotEnvStatus::Failed(error.to_string())),
+        let (values, status) = match dotenv {
+            Ok(read) => (read.values, read.status),
+            Err(error) => (BTreeMap::new(), DotEnvStatus::Failed(error.to_string())),
         };
         Environment {
             lookup: Box::new(|name| std::env::var(name).ok()),
-            from_dotenv,
+            dotenv_values: values,
             dotenv: status,
         }
     }
@@ -101,39 +105,41 @@ impl Environment {
         &self.dotenv
     }
 
-    /// A fixed environment (for tests): `(name, value)` pairs, and the
-    /// names among them that came from `.env`.
+    /// A fixed environment (for tests): `(name, value)` pairs; those
+    /// named in `from_dotenv` are the `.env`'s, the others exported.
     #[cfg(test)]
     pub fn from_pairs(pairs: &[(&str, &str)], from_dotenv: &[&str]) -> Self {
-        let vars: HashMap<String, String> = pairs
+        let (dotenv, exported): (Vec<_>, Vec<_>) = pairs
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_string()))
-            .collect();
+            .partition(|(name, _)| from_dotenv.contains(&name.as_str()));
+        let vars: HashMap<String, String> = exported.into_iter().collect();
         Environment {
             lookup: Box::new(move |name| vars.get(name).cloned()),
-            from_dotenv: from_dotenv.iter().map(|name| name.to_string()).collect(),
+            dotenv_values: dotenv.into_iter().collect(),
             dotenv: DotEnvStatus::NotFound,
         }
     }
 
-    /// A variable's value.
+    /// A variable's value: exported, else from `.env`.
     pub fn get(&self, name: &str) -> Option<String> {
-        (self.lookup)(name)
+        (self.lookup)(name).or_else(|| self.dotenv_value(name).map(str::to_owned))
     }
 
-    /// A variable's value when it is not blank, with its source.
+    /// A variable's value from `.env` alone.
+    pub fn dotenv_value(&self, name: &str) -> Option<&str> {
+        self.dotenv_values.get(name).map(String::as_str)
+    }
+
+    /// A variable's value when it is not blank, with its source: the
+    /// environment's, else the `.env`'s.
     pub fn non_empty(&self, name: &str) -> Option<(String, Source)> {
-        let value = self.get(name).filter(|value| !value.trim().is_empty())?;
-        Some((value, self.source_of(name)))
-    }
-
-    /// `env NAME` or `.env NAME`.
-    pub fn source_of(&self, name: &str) -> Source {
-        if self.from_dotenv.contains(name) {
-            Source::DotEnv(name.to_owned())
-        } else {
-            Source::Env(name.to_owned())
+        let blank = |value: &String| value.trim().is_empty();
+        if let Some(value) = (self.lookup)(name).filter(|value| !blank(value)) {
+            return Some((value, Source::Env(name.to_owned())));
         }
+        let value = self.dotenv_values.get(name).filter(|value| !blank(value))?;
+        Some((value.clone(), Source::DotEnv(name.to_owned())))
     }
 }
 
@@ -164,20 +170,20 @@ impl Origins {
         self.0.get(id).and_then(|origin| origin.raw.as_deref())
     }
 
-    /// The origins of a parse; `from_file` lists the ids the config file
-    /// supplied (as flags placed before the user's own).
-    pub fn from_matches(matches: &ArgMatches, env: &Environment, from_file: &[String]) -> Self {
+    /// The origins of a parse; `lower` says which arguments a lower layer
+    /// supplied (as flags placed before the user's own) and which.
+    fn from_matches(matches: &ArgMatches, lower: &HashMap<String, Source>) -> Self {
         let command = run_command();
         let mut origins = HashMap::new();
         for arg in command.get_arguments() {
             let id = arg.get_id().as_str();
             let source = match matches.value_source(id) {
-                Some(ValueSource::CommandLine) if from_file.iter().any(|f| f == id) => Source::File,
-                Some(ValueSource::CommandLine) => Source::Flag,
+                Some(ValueSource::CommandLine) => lower.get(id).cloned().unwrap_or(Source::Flag),
+                // clap reads the process environment only.
                 Some(ValueSource::EnvVariable) => arg
                     .get_env()
                     .and_then(|name| name.to_str())
-                    .map(|name| env.source_of(name))
+                    .map(|name| Source::Env(name.to_owned()))
                     .unwrap_or(Source::Flag),
                 Some(ValueSource::DefaultValue) => Source::Default,
                 _ => Source::Unset,
@@ -222,7 +228,10 @@ pub enum ParseError {
 }
 
 /// Parses a run's `args` (with the program name first) under the
-/// environment, filling in from `file` what neither set.
+/// environment, then fills in what neither set: first from the `.env`'s
+/// model selection, then from `file`. clap reads only the process
+/// environment, so the two lower layers are fed in as flags placed before
+/// the user's own, each value keeping its [`Source`].
 pub fn parse_run(
     args: &[OsString],
     env: &Environment,
@@ -230,86 +239,137 @@ pub fn parse_run(
 ) -> Result<ParsedRun, ParseError> {
     let command = run_command();
     let first = command.clone().try_get_matches_from(args)?;
-    let Some(file) = file else {
-        return Ok(ParsedRun::from_matches(&first, env, &[])?);
-    };
-    let given = |id: &str| {
-        matches!(
-            first.value_source(id),
-            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-        )
-    };
-    let mut injected = Vec::new();
-    let mut from_file = Vec::new();
-    for (key, value) in file.values() {
-        let Some(arg) = command
-            .get_arguments()
-            .find(|arg| arg.get_long() == Some(key) && arg.get_env().is_some())
-        else {
-            continue; // a variable key, looked up by `config`
-        };
-        let id = arg.get_id().as_str();
-        // A higher layer set it, or set a flag it conflicts with.
-        if given(id) || conflicting(&command, arg).any(given) {
-            continue;
+    let mut lower = Lower::new(&command, &first);
+    for (name, value) in env.dotenv_values.iter() {
+        if let Some(arg) = dotenv::selection_flag(name).and_then(|id| find(&command, id)) {
+            lower.offer(arg, value, Source::DotEnv(name.clone()));
         }
-        if arg.get_action().takes_values() {
-            injected.push(OsString::from(format!("--{key}={value}")));
-        } else if value == "true" {
-            injected.push(OsString::from(format!("--{key}")));
-        } else {
-            continue;
-        }
-        from_file.push(id.to_owned());
     }
-    // Repeatable flags (`hook`, `deny-tool`, `allow-tool`): the file's
-    // list as a whole, unless a higher layer gave one.
-    for (key, values) in file.repeated_values() {
-        let Some(arg) = command
-            .get_arguments()
-            .find(|arg| arg.get_long() == Some(key))
-        else {
-            continue;
-        };
-        let id = arg.get_id().as_str();
-        if given(id) {
-            continue;
+    // The `.env` values were checked when it was read ([`dotenv::read_dotenv`]).
+    let dotenv_args = lower.args.len();
+    if let Some(file) = file {
+        for (key, value) in file.values() {
+            // A variable key (`api-key`) is looked up by `config`.
+            if let Some(arg) = command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(key) && arg.get_env().is_some())
+            {
+                lower.offer(arg, value, Source::File);
+            }
         }
-        injected.extend(
-            values
-                .iter()
-                .map(|value| OsString::from(format!("--{key}={value}"))),
-        );
-        from_file.push(id.to_owned());
+        // Repeatable flags (`hook`, `deny-tool`, `allow-tool`): the file's
+        // list as a whole, unless a higher layer gave one.
+        for (key, values) in file.repeated_values() {
+            if let Some(arg) = command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(key))
+            {
+                lower.offer_all(arg, values);
+            }
+        }
     }
-    if injected.is_empty() {
-        return Ok(ParsedRun::from_matches(&first, env, &[])?);
+    if lower.args.is_empty() {
+        return Ok(ParsedRun::from_matches(&first, &lower.sources)?);
     }
     let mut layered: Vec<OsString> = args.iter().take(1).cloned().collect();
-    layered.extend(injected);
+    layered.extend(lower.args.iter().cloned());
     layered.extend(args.iter().skip(1).cloned());
-    let matches = command
-        .try_get_matches_from(&layered)
-        .map_err(|error| file_error(file, &error))?;
-    ParsedRun::from_matches(&matches, env, &from_file).map_err(|error| file_error(file, &error))
+    let parse = || {
+        let matches = command.clone().try_get_matches_from(&layered)?;
+        ParsedRun::from_matches(&matches, &lower.sources)
+    };
+    match (parse(), file) {
+        (Ok(parsed), _) => Ok(parsed),
+        (Err(error), Some(file)) if lower.args.len() > dotenv_args => Err(file_error(file, &error)),
+        (Err(error), _) => Err(error.into()),
+    }
 }
 
-/// Parses a run's `args` from the command line and the environment
-/// alone, without a config file.
+/// The values the lower layers (`.env`, the config file) supply, as flags,
+/// with where each came from; a setting a higher layer gave (or one it
+/// conflicts with) is never offered.
+struct Lower<'a> {
+    command: &'a Command,
+    first: &'a ArgMatches,
+    args: Vec<OsString>,
+    sources: HashMap<String, Source>,
+}
+
+impl<'a> Lower<'a> {
+    fn new(command: &'a Command, first: &'a ArgMatches) -> Self {
+        Lower {
+            command,
+            first,
+            args: Vec::new(),
+            sources: HashMap::new(),
+        }
+    }
+
+    /// Given on the command line or in the environment, or supplied by a
+    /// higher lower layer already.
+    fn taken(&self, id: &str) -> bool {
+        self.sources.contains_key(id)
+            || matches!(
+                self.first.value_source(id),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            )
+    }
+
+    fn offer(&mut self, arg: &Arg, value: &str, source: Source) {
+        let id = arg.get_id().as_str();
+        if self.taken(id) || conflicting(self.command, arg).any(|other| self.taken(other)) {
+            return;
+        }
+        let long = arg.get_long().unwrap_or(id);
+        if arg.get_action().takes_values() {
+            self.args.push(OsString::from(format!("--{long}={value}")));
+        } else if value == "true" {
+            self.args.push(OsString::from(format!("--{long}")));
+        } else {
+            return;
+        }
+        self.sources.insert(id.to_owned(), source);
+    }
+
+    fn offer_all(&mut self, arg: &Arg, values: &[String]) {
+        let id = arg.get_id().as_str();
+        if self.taken(id) {
+            return;
+        }
+        let long = arg.get_long().unwrap_or(id);
+        self.args.extend(
+            values
+                .iter()
+                .map(|value| OsString::from(format!("--{long}={value}"))),
+        );
+        self.sources.insert(id.to_owned(), Source::File);
+    }
+}
+
+fn find<'a>(command: &'a Command, id: &str) -> Option<&'a Arg> {
+    command.get_arguments().find(|arg| arg.get_id() == id)
+}
+
+/// Parses a run's `args` from the command line, the environment and the
+/// `.env`, without a config file.
 pub fn parse_flags(args: &[OsString], env: &Environment) -> Result<ParsedRun, clap::Error> {
-    let matches = run_command().try_get_matches_from(args)?;
-    ParsedRun::from_matches(&matches, env, &[])
+    parse_run(args, env, None).map_err(|error| match error {
+        ParseError::Clap(error) => error,
+        // Only a config file value is reported as one; there is none here.
+        ParseError::File(error) => {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, error.to_string())
+        }
+    })
 }
 
 impl ParsedRun {
     fn from_matches(
         matches: &ArgMatches,
-        env: &Environment,
-        from_file: &[String],
+        lower: &HashMap<String, Source>,
     ) -> Result<Self, clap::Error> {
         Ok(ParsedRun {
             cli: Cli::from_arg_matches(matches)?,
-            origins: Origins::from_matches(matches, env, from_file),
+            origins: Origins::from_matches(matches, lower),
         })
     }
 }

@@ -215,7 +215,13 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
                         character: format!("U+{:04X}", u32::from(character)),
                     });
                 }
-                check_key_destination(&key_source, &base_url, &url_source, trust.as_ref())?;
+                check_key_destination(
+                    &key_source,
+                    &base_url,
+                    &url_source,
+                    trust.as_ref(),
+                    provider_info(provider).default_base_url,
+                )?;
                 Some(key)
             }
             None => None,

@@ -162,16 +162,19 @@ pub struct KeyRedirect {
 
 /// The rule that a key never goes to a base URL the user did not choose:
 /// the base URL must come from the key's layer or a higher one (the
-/// provider's default is always fine), and a `.env` never redirects a key
-/// it did not supply. `--trust-base-url` lifts the rule for base URLs of
-/// its own layer or below; `.env` cannot give it.
+/// provider's default is always fine, from whichever layer names it, so
+/// `leash config`'s listing works as a config file), and a `.env` never
+/// redirects a key it did not supply. `--trust-base-url` lifts the rule for
+/// base URLs of its own layer or below; `.env` cannot give it.
 pub fn check_key_destination(
     key: &Source,
     url: &str,
     url_source: &Source,
     trust: Option<&Source>,
+    default_url: &str,
 ) -> Result<(), KeyRedirect> {
     let allowed = match url_source {
+        _ if same_url(url, default_url) => true,
         Source::Default | Source::Implied(_) => true,
         Source::DotEnv(_) => matches!(key, Source::DotEnv(_)),
         _ => url_source.layer() <= key.layer(),
@@ -187,6 +190,11 @@ pub fn check_key_destination(
             url_source: url_source.clone(),
         }),
     }
+}
+
+/// Two spellings of one base URL: the same but for a trailing `/`.
+fn same_url(a: &str, b: &str) -> bool {
+    a.trim().trim_end_matches('/') == b.trim().trim_end_matches('/')
 }
 
 /// Where the system message comes from.

@@ -208,13 +208,17 @@ fn provider_name(provider: ProviderName) -> String {
 /// The keys of repeatable flags, shown as a list of strings.
 const LIST_KEYS: [&str; 3] = ["hook", "deny-tool", "allow-tool"];
 
-/// The settings as TOML lines with the source as a comment, aligned.
+/// The settings as TOML lines with the source as a comment, aligned. A
+/// default is shown commented out, so the listing used as a config file
+/// sets only what was chosen: a default of one provider (`api = "chat"`,
+/// its base URL) never becomes a setting of the file under another.
 pub fn render_settings(settings: &[Setting]) -> String {
     let lines: Vec<(String, String)> = settings
         .iter()
         .map(|setting| {
+            let commented = setting.secret || setting.source.layer() == Source::Default.layer();
             let left = match &setting.value {
-                Some(value) if setting.secret => {
+                Some(value) if commented => {
                     format!("# {} = {}", setting.key, toml_value(value))
                 }
                 // A repeatable flag's values: already a TOML array.

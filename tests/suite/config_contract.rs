@@ -132,41 +132,45 @@ fn an_exported_key_never_goes_to_a_base_url_from_dotenv_unless_the_user_says_so(
 #[test]
 fn env_file_flags_choose_or_skip_the_dotenv() {
     let ws = Workspace::new();
-    ws.write(".env", "LEASH_MAX_TURNS=7\n");
-    let other = ws.write("ci.env", "LEASH_MAX_TURNS=9\n");
+    ws.write(".env", "LEASH_MODEL=model-7\n");
+    let other = ws.write("ci.env", "LEASH_MODEL=model-9\n");
     let config = |args: &[&str], vars: &[(&str, &str)]| {
         let mut cmd = ws.leash();
         cmd.arg("config").args(["--base-url", "http://localhost:1"]);
         cmd.args(args).envs(vars.iter().copied()).output().unwrap()
     };
     let output = config(&[], &[]);
+    let read = |path: &std::path::Path| {
+        format!(
+            "# .env: {} (read as data; uses LEASH_MODEL)",
+            path.display()
+        )
+    };
     assert!(
-        stdout(&output).contains(&format!(
-            "# .env: {} (loaded)",
-            ws.path(".env").canonicalize().unwrap().display()
-        )) || stdout(&output).contains(&format!("# .env: {} (loaded)", ws.path(".env").display())),
+        stdout(&output).contains(&read(&ws.path(".env").canonicalize().unwrap()))
+            || stdout(&output).contains(&read(&ws.path(".env"))),
         "{}",
         stdout(&output)
     );
-    assert!(listed(&output, "max-turns").contains("= 7"));
+    assert!(listed(&output, "model").contains("= \"model-7\""));
     let output = config(&["--no-env-file"], &[]);
-    assert!(stdout(&output).contains("# .env: not loaded (--no-env-file)"));
-    assert!(listed(&output, "max-turns").contains("# default"));
+    assert!(stdout(&output).contains("# .env: not read (--no-env-file)"));
+    assert!(listed(&output, "model").contains("# default"));
     let output = config(&[], &[("LEASH_NO_ENV_FILE", "1")]);
-    assert!(stdout(&output).contains("# .env: not loaded (LEASH_NO_ENV_FILE)"));
+    assert!(stdout(&output).contains("# .env: not read (LEASH_NO_ENV_FILE)"));
     let output = config(&["--env-file", other.to_str().unwrap()], &[]);
     assert!(
-        listed(&output, "max-turns").contains("= 9"),
+        listed(&output, "model").contains("= \"model-9\""),
         "{}",
         stdout(&output)
     );
-    assert!(listed(&output, "max-turns").contains("# .env LEASH_MAX_TURNS"));
+    assert!(listed(&output, "model").contains("# .env LEASH_MODEL"));
     // The flag beats the variable.
     let output = config(
         &["--env-file", other.to_str().unwrap()],
         &[("LEASH_NO_ENV_FILE", "1")],
     );
-    assert!(listed(&output, "max-turns").contains("= 9"));
+    assert!(listed(&output, "model").contains("= \"model-9\""));
     // A missing --env-file is a usage error naming it, for runs too.
     let output = ws
         .faux(json!([{"text": "x"}]))
@@ -266,7 +270,7 @@ fn a_repeated_flag_the_last_one_wins() {
 }
 
 #[test]
-fn a_system_file_flag_beats_leash_system_from_the_environment_or_dotenv() {
+fn a_system_file_flag_beats_leash_system_from_the_environment_or_the_config_file() {
     let ws = Workspace::new();
     let file = ws.write("system.md", "from the file");
     let script = json!([{"text": "ok"}]);
@@ -277,7 +281,7 @@ fn a_system_file_flag_beats_leash_system_from_the_environment_or_dotenv() {
         .args(["--no-stdin", "hi"])
         .assert()
         .code(0);
-    ws.write(".env", "LEASH_SYSTEM=\"from dotenv\"\n");
+    ws.config_file("system = \"from the config file\"\n");
     let output = ws
         .leash()
         .args(["config", "--system-file"])
@@ -511,4 +515,114 @@ fn a_control_character_in_the_key_is_named_and_not_shown() {
          check for a stray newline or escape in it"
     );
     assert!(!format!("{output:?}").contains("secret-part"));
+}
+
+// ----------------------------------------- the listing as a config file
+
+/// A provider mock that answers every request with `body` (an SSE reply
+/// in the provider's format).
+fn answering(body: String) -> HostileServer {
+    HostileServer::always(move |_, conn| {
+        conn.respond(200, "text/event-stream", body.as_bytes());
+    })
+}
+
+#[test]
+fn the_config_listing_written_back_is_a_config_file_a_run_takes() {
+    use crate::support::sse::{anthropic, openai, responses};
+    let cases: [(&str, &[&str], &str, String, &str); 3] = [
+        (
+            "openai",
+            &[],
+            "OPENAI",
+            openai::text_reply(&["pong"]),
+            "/v1/chat/completions",
+        ),
+        (
+            "anthropic",
+            &[],
+            "ANTHROPIC",
+            anthropic::text_reply("pong"),
+            "/v1/messages",
+        ),
+        (
+            "openai",
+            &["--api", "responses"],
+            "OPENAI",
+            responses::Reply::new()
+                .message(&["pong"])
+                .completed(1, 0, 1),
+            "/v1/responses",
+        ),
+    ];
+    for (provider, extra, prefix, reply, endpoint) in cases {
+        let ws = Workspace::new();
+        let key = format!("{prefix}_API_KEY");
+        let url = format!("{prefix}_BASE_URL");
+        let mut args = vec!["config", "--provider", provider];
+        args.extend_from_slice(extra);
+        let case = format!("{provider} {extra:?}");
+        // The defaults (the provider's own base URL among them) are
+        // commented out, and the file the listing makes is accepted.
+        let listing = ws.leash().args(&args).env(&key, KEY).output().unwrap();
+        assert_eq!(code(&listing), 0, "{case}: {}", stderr(&listing));
+        let text = stdout(&listing);
+        assert!(
+            listed(&listing, "base-url").starts_with("# base-url = \"https://"),
+            "{text}"
+        );
+        let api = match extra.is_empty() {
+            true => "# api = \"chat\"",
+            false => "api = \"responses\"",
+        };
+        assert!(listed(&listing, "api").starts_with(api), "{text}");
+        ws.config_file(&text);
+        let again = ws.leash().arg("config").env(&key, KEY).output().unwrap();
+        assert_eq!(code(&again), 0, "{case}:\n{text}\n{}", stderr(&again));
+        assert!(
+            listed(&again, "provider").starts_with(&format!("provider = \"{provider}\"")),
+            "{case}: {}",
+            stdout(&again)
+        );
+        if !extra.is_empty() {
+            assert!(listed(&again, "api").starts_with("api = \"responses\""));
+        }
+        // Made against a server of the user's own, the listing runs there.
+        let server = answering(reply);
+        let base = match provider {
+            "anthropic" => server.url(),
+            _ => format!("{}/v1", server.url()),
+        };
+        let listing = ws
+            .leash()
+            .args(&args)
+            .env(&key, KEY)
+            .env(&url, &base)
+            .output()
+            .unwrap();
+        assert_eq!(code(&listing), 0, "{case}: {}", stderr(&listing));
+        ws.config_file(&stdout(&listing));
+        let run = ws
+            .leash()
+            .env(&key, KEY)
+            .env(&url, &base)
+            .args(["--no-stdin", "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            code(&run),
+            0,
+            "{case}:\n{}\n{}",
+            stdout(&listing),
+            stderr(&run)
+        );
+        assert_eq!(stdout(&run), "pong\n", "{case}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 1, "{case}");
+        assert!(
+            requests[0].head.starts_with(&format!("POST {endpoint} ")),
+            "{case}: {}",
+            requests[0].head
+        );
+    }
 }

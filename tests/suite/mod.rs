@@ -5,6 +5,7 @@ mod children;
 mod cli;
 mod config_contract;
 mod cost;
+mod dotenv_trust;
 mod ecosystem;
 mod edit_tools;
 mod events;

@@ -99,19 +99,26 @@ fn an_open_silent_pipe_does_not_hang_the_run() {
 }
 
 #[test]
-fn dot_env_is_loaded_but_the_real_environment_wins() {
+fn dot_env_is_read_but_the_real_environment_wins() {
     let ws = workspace();
     let good = ws.script(json!([{"text": "from the real env"}]));
-    std::fs::write(
-        ws.path(".env"),
-        "LEASH_PROVIDER=faux\nLEASH_FAUX_SCRIPT=missing.json\nLEASH_MAX_TURNS=2\n",
-    )
-    .unwrap();
-    // .env alone names a missing script: usage error.
-    ws.leash().arg("go").assert().code(2);
+    std::fs::write(ws.path(".env"), "LEASH_PROVIDER=openai\n").unwrap();
+    // .env's provider beats the one a faux script implies: it needs a key.
+    let output = ws
+        .leash()
+        .env("LEASH_FAUX_SCRIPT", &good)
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("OPENAI_API_KEY is not set"),
+        "{output:?}"
+    );
     // The real variable overrides the .env one.
     ws.leash()
         .env("LEASH_FAUX_SCRIPT", &good)
+        .env("LEASH_PROVIDER", "faux")
         .arg("go")
         .assert()
         .code(0)
