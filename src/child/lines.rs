@@ -9,24 +9,31 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, ReadBuf};
+use tokio_util::sync::CancellationToken;
 
-/// Whether a stream refused a line past its cap; shared with its owner.
+/// Whether a stream refused a message past its cap; shared with its
+/// owner, who can also wait for it (a call then fails at once instead of
+/// waiting for an answer that will never come).
 #[derive(Debug, Clone, Default)]
-pub struct Overflow(Arc<AtomicBool>);
+pub struct Overflow(CancellationToken);
 
 impl Overflow {
-    /// A line went past the cap: the stream ended there.
+    /// A message went past the cap: the stream ended there.
     pub fn happened(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.0.is_cancelled()
     }
 
-    fn set(&self) {
-        self.0.store(true, Ordering::Release);
+    /// Returns once a message went past the cap.
+    pub async fn wait(&self) {
+        self.0.cancelled().await;
+    }
+
+    /// Records that a message went past the cap.
+    pub(crate) fn set(&self) {
+        self.0.cancel();
     }
 }
 

@@ -12,6 +12,7 @@
 //! every process that was spawned.
 
 pub mod config;
+pub mod http;
 pub mod shutdown;
 pub mod start;
 pub mod tool;

@@ -25,6 +25,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::io::AsyncReadExt;
 
 use super::config::{ServerSpec, Transport};
+use super::http::CappedHttpClient;
 use super::shutdown::ServerProcesses;
 use super::tool::{McpTool, offered_name, short};
 use crate::child::lines::{CappedLines, Overflow};
@@ -57,31 +58,49 @@ pub struct McpStartError {
 /// failed.
 pub struct Witness {
     name: String,
+    /// Whether the server is a process of leash's (stdio) rather than an
+    /// HTTP endpoint.
+    is_process: bool,
     processes: ServerProcesses,
     stderr: StderrTail,
     overflow: Overflow,
 }
 
 impl Witness {
-    /// `sent a message larger than the 16 MiB cap on one MCP message; it
-    /// was stopped` once the server went past [`MAX_MESSAGE_BYTES`] (and
-    /// is stopped now); `None` while it kept to it.
+    /// `sent a message larger than the 16 MiB cap on one MCP message; the
+    /// server was stopped` once the server went past
+    /// [`MAX_MESSAGE_BYTES`] (a process is stopped now; an HTTP server is
+    /// sent nothing more); `None` while it kept to it.
     pub async fn overflowed(&self) -> Option<String> {
         if !self.overflow.happened() {
             return None;
         }
-        self.processes.stop(&self.name).await;
+        let consequence = match self.is_process {
+            true => {
+                self.processes.stop(&self.name).await;
+                "the server was stopped"
+            }
+            false => "the session was closed",
+        };
         Some(format!(
             "sent a message larger than the {} MiB cap on one MCP message \
-             (MAX_MESSAGE_BYTES); the server was stopped",
+             (MAX_MESSAGE_BYTES); {consequence}",
             MAX_MESSAGE_BYTES / (1024 * 1024)
         ))
+    }
+
+    /// Returns once the server sent a message past the cap.
+    pub async fn overflow(&self) {
+        self.overflow.wait().await;
     }
 
     /// `exited (exit status: 3); its last stderr line: …` once the
     /// process has exited (waiting at most `patience`), with `when`
     /// after the status; `None` while it runs.
     pub async fn exited(&self, when: &str, patience: Duration) -> Option<String> {
+        if !self.is_process {
+            return None;
+        }
         let status = self.processes.exit_status(&self.name, patience).await?;
         // Its last words may still be in the pipe.
         self.stderr.read_to_end(Duration::from_millis(300)).await;
@@ -99,8 +118,9 @@ pub struct Session {
     pub name: String,
     /// The rmcp session; dropping or cancelling it closes the connection.
     pub service: RunningService<RoleClient, ClientInfo>,
-    /// A stdio server's process and stderr, for a call's error.
-    pub witness: Option<Arc<Witness>>,
+    /// What explains a call's error: a stdio server's process and
+    /// stderr, any server's message past the cap.
+    pub witness: Arc<Witness>,
 }
 
 /// What starting every server gave: the sessions and their tools, in the
@@ -214,6 +234,7 @@ async fn start_one(
     };
     let witness = Arc::new(Witness {
         name: spec.name.clone(),
+        is_process: matches!(spec.transport, Transport::Stdio { .. }),
         processes: processes.clone(),
         stderr: StderrTail::default(),
         overflow: Overflow::default(),
@@ -269,7 +290,7 @@ async fn connect(
     keys: &[ApiKey],
     witness: &Arc<Witness>,
 ) -> Result<Listed, Failure> {
-    let (service, witness) = match &spec.transport {
+    let service = match &spec.transport {
         Transport::Stdio { command, args, env } => {
             let mut child = tokio::process::Command::new(command);
             child
@@ -289,11 +310,10 @@ async fn connect(
             };
             witness.stderr.follow(err);
             let stdout = CappedLines::new(stdout, MAX_MESSAGE_BYTES, witness.overflow.clone());
-            let service = client_info()
+            client_info()
                 .serve((stdout, stdin))
                 .await
-                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?;
-            (service, Some(Arc::clone(witness)))
+                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?
         }
         Transport::Http { url, headers } => {
             let mut map = reqwest::header::HeaderMap::new();
@@ -310,28 +330,34 @@ async fn connect(
                 .default_headers(map)
                 .build()
                 .map_err(|error| Failure::Spawn(format!("cannot make an HTTP client: {error}")))?;
+            let client = CappedHttpClient::new(client, MAX_MESSAGE_BYTES, witness.overflow.clone());
             let transport = StreamableHttpClientTransport::with_client(
                 client,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()),
             );
-            let service = client_info()
+            client_info()
                 .serve(transport)
                 .await
-                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?;
-            (service, None)
+                .map_err(|error| Failure::Protocol(handshake_failed(&error.to_string())))?
         }
     };
-    let tools = service.list_all_tools().await.map_err(|error| {
-        Failure::Protocol(format!(
-            "did not list its tools: {}",
-            short(&error.to_string())
-        ))
-    })?;
+    // A reply past the cap never arrives: stop waiting for it at once.
+    let tools = tokio::select! {
+        listed = service.list_all_tools() => listed.map_err(|error| {
+            Failure::Protocol(format!(
+                "did not list its tools: {}",
+                short(&error.to_string())
+            ))
+        })?,
+        () = witness.overflow() => {
+            return Err(Failure::Protocol("sent a message past the cap".to_owned()));
+        }
+    };
     Ok((
         Session {
             name: spec.name.clone(),
             service,
-            witness,
+            witness: Arc::clone(witness),
         },
         tools,
     ))

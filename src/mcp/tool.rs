@@ -62,19 +62,19 @@ pub struct McpTool {
     server: Arc<str>,
     tool: String,
     peer: Peer<RoleClient>,
-    witness: Option<Arc<Witness>>,
+    witness: Arc<Witness>,
 }
 
 impl McpTool {
     /// The tool `tool` (the server's name for it) of `server`, offered
-    /// under `spec`; `witness` (a stdio server's) explains a server that
-    /// went away.
+    /// under `spec`; `witness` explains a server that went away or past
+    /// the cap on one message.
     pub fn new(
         spec: ToolSpec,
         server: Arc<str>,
         tool: String,
         peer: Peer<RoleClient>,
-        witness: Option<Arc<Witness>>,
+        witness: Arc<Witness>,
     ) -> Self {
         McpTool {
             spec,
@@ -89,15 +89,13 @@ impl McpTool {
     /// that ended the session (the server is stopped), or how the process
     /// exited, when it did.
     async fn failed(&self, error: rmcp::ServiceError) -> ToolError {
-        if let Some(witness) = &self.witness
-            && let Some(overflowed) = witness.overflowed().await
-        {
+        if let Some(overflowed) = self.witness.overflowed().await {
             return format!("MCP server '{}' {overflowed}", self.server).into();
         }
-        if let Some(witness) = &self.witness
-            && let Some(exited) = witness
-                .exited("during the call", std::time::Duration::from_millis(200))
-                .await
+        if let Some(exited) = self
+            .witness
+            .exited("during the call", std::time::Duration::from_millis(200))
+            .await
         {
             return format!("MCP server '{}' {exited}", self.server).into();
         }
@@ -134,6 +132,8 @@ impl McpTool {
         };
         let answer = tokio::select! {
             answer = handle.rx => answer,
+            // A reply past the cap never arrives: give up at once.
+            () = self.witness.overflow() => return Err(self.failed(rmcp::ServiceError::TransportClosed).await),
             () = cancel.cancelled() => {
                 // Tell the server, but never wait long for a pipe.
                 let notice = self.peer.notify_cancelled(CancelledNotificationParam {

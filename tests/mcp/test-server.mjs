@@ -7,11 +7,20 @@
 //   the whole process tree is gone after leash exits.
 // - Tools: `env` (its environment as JSON), `die` (the process exits in
 //   the middle of the call), `slow` (answers after a minute, or never when
-//   the run is stopped first), `fail` (an isError result).
+//   the run is stopped first), `fail` (an isError result), `big` (a text
+//   of BIG_BYTES bytes, 17 MiB by default: past leash's cap on one
+//   message).
+// - Transport: stdio; or, when MCP_HTTP is "sse" or "json", the SDK's
+//   streamable HTTP transport on a free loopback port (printed as
+//   "listening on port N" on stderr), answering POSTs with an SSE stream
+//   or with one JSON body.
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
@@ -31,6 +40,8 @@ const tools = [
     description: "Answers after a minute.",
     inputSchema: empty,
   },
+  { name: "big", description: "A text past the cap.", inputSchema: empty },
+  { name: "small", description: "A short text.", inputSchema: empty },
   {
     name: "fail",
     description: "Reports an error about the city.",
@@ -59,10 +70,26 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
     case "slow":
       await new Promise((resolve) => setTimeout(resolve, 60_000));
       return text("slow done");
+    case "big":
+      return text("x".repeat(Number(process.env.BIG_BYTES || 17 * 1024 * 1024)));
+    case "small":
+      return text("small");
     case "fail":
       return { ...text(`no weather for ${request.params.arguments.city}`), isError: true };
     default:
       return { ...text(`unknown tool ${request.params.name}`), isError: true };
   }
 });
-await server.connect(new StdioServerTransport());
+if (process.env.MCP_HTTP) {
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: process.env.MCP_HTTP === "json",
+  });
+  await server.connect(transport);
+  const http = createServer((request, response) => transport.handleRequest(request, response));
+  http.listen(0, "127.0.0.1", () => {
+    console.error(`listening on port ${http.address().port}`);
+  });
+} else {
+  await server.connect(new StdioServerTransport());
+}

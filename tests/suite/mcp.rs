@@ -228,28 +228,51 @@ fn the_streamable_http_transport_reaches_server_everything() {
     assert_eq!(end["result"]["content"][0]["text"], "Echo: over HTTP");
 }
 
-/// server-everything in streamable-HTTP mode on `port`, until stopped.
+/// An MCP server in streamable-HTTP mode, until stopped.
 struct HttpServer(Child);
 
 impl HttpServer {
+    /// server-everything on `port`.
     fn start(port: u16) -> Self {
-        let mut child = Command::new("node")
+        let mut command = Command::new("node");
+        command
             .arg(everything())
             .arg("streamableHttp")
-            .env("PORT", port.to_string())
+            .env("PORT", port.to_string());
+        Self::spawn(command).0
+    }
+
+    /// Our own test server answering POSTs as `mode` ("sse" or "json"),
+    /// with the port it chose.
+    fn test_server(mode: &str) -> (Self, u16) {
+        everything();
+        let mut command = Command::new("node");
+        command
+            .arg(mcp_dir().join("test-server.mjs"))
+            .env("MCP_HTTP", mode);
+        let (server, port) = Self::spawn(command);
+        (server, port.expect("the test server names its port"))
+    }
+
+    /// Starts `command` and waits for its "listening on port N" line.
+    fn spawn(mut command: Command) -> (Self, Option<u16>) {
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut port = None;
         for line in lines.by_ref() {
-            if line.unwrap().contains("listening on port") {
+            let line = line.unwrap();
+            if let Some((_, after)) = line.split_once("listening on port") {
+                port = after.trim().parse().ok();
                 break;
             }
         }
         // Keep draining its stderr so it never blocks.
         std::thread::spawn(move || lines.for_each(drop));
-        HttpServer(child)
+        (HttpServer(child), port)
     }
 
     fn stop(&mut self) {
@@ -366,7 +389,7 @@ fn a_server_that_dies_mid_run_gives_an_error_result_and_the_run_goes_on() {
         .into_iter()
         .filter(|event| event["type"] == "notice")
         .collect();
-    assert_eq!(notices[0]["message"], "MCP servers started: t (4 tools)");
+    assert_eq!(notices[0]["message"], "MCP servers started: t (6 tools)");
     let ends: Vec<Value> = events(&output)
         .into_iter()
         .filter(|event| event["type"] == "tool_execution_end")
@@ -618,6 +641,70 @@ fn a_message_past_the_cap_is_an_error_result_and_the_server_is_stopped() {
         .parse()
         .unwrap();
     assert_gone(&[pid]);
+}
+
+#[test]
+fn an_http_servers_message_past_the_cap_is_an_error_result_and_the_session_closed() {
+    // Both ways a streamable HTTP server answers: an SSE stream, and one
+    // JSON body. The call does not wait for the timer (`-t 60s`).
+    for mode in ["sse", "json"] {
+        let (mut server, port) = HttpServer::test_server(mode);
+        let ws = Workspace::new();
+        let config = ws.write(
+            "mcp.json",
+            &json!({"mcpServers": {"b": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}})
+                .to_string(),
+        );
+        let started = Instant::now();
+        let output = ws
+            .faux(json!({"responses": [
+                {"toolCalls": [tool_call("mcp__b__big", json!({}))]},
+                {"toolCalls": [tool_call("mcp__b__small", json!({}))]},
+                {"text": "carried on"}
+            ]}))
+            .args([
+                "--no-stdin",
+                "--events",
+                "jsonl",
+                "--timeout",
+                "60s",
+                "--tools",
+                "none",
+            ])
+            .arg("--mcp-config")
+            .arg(&config)
+            .arg("hi")
+            .output()
+            .unwrap();
+        server.stop();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{mode}: {}",
+            last_line(&output)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(50),
+            "{mode}: waited for the timer"
+        );
+        assert_eq!(stdout(&output), "carried on\n");
+        let ends: Vec<Value> = events(&output)
+            .into_iter()
+            .filter(|event| event["type"] == "tool_execution_end")
+            .collect();
+        assert_eq!(ends.len(), 2, "{mode}");
+        // The call that got the big message, and the next call, which is
+        // never sent: nothing of the 17 MiB was kept, both say why.
+        for end in &ends {
+            assert_eq!(end["isError"], true, "{mode}: {end}");
+            assert_eq!(
+                end["result"]["content"][0]["text"],
+                "MCP server 'b' sent a message larger than the 16 MiB cap on one MCP \
+                 message (MAX_MESSAGE_BYTES); the session was closed",
+                "{mode}"
+            );
+        }
+    }
 }
 
 #[test]
