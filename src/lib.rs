@@ -85,6 +85,13 @@ pub mod internals {
         };
     }
 
+    /// The caps on one MCP message: a stdio server's line, an HTTP
+    /// server's SSE event.
+    pub mod mcp {
+        pub use crate::child::lines::{CappedLines, Overflow};
+        pub use crate::mcp::http::{EventSizer, TooLarge};
+    }
+
     /// The SSE decoder the wire formats share.
     pub mod sse {
         pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};

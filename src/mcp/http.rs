@@ -134,13 +134,14 @@ impl CappedHttpClient {
 
 /// One event went past the cap.
 #[derive(Debug, PartialEq, Eq)]
-struct TooLarge;
+pub struct TooLarge;
 
 /// The size of the SSE event being received, across chunks: the bytes
 /// of its lines since the last blank line, terminators not counted (the
-/// measure the provider SSE decoder caps, `provider::sse`).
+/// measure the provider SSE decoder caps, `provider::sse`). Public for
+/// the fuzz target only.
 #[derive(Debug)]
-struct EventSizer {
+pub struct EventSizer {
     cap: usize,
     size: usize,
     at_line_start: bool,
@@ -148,7 +149,8 @@ struct EventSizer {
 }
 
 impl EventSizer {
-    fn new(cap: usize) -> Self {
+    /// Measures events against `cap` bytes.
+    pub fn new(cap: usize) -> Self {
         EventSizer {
             cap,
             size: 0,
@@ -158,7 +160,7 @@ impl EventSizer {
     }
 
     /// Takes the next chunk; `Err` once the current event passed the cap.
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), TooLarge> {
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), TooLarge> {
         for &byte in chunk {
             match byte {
                 // The second half of a CRLF ends nothing new.
