@@ -436,7 +436,7 @@ fn the_last_line_counts_one_turn() {
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(
         last_line(&output),
-        "leash: turn limit reached after 1 turn; task not confirmed complete"
+        "leash: turn limit reached after 1 turn; task not confirmed complete; raise it with --max-turns N"
     );
 }
 

@@ -148,7 +148,7 @@ fn the_turn_limit_exits_3_and_says_so() {
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(
         stderr_lines(&output).last().unwrap(),
-        "leash: turn limit reached after 4 turns; task not confirmed complete"
+        "leash: turn limit reached after 4 turns; task not confirmed complete; raise it with --max-turns N"
     );
     assert!(output.stdout.is_empty());
 }
@@ -185,7 +185,7 @@ fn a_repeated_identical_call_is_blocked_and_terminates_with_4() {
     let lines = stderr_lines(&output);
     assert!(
         lines.iter().any(|l| l
-            == "[tool_end] read_file call_3_1 error: blocked: read_file was already called 2 times with these exact arguments; use the results you have"),
+            == "[tool_end] read_file call_3_1 error: blocked: read_file was already called 2 times with these exact arguments and no file changed since, so those results still hold; use them"),
         "{lines:#?}"
     );
     assert!(
@@ -241,7 +241,10 @@ fn the_abort_timer_exits_124_in_about_a_second() {
     assert_eq!(output.status.code(), Some(124));
     assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
     let lines = stderr_lines(&output);
-    assert_eq!(lines.last().unwrap(), "leash: timed out after 1s");
+    assert_eq!(
+        lines.last().unwrap(),
+        "leash: timed out after 1s; raise it with -t/--timeout DURATION"
+    );
     // The run still ended cleanly.
     assert!(
         lines
