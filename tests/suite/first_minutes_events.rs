@@ -87,3 +87,189 @@ fn pure_repeats_still_trip_the_guard() {
     );
     assert!(line.contains("--max-same-call"), "{line}");
 }
+
+/// Runs `cmd` (with `--output json`) and returns the exit code and the
+/// JSON object's `message`, after checking that it says what the last
+/// stderr line says.
+fn json_reason(mut cmd: assert_cmd::Command) -> (i32, String) {
+    let output = cmd.output().unwrap();
+    let code = output.status.code().unwrap();
+    let object = result(&output);
+    assert_eq!(object["exitCode"], code, "{object}");
+    let message = object["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no message in {object}"))
+        .to_owned();
+    assert_eq!(message, last_line(&output), "{}", stderr(&output));
+    (code, message)
+}
+
+#[test]
+fn the_json_result_carries_the_reason_of_every_failure() {
+    let ws = Workspace::new();
+    ws.write("notes.txt", "one\n");
+    let run = |script: Value, args: &[&str]| {
+        let mut cmd = ws.faux(script);
+        cmd.args(["--no-stdin", "--output", "json"]).args(args);
+        json_reason(cmd)
+    };
+    let loop_reads = json!({ "responses": [read("notes.txt")], "repeatLast": true });
+
+    let (code, message) = run(json!([{ "error": "model on fire" }]), &["go"]);
+    assert_eq!(
+        (code, message.as_str()),
+        (1, "provider error: model on fire")
+    );
+
+    let (code, message) = run(json!([{ "text": "x" }]), &["--max-turns", "0", "go"]);
+    assert_eq!(code, 2, "{message}");
+    assert!(message.contains("--max-turns"), "{message}");
+
+    let (code, message) = run(loop_reads.clone(), &["--max-turns", "1", "go"]);
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            3,
+            "turn limit reached after 1 turn; task not confirmed complete; raise it with --max-turns N"
+        )
+    );
+
+    let (code, message) = run(loop_reads.clone(), &["--max-turns", "9", "go"]);
+    assert_eq!(code, 4, "{message}");
+    assert!(
+        message.ends_with("; raise the limit with --max-same-call N"),
+        "{message}"
+    );
+
+    let (code, message) = run(json!([{ "text": "cut", "stop": "length" }]), &["go"]);
+    assert_eq!(
+        (code, message.as_str()),
+        (5, "the answer was cut off by the output token limit")
+    );
+
+    let schema = ws.write("schema.json", r#"{"type": "object"}"#);
+    let schema = schema.to_str().unwrap();
+    let (code, message) = run(
+        json!({ "responses": [{ "text": "not json" }], "repeatLast": true }),
+        &["--output-schema", schema, "go"],
+    );
+    assert_eq!(code, 6, "{message}");
+    assert!(
+        message.starts_with("the reply is not valid against --output-schema"),
+        "{message}"
+    );
+
+    let (code, message) = run(loop_reads, &["--max-tokens-total", "1", "go"]);
+    assert_eq!(code, 7, "{message}");
+    assert!(message.starts_with("token budget used up: "), "{message}");
+    assert!(
+        message.ends_with("; raise it with --max-tokens-total N"),
+        "{message}"
+    );
+
+    let (code, message) = run(
+        json!([{ "text": "x" }]),
+        &["--mcp", "broken=/nonexistent/mcp-server", "go"],
+    );
+    assert_eq!(code, 8, "{message}");
+    assert!(message.contains("broken"), "{message}");
+
+    let (code, message) = run(
+        json!([{ "text": "late", "delayMs": 5000 }]),
+        &["-t", "300ms", "go"],
+    );
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            124,
+            "timed out after 300ms; raise it with -t/--timeout DURATION"
+        )
+    );
+}
+
+#[test]
+fn the_json_result_of_a_success_has_no_message() {
+    let ws = Workspace::new();
+    let output = ws
+        .faux(json!([{ "text": "fine" }]))
+        .args(["--no-stdin", "--output", "json", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let object = result(&output);
+    assert!(object.get("message").is_none(), "{object}");
+}
+
+#[test]
+fn the_json_result_of_a_signal_says_which() {
+    use std::io::{BufRead, BufReader, Read};
+    for (signal, code, words) in [
+        ("-TERM", 143, "terminated by SIGTERM"),
+        ("-INT", 130, "interrupted by SIGINT"),
+    ] {
+        let ws = Workspace::new();
+        let script = ws.script(json!([{ "text": "never", "delayMs": 30000 }]));
+        let mut child = ws
+            .child()
+            .args(["--provider", "faux", "--faux-script"])
+            .arg(script)
+            .args(["--no-stdin", "--events", "jsonl", "--output", "json", "go"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        // The request is under way once the assistant message started.
+        for line in lines.by_ref() {
+            if line
+                .unwrap()
+                .contains(r#""type":"message_start","message":{"role":"assistant""#)
+            {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let killed = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let rest: Vec<String> = lines.map(Result::unwrap).collect();
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(code));
+        let object: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(object["message"], words, "{object}");
+        let run_end: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+        assert_eq!(run_end["message"], words);
+    }
+}
+
+#[test]
+fn the_result_schema_has_the_optional_message() {
+    let ws = Workspace::new();
+    let output = ws.leash().args(["schema", "result"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let schema: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        schema["properties"]["message"]["type"],
+        json!(["string", "null"]),
+        "{schema}"
+    );
+    let required = schema["required"].as_array().unwrap();
+    assert!(!required.contains(&json!("message")));
+    // A failed run's object is valid against it.
+    let failed = ws
+        .faux(json!([{ "error": "boom" }]))
+        .args(["--no-stdin", "--output", "json", "go"])
+        .output()
+        .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let object = result(&failed);
+    assert!(validator.is_valid(&object), "{object}");
+}
