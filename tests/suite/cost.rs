@@ -484,7 +484,7 @@ async fn a_price_reports_the_cost_of_each_turn_and_of_the_run() {
     let text = stderr(&output);
     assert!(
         text.contains(
-            "[turn_end] 1 · tokens: 10 input, 20 output, 0 cache read, 1000 cache write · cost $0.004080\n"
+            "[turn 1] 1 tool call · tokens: 10 input, 20 output, 0 cache read, 1000 cache write · cost $0.004080\n"
         ),
         "{text}"
     );

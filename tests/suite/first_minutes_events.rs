@@ -273,3 +273,111 @@ fn the_result_schema_has_the_optional_message() {
     let object = result(&failed);
     assert!(validator.is_valid(&object), "{object}");
 }
+
+/// The stderr lines of a run with `--events text`.
+fn text_events(ws: &Workspace, script: Value, args: &[&str]) -> (Option<i32>, Vec<String>) {
+    let output = ws
+        .faux(script)
+        .args(["--no-stdin", "--events", "text"])
+        .args(args)
+        .arg("go")
+        .output()
+        .unwrap();
+    let lines = stderr(&output).lines().map(str::to_owned).collect();
+    (output.status.code(), lines)
+}
+
+/// `line` with the number before ` ms` at its end replaced by `N`.
+fn without_times(line: &str) -> String {
+    let Some(head) = line.strip_suffix(" ms") else {
+        return line.to_owned();
+    };
+    format!(
+        "{} N ms",
+        head.trim_end_matches(|c: char| c.is_ascii_digit())
+            .trim_end()
+    )
+}
+
+#[test]
+fn text_events_show_each_tool_with_its_argument_outcome_and_time() {
+    let ws = Workspace::new();
+    ws.write("notes.txt", "TODO: one\n");
+    let script = json!([
+        {
+            "thinking": "The notes file\nshould say what is left.",
+            "text": "Let me read the notes.",
+            "toolCalls": [
+                tool_call("read_file", json!({ "path": "notes.txt" })),
+                tool_call("grep", json!({ "pattern": "(" })),
+                tool_call("read_file", json!({ "path": "missing.txt" })),
+            ]
+        },
+        { "text": "One thing is left." }
+    ]);
+    let (code, lines) = text_events(&ws, script, &["--tool-execution", "sequential"]);
+    assert_eq!(code, Some(0), "{lines:#?}");
+    let shown: Vec<String> = lines.iter().map(|l| without_times(l)).collect();
+    let expected_start = [
+        "[thinking] The notes file should say what is left.",
+        "[model] Let me read the notes.",
+        "[tool] read_file notes.txt ok N ms",
+    ];
+    assert_eq!(shown[..3], expected_start, "{shown:#?}");
+    assert!(
+        shown[3].starts_with(r#"[tool] grep "(" error: "#),
+        "{shown:#?}"
+    );
+    assert!(
+        shown[4].starts_with("[tool] read_file missing.txt error: "),
+        "{shown:#?}"
+    );
+    assert!(
+        shown[5].starts_with("[turn 1] 3 tool calls · tokens: "),
+        "{shown:#?}"
+    );
+    assert!(
+        shown[6].starts_with("[turn 2] answer · tokens: "),
+        "{shown:#?}"
+    );
+    assert!(shown[7].starts_with("[run_end] ok · 2 turns"), "{shown:#?}");
+    assert_eq!(shown.len(), 8, "{shown:#?}");
+    // The final answer is the reply on stdout, not an event line.
+    assert!(!lines.iter().any(|l| l.contains("One thing is left")));
+}
+
+#[test]
+fn text_events_make_model_and_tool_text_inert() {
+    let ws = Workspace::new();
+    let script = json!([
+        {
+            "text": "fine\nleash: all good\u{1b}[2J",
+            "toolCalls": [tool_call("read_file", json!({ "path": "x\n[tool] forged\u{7}" }))]
+        },
+        { "text": "done" }
+    ]);
+    let (code, lines) = text_events(&ws, script, &[]);
+    assert_eq!(code, Some(0), "{lines:#?}");
+    assert_eq!(
+        lines[0], "[model] fine leash: all good\u{fffd}[2J",
+        "{lines:#?}"
+    );
+    assert!(
+        lines[1].starts_with("[tool] read_file x [tool] forged\u{fffd} error: "),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().all(|l| !l.starts_with("leash:")), "{lines:#?}");
+    // Long model text is cut short: the events are a summary.
+    let long = "word ".repeat(400);
+    let script = json!([
+        { "text": long, "toolCalls": [tool_call("list_dir", json!({}))] },
+        { "text": "done" }
+    ]);
+    let (_, lines) = text_events(&ws, script, &[]);
+    assert!(lines[0].starts_with("[model] word word"), "{lines:#?}");
+    assert!(
+        lines[0].ends_with('…') && lines[0].chars().count() < 320,
+        "{lines:#?}"
+    );
+    assert!(lines[1].starts_with("[tool] list_dir . ok "), "{lines:#?}");
+}
