@@ -71,6 +71,7 @@ impl TextRenderer {
     pub fn with_terminal(mut self, terminal: Terminal, model: &str) -> Self {
         self.color = terminal.color;
         self.stream = terminal.stream;
+        self.narrator.text_shown_live = terminal.stream;
         self.indicator = terminal.indicator.then(Indicator::new);
         self.model = model.to_owned();
         self

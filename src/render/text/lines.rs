@@ -96,6 +96,8 @@ pub fn usage_words(usage: &Usage, cost: Option<Cost>) -> String {
 pub(super) struct Narrator {
     turn: u32,
     args: HashMap<String, Value>,
+    /// `--stream` shows the model's text live: no `[model]` line repeats it.
+    pub(super) text_shown_live: bool,
 }
 
 impl Narrator {
@@ -108,7 +110,7 @@ impl Narrator {
             }
             AgentEvent::MessageEnd {
                 message: Message::Assistant(assistant),
-            } => assistant_lines(assistant),
+            } => assistant_lines(assistant, self.text_shown_live),
             AgentEvent::ToolExecutionStart {
                 tool_call_id, args, ..
             } => {
@@ -189,7 +191,7 @@ impl Narrator {
 /// What a person wants of a finished reply: its reasoning in short, the
 /// interim text of a turn that goes on to call tools (a final answer is
 /// the reply on stdout, not an event), or why it failed.
-fn assistant_lines(assistant: &AssistantMessage) -> Vec<EventLine> {
+fn assistant_lines(assistant: &AssistantMessage, text_shown_live: bool) -> Vec<EventLine> {
     let mut lines = Vec::new();
     let thinking: Vec<&str> = assistant
         .content
@@ -217,7 +219,7 @@ fn assistant_lines(assistant: &AssistantMessage) -> Vec<EventLine> {
                 Tone::Bad,
             ));
         }
-        _ if assistant.has_tool_calls() => {
+        _ if assistant.has_tool_calls() && !text_shown_live => {
             let text = assistant.text();
             if !text.trim().is_empty() {
                 let text = inert(&text, MODEL_TEXT_CHARS);

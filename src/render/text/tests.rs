@@ -294,3 +294,31 @@ fn streamed_text_shows_live_and_ends_its_line() {
     feed(&mut renderer);
     assert_eq!(out.text(), "Hello world\nleash: it broke\n");
 }
+
+#[test]
+fn a_streamed_reply_is_not_repeated_as_a_model_line() {
+    use crate::protocol::{AssistantContent, StopReason, ToolCall};
+    let message = AgentEvent::MessageEnd {
+        message: Message::Assistant(AssistantMessage {
+            content: vec![
+                AssistantContent::Text {
+                    text: "Reading it.".into(),
+                },
+                AssistantContent::ToolCall(ToolCall {
+                    id: "c".into(),
+                    name: "read_file".into(),
+                    arguments: serde_json::json!({}),
+                }),
+            ],
+            stop_reason: StopReason::ToolUse,
+            ..AssistantMessage::default()
+        }),
+    };
+    for (stream, expected) in [(false, "[model] Reading it.\n"), (true, "")] {
+        let out = Shared::default();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), true)
+            .with_terminal(terminal(false, stream), "m");
+        renderer.event(&message);
+        assert_eq!(out.text(), expected, "stream: {stream}");
+    }
+}
