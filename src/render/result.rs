@@ -22,6 +22,10 @@ pub struct JsonResult<'a> {
     pub status: &'a str,
     /// The process exit code.
     pub exit_code: u8,
+    /// Why the run failed, in the words of the last `leash:` line on
+    /// stderr (and of `run_end`'s `message`); only on a non-zero exit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'a str>,
     /// The final reply text (may be empty).
     pub reply: &'a str,
     /// With `--output-schema`: the validated reply as JSON, token for
@@ -61,6 +65,7 @@ impl<'a> JsonResult<'a> {
         JsonResult {
             status: report.status.as_str(),
             exit_code: report.status.code(),
+            message: (report.status != Status::Ok).then_some(report.message.as_str()),
             reply: &report.reply,
             output: report.output.as_ref(),
             stop_reason: report.stop_reason,

@@ -1,6 +1,6 @@
-//! `--events text`: one short line per event, for people watching a run
-//! (ARCHITECTURE.md §2.2). With `--events none` only the final "why" line of a failed
-//! run is kept.
+//! `--events text`: the run told for people watching it (ARCHITECTURE.md
+//! §2.2; what each event says is in `lines`). With `--events none` only the
+//! final "why" line of a failed run is kept.
 //!
 //! On a terminal (decided once, by `config`) it may also colour the lines,
 //! show a spinner while the model is awaited, and with `--stream` print the
@@ -8,18 +8,23 @@
 //! reply on stdout is unchanged. Everything this renderer writes to stderr
 //! passes through the indicator's `suspend`, so nothing garbles.
 
+mod lines;
+
 use std::io::Write;
 
 use owo_colors::OwoColorize;
 
+use self::lines::{EventLine, Narrator, Tone};
 use super::jsonl::file_change;
 use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::config::Terminal;
-use crate::protocol::{Message, Usage};
+use crate::protocol::Message;
 use crate::render::spinner::Indicator;
-use crate::run::cost::{Cost, Price};
+use crate::run::cost::Price;
 use crate::run::outcome::Status;
+
+pub use self::lines::usage_words;
 
 /// Writes the human-readable event lines.
 pub struct TextRenderer {
@@ -33,8 +38,10 @@ pub struct TextRenderer {
     model: String,
     /// Streamed text left the cursor mid-line.
     mid_line: bool,
-    /// `--price`, for the cost on the `turn_end` lines.
+    /// `--price`, for the cost on the turn lines.
     price: Option<Price>,
+    /// What the lines remember between events.
+    narrator: Narrator,
 }
 
 impl TextRenderer {
@@ -49,6 +56,7 @@ impl TextRenderer {
             model: String::new(),
             mid_line: false,
             price: None,
+            narrator: Narrator::default(),
         }
     }
 
@@ -63,6 +71,7 @@ impl TextRenderer {
     pub fn with_terminal(mut self, terminal: Terminal, model: &str) -> Self {
         self.color = terminal.color;
         self.stream = terminal.stream;
+        self.narrator.text_shown_live = terminal.stream;
         self.indicator = terminal.indicator.then(Indicator::new);
         self.model = model.to_owned();
         self
@@ -151,157 +160,13 @@ impl TextRenderer {
     }
 }
 
-/// How a line is coloured when colour is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tone {
-    Plain,
-    Good,
-    Bad,
-    Warning,
-}
-
-/// One event's line: `[tag] text`.
-struct EventLine {
-    tag: &'static str,
-    text: String,
-    tone: Tone,
-}
-
-impl EventLine {
-    /// `text` may hold what a server or a model wrote (tool names, call
-    /// ids, error text, reasons): it is made inert here, once for all.
-    fn new(tag: &'static str, text: impl AsRef<str>, tone: Tone) -> Self {
-        EventLine {
-            tag,
-            text: inert(text.as_ref(), MAX_LINE_CHARS),
-            tone,
-        }
-    }
-
-    fn render(&self, color: bool) -> String {
-        let tag = format!("[{}]", self.tag);
-        if !color {
-            return match self.text.is_empty() {
-                true => tag,
-                false => format!("{tag} {}", self.text),
-            };
-        }
-        let text = match self.tone {
-            Tone::Plain => self.text.clone(),
-            Tone::Good => self.text.green().to_string(),
-            Tone::Bad => self.text.red().to_string(),
-            Tone::Warning => self.text.yellow().to_string(),
-        };
-        match self.text.is_empty() {
-            true => tag.dimmed().to_string(),
-            false => format!("{} {text}", tag.dimmed()),
-        }
-    }
-}
-
-/// The line for one event, if it has one.
-#[cfg(test)]
-pub fn event_line(event: &AgentEvent) -> Option<String> {
-    event_parts(event, None).map(|line| line.render(false))
-}
-
-/// Token counts and, with a price, the cost: the tail of the `turn_end`
-/// and `run_end` lines.
-pub fn usage_words(usage: &Usage, cost: Option<Cost>) -> String {
-    let mut words = format!(
-        "tokens: {} input, {} output, {} cache read, {} cache write",
-        usage.input, usage.output, usage.cache_read, usage.cache_write
-    );
-    if let Some(cost) = cost {
-        words.push_str(&format!(" · cost {cost}"));
-    }
-    words
-}
-
-fn event_parts(event: &AgentEvent, price: Option<&Price>) -> Option<EventLine> {
-    Some(match event {
-        AgentEvent::TurnStart => EventLine::new("turn_start", "", Tone::Plain),
-        AgentEvent::MessageEnd { message } => match message {
-            Message::Assistant(assistant) => match &assistant.error_message {
-                Some(error) => EventLine::new(
-                    "message_end",
-                    format!("assistant {}: {error}", assistant.stop_reason.as_str()),
-                    Tone::Bad,
-                ),
-                None => EventLine::new("message_end", "assistant", Tone::Plain),
-            },
-            other => EventLine::new("message_end", other.role(), Tone::Plain),
-        },
-        AgentEvent::ToolExecutionStart {
-            tool_call_id,
-            tool_name,
-            ..
-        } => EventLine::new(
-            "tool_start",
-            format!("{tool_name} {tool_call_id}"),
-            Tone::Plain,
-        ),
-        AgentEvent::ToolExecutionEnd {
-            tool_call_id,
-            tool_name,
-            is_error,
-            duration_ms,
-            result,
-        } => {
-            let mut text = format!(
-                "{tool_name} {tool_call_id} {}",
-                if *is_error { "error" } else { "ok" }
-            );
-            if let Some(ms) = duration_ms {
-                text.push_str(&format!(" {ms}ms"));
-            }
-            if *is_error {
-                let result = result.text();
-                let first = result.lines().next().unwrap_or_default();
-                text.push_str(&format!(": {first}"));
-            }
-            let tone = if *is_error { Tone::Bad } else { Tone::Good };
-            EventLine::new("tool_end", text, tone)
-        }
-        AgentEvent::TurnEnd {
-            tool_results,
-            message,
-        } => {
-            let cost = price.map(|price| price.cost(&message.usage));
-            EventLine::new(
-                "turn_end",
-                format!(
-                    "{} · {}",
-                    tool_results.len(),
-                    usage_words(&message.usage, cost)
-                ),
-                Tone::Plain,
-            )
-        }
-        AgentEvent::Retry {
-            attempt,
-            delay_ms,
-            reason,
-        } => EventLine::new(
-            "retry",
-            format!("attempt {attempt} in {delay_ms}ms: {reason}"),
-            Tone::Warning,
-        ),
-        AgentEvent::AgentStart
-        | AgentEvent::MessageStart { .. }
-        | AgentEvent::MessageUpdate { .. }
-        | AgentEvent::ToolExecutionUpdate { .. }
-        | AgentEvent::AgentEnd { .. } => return None,
-    })
-}
-
 impl EventRenderer for TextRenderer {
     fn event(&mut self, event: &AgentEvent) {
         self.live(event);
         if !self.events {
             return;
         }
-        if let Some(line) = event_parts(event, self.price.as_ref()) {
+        for line in self.narrator.lines(event, self.price.as_ref()) {
             let line = line.render(self.color);
             self.line(&line);
         }
@@ -356,202 +221,4 @@ impl EventRenderer for TextRenderer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::{AssistantMessage, Content, ToolResultMessage};
-
-    #[test]
-    fn tool_end_lines_show_status_duration_and_the_error() {
-        let result = ToolResultMessage {
-            tool_call_id: "call_1".into(),
-            tool_name: "read_file".into(),
-            content: vec![Content::text("Tool execution was blocked\nmore")],
-            details: serde_json::Value::Null,
-            is_error: true,
-            duration_ms: None,
-            timestamp: 0,
-        };
-        let line = event_line(&AgentEvent::ToolExecutionEnd {
-            tool_call_id: "call_1".into(),
-            tool_name: "read_file".into(),
-            result,
-            is_error: true,
-            duration_ms: None,
-        });
-        assert_eq!(
-            line.as_deref(),
-            Some("[tool_end] read_file call_1 error: Tool execution was blocked")
-        );
-    }
-
-    #[test]
-    fn turn_end_and_run_end_lines_show_tokens_and_with_a_price_the_cost() {
-        let usage = crate::protocol::Usage {
-            input: 200,
-            output: 50,
-            cache_read: 1000,
-            cache_write: 300,
-            ..Default::default()
-        }
-        .with_total();
-        let event = AgentEvent::TurnEnd {
-            message: AssistantMessage {
-                usage,
-                ..AssistantMessage::default()
-            },
-            tool_results: vec![],
-        };
-        let out = Shared::default();
-        let price = Price::parse("3,15,0.3,3.75").unwrap();
-        let mut renderer = TextRenderer::new(Box::new(out.clone()), true).with_price(Some(price));
-        renderer.event(&event);
-        let mut report = failed_report();
-        report.status = crate::run::outcome::Status::Ok;
-        report.turns = 2;
-        report.usage = usage;
-        report.cost = Some(price.cost(&usage));
-        renderer.run_end(&report);
-        assert_eq!(
-            out.text(),
-            "[turn_end] 0 · tokens: 200 input, 50 output, 1000 cache read, 300 cache write · cost $0.002775\n\
-             [run_end] ok · 2 turns · tokens: 200 input, 50 output, 1000 cache read, 300 cache write · cost $0.002775\n"
-        );
-        // Without a price: the tokens only; with --events none: nothing.
-        assert_eq!(
-            event_line(&event).as_deref(),
-            Some("[turn_end] 0 · tokens: 200 input, 50 output, 1000 cache read, 300 cache write")
-        );
-        let quiet = Shared::default();
-        TextRenderer::new(Box::new(quiet.clone()), false).run_end(&report);
-        assert_eq!(quiet.text(), "");
-    }
-
-    #[test]
-    fn text_from_servers_and_models_cannot_forge_lines() {
-        let out = Shared::default();
-        let mut renderer = TextRenderer::new(Box::new(out.clone()), true);
-        renderer.event(&AgentEvent::ToolExecutionStart {
-            tool_call_id: "c\r\u{1b}[2K1".into(),
-            tool_name: "x\nleash: all good".into(),
-            args: serde_json::Value::Null,
-        });
-        renderer.event(&AgentEvent::Retry {
-            attempt: 1,
-            delay_ms: 5,
-            reason: "HTTP 500:\n  Traceback\n  leash: fake".into(),
-        });
-        renderer.notice("stdin\nleash: forged");
-        let mut report = failed_report();
-        report.message = format!("provider error: {}\n{}", "line one", "x".repeat(5000));
-        renderer.run_end(&report);
-        let text = out.text();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 5, "{text:?}");
-        assert_eq!(lines[0], "[tool_start] x leash: all good c \u{fffd}[2K1");
-        assert_eq!(
-            lines[1],
-            "[retry] attempt 1 in 5ms: HTTP 500: Traceback leash: fake"
-        );
-        assert_eq!(lines[2], "leash: stdin leash: forged");
-        assert!(lines[3].starts_with("[run_end] error"));
-        assert!(lines[4].starts_with("leash: provider error: line one xxx"));
-        assert!(lines[4].ends_with('…'));
-        assert!(lines[4].chars().count() <= MAX_LINE_CHARS + "leash: ".len() + 1);
-        assert!(!text.contains('\r') && !text.contains('\u{1b}'));
-    }
-
-    fn failed_report() -> RunReport {
-        RunReport {
-            status: crate::run::outcome::Status::Error,
-            message: "it broke".into(),
-            reply: String::new(),
-            output: None,
-            stop_reason: None,
-            error_message: None,
-            turns: 1,
-            usage: Default::default(),
-            turn_usage: Vec::new(),
-            cost: None,
-            duration_ms: 0,
-            provider: "faux".into(),
-            model: "faux".into(),
-            changed_files: Vec::new(),
-        }
-    }
-
-    use crate::render::SharedBuffer as Shared;
-
-    impl Shared {
-        fn text(&self) -> String {
-            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-        }
-    }
-
-    /// A streamed reply "Hello world" followed by a failed end.
-    fn feed(renderer: &mut TextRenderer) {
-        let assistant = Message::Assistant(AssistantMessage::default());
-        renderer.event(&AgentEvent::TurnStart);
-        renderer.event(&AgentEvent::MessageStart {
-            message: assistant.clone(),
-        });
-        for delta in ["Hello", " world"] {
-            renderer.event(&AgentEvent::MessageUpdate {
-                event: AssistantMessageEvent::TextDelta {
-                    content_index: 0,
-                    delta: delta.into(),
-                },
-            });
-        }
-        renderer.event(&AgentEvent::MessageEnd { message: assistant });
-        renderer.run_end(&failed_report());
-    }
-
-    fn terminal(color: bool, stream: bool) -> Terminal {
-        Terminal {
-            color,
-            indicator: false,
-            stream,
-        }
-    }
-
-    #[test]
-    fn plain_lines_hold_no_escape_codes() {
-        let out = Shared::default();
-        let mut renderer = TextRenderer::new(Box::new(out.clone()), true)
-            .with_terminal(terminal(false, false), "m");
-        feed(&mut renderer);
-        assert_eq!(
-            out.text(),
-            "[turn_start]\n[message_end] assistant\n[run_end] error · 1 turn · tokens: 0 input, 0 output, 0 cache read, 0 cache write\nleash: it broke\n"
-        );
-    }
-
-    #[test]
-    fn colour_marks_tags_and_the_failure_line() {
-        let out = Shared::default();
-        let mut renderer = TextRenderer::new(Box::new(out.clone()), true)
-            .with_terminal(terminal(true, false), "m");
-        feed(&mut renderer);
-        let text = out.text();
-        assert!(text.contains("\u{1b}["), "{text:?}");
-        assert!(text.contains("leash: it broke"));
-    }
-
-    #[test]
-    fn streamed_text_shows_live_and_ends_its_line() {
-        let out = Shared::default();
-        let mut renderer = TextRenderer::new(Box::new(out.clone()), true)
-            .with_terminal(terminal(false, true), "m");
-        feed(&mut renderer);
-        assert_eq!(
-            out.text(),
-            "[turn_start]\nHello world\n[message_end] assistant\n[run_end] error · 1 turn · tokens: 0 input, 0 output, 0 cache read, 0 cache write\nleash: it broke\n"
-        );
-        // With --events none, only the stream and the why-line.
-        let out = Shared::default();
-        let mut renderer = TextRenderer::new(Box::new(out.clone()), false)
-            .with_terminal(terminal(false, true), "m");
-        feed(&mut renderer);
-        assert_eq!(out.text(), "Hello world\nleash: it broke\n");
-    }
-}
+mod tests;

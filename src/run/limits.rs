@@ -6,6 +6,10 @@
 //! They also record what they saw, so the exit code can say which one ended
 //! the run.
 //!
+//! The repeat guard counts identical calls since the last file a writing
+//! tool of this run changed: a call repeated after a change may see other
+//! results, so it is a new question, never blocked as a repeat.
+//!
 //! A limit never ends a run silently: every block carries a reason the model
 //! and the user can read.
 
@@ -22,6 +26,7 @@ use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall};
 use crate::run::cost::{Cost, Price, cost_exceeded};
 use crate::run::outcome::LimitReport;
 use crate::run::output_schema::{OutputSchema, correction_message};
+use crate::tools::changes::FileChange;
 
 /// The limits of one run, as the flags give them.
 #[derive(Debug, Clone)]
@@ -67,8 +72,19 @@ pub struct RunLimits {
 struct LimitState {
     turns: u32,
     report: LimitReport,
-    calls: HashMap<String, u32>,
+    /// The repeat guard blocked a call in the current turn.
+    repeat_blocked: bool,
+    calls: HashMap<String, Repeats>,
     corrections: u32,
+}
+
+/// How often one call was made since the run last changed a file.
+#[derive(Debug, Default, Clone, Copy)]
+struct Repeats {
+    /// Identical calls counted.
+    count: u32,
+    /// The run's changes ([`changes_in`]) when they were counted.
+    changes: usize,
 }
 
 impl std::fmt::Debug for QueueHandle {
@@ -116,6 +132,21 @@ pub fn budget_exceeded(used: u64, budget: Option<u64>) -> bool {
     budget.is_some_and(|budget| used > budget)
 }
 
+/// The files this run changed so far, as a count: every tool result in
+/// `context` whose details record a [`FileChange`]. A write that changed
+/// nothing (the same content again, an edit that failed) records none.
+pub fn changes_in(context: &[Message]) -> usize {
+    context
+        .iter()
+        .filter(|message| match message {
+            Message::ToolResult(result) => {
+                !result.is_error && FileChange::from_details(&result.details).is_some()
+            }
+            _ => false,
+        })
+        .count()
+}
+
 /// The repeat guard's key: the tool's name and its arguments as canonical
 /// JSON (object keys sorted at every level), so key order cannot dodge it.
 pub fn repeat_key(call: &ToolCall, args: &Value) -> String {
@@ -155,6 +186,16 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
+/// Why the repeat guard blocked a call. No file changed since the earlier
+/// identical calls, so their results are still current.
+fn repeat_reason(tool: &str, max_same_call: u32) -> String {
+    format!(
+        "blocked: {tool} was already called {max_same_call} time{} with these exact arguments \
+         and no file changed since, so those results still hold; use them",
+        if max_same_call == 1 { "" } else { "s" }
+    )
+}
+
 impl RunLimits {
     /// The corrective turn: a final text answer that does not comply gets
     /// one steering message with the problems, if a turn is left for it.
@@ -186,19 +227,21 @@ impl AgentHooks for RunLimits {
     ) -> BoxFuture<'a, Result<BeforeToolCall, String>> {
         let (call, args) = (hook.call, hook.args);
         let key = repeat_key(call, args);
+        let changes = changes_in(hook.context);
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = state.calls.entry(key).or_insert(0);
-        *count += 1;
+        let repeats = state.calls.entry(key).or_default();
+        // A file changed since these were counted: the call may answer
+        // differently now.
+        if repeats.changes != changes {
+            *repeats = Repeats { count: 0, changes };
+        }
+        repeats.count += 1;
         let max_same_call = self.limits.max_same_call;
-        let verdict = (*count > max_same_call).then(|| Block {
-            reason: Some(format!(
-                "blocked: {} was already called {} time{} with these exact arguments; use the results you have",
-                call.name,
-                max_same_call,
-                if max_same_call == 1 { "" } else { "s" }
-            )),
+        let verdict = (repeats.count > max_same_call).then(|| Block {
+            reason: Some(repeat_reason(&call.name, max_same_call)),
             terminate: true,
         });
+        state.repeat_blocked |= verdict.is_some();
         Box::pin(async move { Ok(verdict.map_or(BeforeToolCall::Run, BeforeToolCall::Block)) })
     }
 
@@ -216,6 +259,7 @@ impl AgentHooks for RunLimits {
             // may still be ended early by the budget or the turn limit).
             state.report.corrected = state.corrections > 0;
             state.report.batch_terminated = turn.batch_terminated;
+            state.report.repeat_blocked = std::mem::take(&mut state.repeat_blocked);
             state.report.tokens_used = state
                 .report
                 .tokens_used
@@ -261,12 +305,22 @@ mod tests {
         call: &ToolCall,
         args: &Value,
     ) -> Result<Option<Block>, String> {
+        before_in(limits, call, args, &[]).await
+    }
+
+    /// [`before`] with the run's `context` so far.
+    async fn before_in(
+        limits: &RunLimits,
+        call: &ToolCall,
+        args: &Value,
+        context: &[Message],
+    ) -> Result<Option<Block>, String> {
         let (message, cancel) = (AssistantMessage::default(), CancellationToken::new());
         let hook = ToolCallContext {
             assistant_message: &message,
             call,
             args,
-            context: &[],
+            context,
             cancel: &cancel,
         };
         limits
@@ -325,12 +379,59 @@ mod tests {
         assert_eq!(
             block.reason.as_deref(),
             Some(
-                "blocked: read_file was already called 2 times with these exact arguments; use the results you have"
+                "blocked: read_file was already called 2 times with these exact arguments and no file changed since, so those results still hold; use them"
             )
         );
         // Other arguments are another key.
         let other = before(&limits, &call("read_file"), &json!({"path": "b"})).await;
         assert_eq!(other, Ok(None));
+    }
+
+    /// A tool result; `changed` records a file change in its details.
+    fn result(changed: bool, is_error: bool) -> Message {
+        let change = FileChange {
+            path: "a".into(),
+            created: false,
+            added: 1,
+            removed: 1,
+        };
+        Message::ToolResult(crate::protocol::ToolResultMessage {
+            tool_call_id: "w".into(),
+            tool_name: "edit_file".into(),
+            content: vec![],
+            details: if changed {
+                change.to_details()
+            } else {
+                Value::Null
+            },
+            is_error,
+            duration_ms: Some(1),
+            timestamp: 0,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_change_to_a_file_resets_the_repeat_counts() {
+        let limits = RunLimits::new(Limits::new(9, 2), QueueHandle::default());
+        let args = json!({"path": "a"});
+        let read = call("read_file");
+        let mut context = vec![];
+        for _ in 0..2 {
+            assert_eq!(before_in(&limits, &read, &args, &context).await, Ok(None));
+        }
+        // A write that changed nothing, or failed, is no reason to ask again.
+        context.push(result(false, false));
+        context.push(result(true, true));
+        let blocked = before_in(&limits, &read, &args, &context).await;
+        assert!(matches!(blocked, Ok(Some(_))), "{blocked:?}");
+        // A write that changed a file is.
+        context.push(result(true, false));
+        for _ in 0..2 {
+            assert_eq!(before_in(&limits, &read, &args, &context).await, Ok(None));
+        }
+        let blocked = before_in(&limits, &read, &args, &context).await;
+        assert!(matches!(blocked, Ok(Some(_))), "{blocked:?}");
+        assert_eq!(changes_in(&context), 1);
     }
 
     #[tokio::test]

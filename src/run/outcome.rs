@@ -263,6 +263,8 @@ pub struct LimitReport {
     pub cost_used: Cost,
     /// The `--output-schema` corrective turn was asked for.
     pub corrected: bool,
+    /// The repeat guard (`--max-same-call`) blocked a call in the last turn.
+    pub repeat_blocked: bool,
 }
 
 /// Decides how the run ended from its messages and what stopped it.
@@ -312,6 +314,14 @@ pub fn status_of_abort(cause: Option<AbortCause>) -> Status {
     cause.map_or(Status::Interrupted(Signal::Interrupt), AbortCause::status)
 }
 
+/// How to raise each limit, at the end of the line of the limit that ended
+/// a run: a person who hits a limit learns its knob at once.
+const RAISE_TURNS: &str = "raise it with --max-turns N";
+const RAISE_TIMEOUT: &str = "raise it with -t/--timeout DURATION";
+const RAISE_TOKENS: &str = "raise it with --max-tokens-total N";
+const RAISE_COST: &str = "raise it with --max-cost USD";
+const RAISE_SAME_CALL: &str = "raise the limit with --max-same-call N";
+
 /// The sentence for the last stderr line (and `run_end.message`).
 pub fn describe(status: Status, detail: &Detail<'_>) -> String {
     match status {
@@ -328,15 +338,20 @@ pub fn describe(status: Status, detail: &Detail<'_>) -> String {
             .unwrap_or("an MCP server did not start")
             .to_owned(),
         Status::TurnLimit => format!(
-            "turn limit reached after {}; task not confirmed complete",
+            "turn limit reached after {}; task not confirmed complete; {RAISE_TURNS}",
             turns(detail.turns)
         ),
-        Status::Terminated => match detail.terminate_reason {
-            Some(reason) => {
-                format!("the run ended after a terminated tool batch without an answer: {reason}")
+        Status::Terminated => {
+            let mut line =
+                "the run ended after a terminated tool batch without an answer".to_owned();
+            if let Some(reason) = detail.terminate_reason {
+                line.push_str(&format!(": {reason}"));
             }
-            None => "the run ended after a terminated tool batch without an answer".to_owned(),
-        },
+            if detail.repeat_blocked {
+                line.push_str(&format!("; {RAISE_SAME_CALL}"));
+            }
+            line
+        }
         Status::Length => "the answer was cut off by the output token limit".to_owned(),
         Status::InvalidOutput => format!(
             "the reply is not valid against --output-schema{}: {}",
@@ -348,17 +363,20 @@ pub fn describe(status: Status, detail: &Detail<'_>) -> String {
         ),
         Status::Budget => match (detail.cost_budget, detail.budget) {
             (Some((used, limit)), _) => format!(
-                "cost budget used up: {used} of {limit} after {}",
+                "cost budget used up: {used} of {limit} after {}; {RAISE_COST}",
                 turns(detail.turns)
             ),
             (None, Some((used, limit))) => format!(
-                "token budget used up: {used} of {limit} tokens after {}",
+                "token budget used up: {used} of {limit} tokens after {}; {RAISE_TOKENS}",
                 turns(detail.turns)
             ),
             (None, None) => "token budget used up".to_owned(),
         },
         Status::Timeout => match detail.timeout {
-            Some(limit) => format!("timed out after {}", humantime::format_duration(limit)),
+            Some(limit) => format!(
+                "timed out after {}; {RAISE_TIMEOUT}",
+                humantime::format_duration(limit)
+            ),
             None => "timed out".to_owned(),
         },
         Status::Interrupted(Signal::Terminate) => "terminated by SIGTERM".to_owned(),
@@ -384,6 +402,8 @@ pub struct Detail<'a> {
     pub cost_budget: Option<(Cost, Cost)>,
     /// The `--output-schema` corrective turn ran.
     pub corrected: bool,
+    /// The repeat guard (`--max-same-call`) ended the last batch.
+    pub repeat_blocked: bool,
 }
 
 /// The last assistant message of the run.

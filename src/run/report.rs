@@ -95,6 +95,7 @@ impl Job {
                 _ => None,
             },
             corrected: limits.corrected,
+            repeat_blocked: limits.repeat_blocked,
         };
         // A failed `finish-turn` hook's reason says it all.
         let message = match &hook_ended {

@@ -484,7 +484,7 @@ async fn a_price_reports_the_cost_of_each_turn_and_of_the_run() {
     let text = stderr(&output);
     assert!(
         text.contains(
-            "[turn_end] 1 · tokens: 10 input, 20 output, 0 cache read, 1000 cache write · cost $0.004080\n"
+            "[turn 1] 1 tool call · tokens: 10 input, 20 output, 0 cache read, 1000 cache write · cost $0.004080\n"
         ),
         "{text}"
     );
@@ -549,7 +549,7 @@ async fn max_cost_stops_the_run_with_exit_7_and_names_the_cost_budget() {
         let last = text.lines().last().unwrap();
         assert!(
             last.starts_with("leash: cost budget used up: $")
-                && last.ends_with(" of $1.500000 after 1 turn"),
+                && last.ends_with(" of $1.500000 after 1 turn; raise it with --max-cost USD"),
             "{api:?}: {last}"
         );
     }
@@ -566,7 +566,7 @@ async fn max_cost_stops_the_run_with_exit_7_and_names_the_cost_budget() {
     assert_eq!(run_end["status"], "budget");
     assert_eq!(
         run_end["message"],
-        "cost budget used up: $1000.000000 of $0.500000 after 1 turn"
+        "cost budget used up: $1000.000000 of $0.500000 after 1 turn; raise it with --max-cost USD"
     );
     assert_eq!(result(&output)["cost"].as_f64(), Some(1000.0));
 }

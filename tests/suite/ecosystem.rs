@@ -510,12 +510,20 @@ fn a_piped_stderr_gets_no_colour_no_indicator_and_no_stream() {
             .output()
             .unwrap();
         let other = stderr(&output);
-        // Durations vary.
+        // Durations vary: `12ms`, `3 ms`, `(3 ms)`.
         let strip = |s: &str| {
-            s.split_whitespace()
-                .filter(|word| {
-                    !(word.starts_with(|c: char| c.is_ascii_digit()) && word.contains("ms"))
+            let words: Vec<&str> = s.split_whitespace().collect();
+            words
+                .iter()
+                .enumerate()
+                .filter(|(i, word)| {
+                    let number = word
+                        .trim_start_matches('(')
+                        .starts_with(|c: char| c.is_ascii_digit());
+                    let unit = words.get(i + 1).is_some_and(|next| next.starts_with("ms"));
+                    !(number && (unit || word.contains("ms")))
                 })
+                .map(|(_, word)| *word)
                 .collect::<Vec<_>>()
                 .join(" ")
         };

@@ -22,11 +22,12 @@ const KEY: &str = "sk-snapshot-SECRET-24680";
 
 /// What varies from run to run, replaced before comparing: times,
 /// durations and ids (and the key, which must not appear at all).
-const REDACTIONS: [(&str, &str); 6] = [
+const REDACTIONS: [(&str, &str); 7] = [
     (r#""timestamp":\d+"#, r#""timestamp":"[time]""#),
     (r#""(durationMs|delayMs)":\d+"#, r#""$1":"[duration]""#),
     (r#""(id|toolCallId)":"[^"]*""#, r#""$1":"[id]""#),
     (r"\b\d+ms\b", "[duration]"),
+    (r"\b\d+ ms\b", "[duration]"),
     (r"\b(call|toolu)_\w+", "[id]"),
     (KEY, "[key]"),
 ];

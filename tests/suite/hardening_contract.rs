@@ -165,7 +165,8 @@ fn text_from_a_server_or_a_model_cannot_forge_a_stderr_line() {
         "{err}"
     );
     assert!(
-        err.contains("[tool_start] x leash: forged c1 \u{fffd}[1A"),
+        err.lines()
+            .any(|line| line == "[tool] x leash: forged error: Tool x"),
         "{err}"
     );
 }
@@ -436,7 +437,7 @@ fn the_last_line_counts_one_turn() {
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(
         last_line(&output),
-        "leash: turn limit reached after 1 turn; task not confirmed complete"
+        "leash: turn limit reached after 1 turn; task not confirmed complete; raise it with --max-turns N"
     );
 }
 

@@ -200,7 +200,7 @@ fn the_same_call_repeated_forever_is_ended_by_the_repeat_guard() {
     assert!(elapsed.as_secs() < 10);
     assert!(
         last_line(&output).ends_with(
-            "blocked: read_file was already called 2 times with these exact arguments; use the results you have"
+            "blocked: read_file was already called 2 times with these exact arguments and no file changed since, so those results still hold; use them; raise the limit with --max-same-call N"
         ),
         "{}",
         last_line(&output)
@@ -222,6 +222,6 @@ fn the_same_call_repeated_forever_is_ended_by_the_turn_limit_when_the_guard_allo
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(
         last_line(&output),
-        "leash: turn limit reached after 6 turns; task not confirmed complete"
+        "leash: turn limit reached after 6 turns; task not confirmed complete; raise it with --max-turns N"
     );
 }

@@ -47,7 +47,10 @@ fn a_server_that_never_sends_headers_is_cut_by_the_timer() {
         let server = HostileServer::always(|_, conn| conn.hold());
         let (output, elapsed) = expect(provider, &server, &["--timeout", "1s"], 124);
         assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
-        assert_eq!(last_line(&output), "leash: timed out after 1s");
+        assert_eq!(
+            last_line(&output),
+            "leash: timed out after 1s; raise it with -t/--timeout DURATION"
+        );
     }
 }
 
@@ -61,7 +64,10 @@ fn headers_then_nothing_is_cut_by_the_timer() {
         });
         let (output, elapsed) = expect(provider, &server, &["--timeout", "1s"], 124);
         assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
-        assert_eq!(last_line(&output), "leash: timed out after 1s");
+        assert_eq!(
+            last_line(&output),
+            "leash: timed out after 1s; raise it with -t/--timeout DURATION"
+        );
     }
 }
 
@@ -74,7 +80,10 @@ fn an_endless_stream_of_keep_alives_is_cut_by_the_timer() {
     });
     let (output, elapsed) = expect("openai", &server, &["--timeout", "1s"], 124);
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
-    assert_eq!(last_line(&output), "leash: timed out after 1s");
+    assert_eq!(
+        last_line(&output),
+        "leash: timed out after 1s; raise it with -t/--timeout DURATION"
+    );
 }
 
 #[test]

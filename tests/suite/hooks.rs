@@ -474,7 +474,7 @@ fn finish_turn_can_continue_and_end() {
     let end = events(&output).pop().unwrap();
     assert_eq!(
         end["message"],
-        "turn limit reached after 1 turn; task not confirmed complete"
+        "turn limit reached after 1 turn; task not confirmed complete; raise it with --max-turns N"
     );
 
     // Exit 2 blocks the end, as a stop hook's does elsewhere: one more

@@ -205,7 +205,7 @@ fn the_budget_stops_the_run_in_the_turn_it_is_exceeded_and_not_earlier() {
     assert_eq!(result["usage"]["totalTokens"], 300);
     assert_eq!(
         last_stderr_line(&output),
-        "leash: token budget used up: 300 of 250 tokens after 3 turns"
+        "leash: token budget used up: 300 of 250 tokens after 3 turns; raise it with --max-tokens-total N"
     );
     // Three requests: 100, 200 (under), 300 (over) — then no fourth.
     let assistants = read_transcript(&transcript)

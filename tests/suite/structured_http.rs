@@ -231,6 +231,6 @@ async fn the_budget_counts_the_usage_the_server_reports() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
         stderr.lines().last().unwrap(),
-        "leash: token budget used up: 680 of 500 tokens after 2 turns"
+        "leash: token budget used up: 680 of 500 tokens after 2 turns; raise it with --max-tokens-total N"
     );
 }

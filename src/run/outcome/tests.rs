@@ -141,11 +141,11 @@ fn one_turn_is_singular_and_no_correction_is_claimed_that_never_ran() {
     };
     assert_eq!(
         describe(Status::TurnLimit, &one),
-        "turn limit reached after 1 turn; task not confirmed complete"
+        "turn limit reached after 1 turn; task not confirmed complete; raise it with --max-turns N"
     );
     assert_eq!(
         describe(Status::Budget, &one),
-        "token budget used up: 12 of 10 tokens after 1 turn"
+        "token budget used up: 12 of 10 tokens after 1 turn; raise it with --max-tokens-total N"
     );
     let invalid = Detail {
         error_message: Some("not JSON"),
@@ -255,6 +255,6 @@ fn the_budget_line_names_the_cost_budget_when_max_cost_stopped_the_run() {
     };
     assert_eq!(
         describe(Status::Budget, &detail),
-        "cost budget used up: $0.012300 of $0.010000 after 2 turns"
+        "cost budget used up: $0.012300 of $0.010000 after 2 turns; raise it with --max-cost USD"
     );
 }

@@ -189,7 +189,7 @@ fn sigint_aborts_cleanly_with_130() {
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("[turn_end] 0 · tokens:"))
+            .any(|l| l.starts_with("[turn 1] aborted · tokens:"))
     );
     // The transcript is complete: the prompt and the aborted reply.
     let last: Value = serde_json::from_str(transcript.lines().last().unwrap()).unwrap();

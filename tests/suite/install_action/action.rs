@@ -173,14 +173,14 @@ fn a_failed_run_fails_the_step_with_leashs_reason_and_exit_code() {
     assert_eq!(
         run.errors(),
         [
-            "::error title=leash exited 3::leash: turn limit reached after 1 turn; task not confirmed complete"
+            "::error title=leash exited 3::leash: turn limit reached after 1 turn; task not confirmed complete; raise it with --max-turns N"
         ]
     );
     assert_eq!(run.output("exit-code"), "3");
     assert_eq!(run.result()["status"], "turn_limit");
     assert!(
         run.summary.starts_with(
-            "### leash failed (exit 3)\n\n> turn limit reached after 1 turn; task not confirmed complete\n"
+            "### leash failed (exit 3)\n\n> turn limit reached after 1 turn; task not confirmed complete; raise it with --max-turns N\n"
         ),
         "{}",
         run.summary
