@@ -37,7 +37,7 @@ use crate::protocol::{Content, ToolOutput};
 
 /// How long one git call may run before it is killed.
 pub const TIME_LIMIT: Duration = Duration::from_secs(30);
-/// The most bytes of the real config read to copy its format keys.
+/// The most bytes of `git config --list` read to copy the format keys.
 const CONFIG_LIST_BYTES: usize = 256 * 1024;
 /// How much of git's error message a failed call repeats.
 const STDERR_SHOWN_CHARS: usize = 400;
@@ -135,6 +135,15 @@ pub enum GitUnavailable {
     /// The repository around the root is broken.
     #[error(transparent)]
     Repository(#[from] RepositoryError),
+}
+
+impl GitUnavailable {
+    /// Whether there is a repository around the root, but leash will not
+    /// show it (not the root's own, or not plainly a git directory): worth
+    /// a notice even when `git` was only going to join the default tools.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, GitUnavailable::Repository(_))
+    }
 }
 
 impl Git {
@@ -260,20 +269,24 @@ impl View<'_> {
     }
 
     /// The real config's entries (`key\nvalue\0`), read as data by `git
-    /// config --file` with includes off; empty when there is none.
+    /// config --file` (on a private copy: the real file was opened as a
+    /// regular file only) with includes off; empty when there is none.
     fn real_config(
         &self,
         how: &Invocation<'_>,
         cancel: &CancellationToken,
     ) -> Result<Vec<u8>, GitError> {
-        let file = self.repository.config_file();
-        if !file.is_file() {
+        let bytes = self.repository.config_bytes()?;
+        if bytes.is_empty() {
             return Ok(Vec::new());
         }
+        let copy = how.cwd.join("real-config");
+        std::fs::write(&copy, bytes)
+            .map_err(|e| GitError::Repository(RepositoryError::Shadow(e)))?;
         let argv: Vec<OsString> = vec![
             "config".into(),
             "--file".into(),
-            file.into_os_string(),
+            copy.into_os_string(),
             "--no-includes".into(),
             "-z".into(),
             "--list".into(),

@@ -47,7 +47,12 @@ fn run_within(cmd: &mut Command, limit: Duration) -> Output {
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -83,7 +88,11 @@ fn setup() -> Setup {
     git(&top, &["commit", "-qm", "first"]);
     fs::write(top.join("src/lib.rs"), "fn one() {}\nfn two() {}\n").unwrap();
     git(&top, &["commit", "-qam", "second"]);
-    fs::write(top.join("src/lib.rs"), "fn one() {}\nfn two() {}\nfn three() {}\n").unwrap();
+    fs::write(
+        top.join("src/lib.rs"),
+        "fn one() {}\nfn two() {}\nfn three() {}\n",
+    )
+    .unwrap();
     git(&other, &["init", "-q"]);
     fs::write(other.join("secret.txt"), format!("{SECRET}\n")).unwrap();
     git(&other, &["add", "-A"]);
@@ -121,7 +130,13 @@ impl Setup {
 
     fn config(&self) -> Command {
         let mut cmd = support::leash(&self.home());
-        cmd.current_dir(&self.top).args(["config", "--provider", "faux"]);
+        cmd.current_dir(&self.top).args([
+            "config",
+            "--provider",
+            "faux",
+            "--faux-script",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.json"),
+        ]);
         cmd
     }
 }
@@ -154,7 +169,9 @@ fn notices(output: &Output) -> Vec<String> {
 }
 
 fn offered_git(output: &Output) -> bool {
-    results(output).values().any(|(text, _)| !text.contains("Tool git not found"))
+    results(output)
+        .values()
+        .any(|(text, _)| !text.contains("Tool git not found"))
 }
 
 fn mkfifo(path: &Path) {
@@ -166,7 +183,13 @@ fn mkfifo(path: &Path) {
 
 #[test]
 fn a_fifo_where_discovery_reads_hangs_neither_a_run_nor_leash_config() {
-    for planted in [".git", ".git/HEAD", ".git/commondir", ".git/config", ".git/index"] {
+    for planted in [
+        ".git",
+        ".git/HEAD",
+        ".git/commondir",
+        ".git/config",
+        ".git/index",
+    ] {
         let s = setup();
         mkfifo(&s.top.join(planted));
         let output = run_within(
@@ -176,10 +199,14 @@ fn a_fifo_where_discovery_reads_hangs_neither_a_run_nor_leash_config() {
         );
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(0), "{planted}: {stderr}");
-        assert!(!offered_git(&output), "{planted}: git was offered: {stderr}");
+        assert!(
+            !offered_git(&output),
+            "{planted}: git was offered: {stderr}"
+        );
         let told = notices(&output);
         assert!(
-            told.iter().any(|n| n.starts_with("git is left out: ") && n.contains("FIFO")),
+            told.iter()
+                .any(|n| n.starts_with("git is left out: ") && n.contains("FIFO")),
             "{planted}: {told:?}"
         );
 
@@ -272,7 +299,9 @@ fn a_commondir_or_alternates_leading_to_another_repository_leaves_git_out() {
         assert!(!stderr.contains(SECRET), "{plant}: {stderr}");
         assert!(!offered_git(&output), "{plant}: {stderr}");
         assert!(
-            notices(&output).iter().any(|n| n.starts_with("git is left out: ")),
+            notices(&output)
+                .iter()
+                .any(|n| n.starts_with("git is left out: ")),
             "{plant}: {stderr}"
         );
     }
@@ -290,7 +319,13 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (String, u32, Vec<u8>)> {
             }
             ("dir", Vec::new())
         } else if meta.file_type().is_symlink() {
-            ("link", fs::read_link(&path).unwrap().into_os_string().into_encoded_bytes())
+            (
+                "link",
+                fs::read_link(&path)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            )
         } else {
             ("file", fs::read(&path).unwrap())
         };
@@ -314,14 +349,23 @@ fn every_view_leaves_dot_git_byte_identical() {
     let before = snapshot(&s.top.join(".git"));
     let calls = [
         ("status", json!({"command": "status"})),
-        ("status_s", json!({"command": "status", "args": ["-s", "--ignored"]})),
+        (
+            "status_s",
+            json!({"command": "status", "args": ["-s", "--ignored"]}),
+        ),
         ("diff", json!({"command": "diff"})),
         ("diff_stat", json!({"command": "diff", "args": ["--stat"]})),
-        ("diff_cached", json!({"command": "diff", "args": ["--cached"]})),
+        (
+            "diff_cached",
+            json!({"command": "diff", "args": ["--cached"]}),
+        ),
         ("diff_head", json!({"command": "diff", "args": ["HEAD"]})),
         ("log", json!({"command": "log", "args": ["-p"]})),
         ("show", json!({"command": "show", "args": ["HEAD"]})),
-        ("blame", json!({"command": "blame", "args": ["--", "src/lib.rs"]})),
+        (
+            "blame",
+            json!({"command": "blame", "args": ["--", "src/lib.rs"]}),
+        ),
     ];
     let output = run_within(&mut s.faux(&calls, &[]), Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -351,7 +395,11 @@ fn a_revision_must_name_a_commit() {
     let other_blob = git(&s.other, &["rev-parse", "HEAD:secret.txt"]);
     let loose = format!("objects/{}/{}", &other_blob[..2], &other_blob[2..]);
     fs::create_dir_all(s.top.join(".git").join(&loose).parent().unwrap()).unwrap();
-    fs::copy(s.other.join(".git").join(&loose), s.top.join(".git").join(&loose)).unwrap();
+    fs::copy(
+        s.other.join(".git").join(&loose),
+        s.top.join(".git").join(&loose),
+    )
+    .unwrap();
     git(&s.top, &["tag", "blobtag", &blob]);
     let calls = [
         ("blob", json!({"command": "show", "args": [blob]})),
@@ -359,23 +407,44 @@ fn a_revision_must_name_a_commit() {
         ("tree", json!({"command": "show", "args": [tree]})),
         ("peel", json!({"command": "show", "args": ["HEAD^{tree}"]})),
         ("tag", json!({"command": "show", "args": ["blobtag"]})),
-        ("diff", json!({"command": "diff", "args": [blob, other_blob]})),
-        ("range", json!({"command": "log", "args": [format!("{tree}..HEAD")]})),
-        ("ok", json!({"command": "show", "args": ["HEAD~1", "--stat"]})),
-        ("ok_range", json!({"command": "log", "args": ["--oneline", "HEAD~1..HEAD"]})),
+        (
+            "diff",
+            json!({"command": "diff", "args": [blob, other_blob]}),
+        ),
+        (
+            "range",
+            json!({"command": "log", "args": [format!("{tree}..HEAD")]}),
+        ),
+        (
+            "ok",
+            json!({"command": "show", "args": ["HEAD~1", "--stat"]}),
+        ),
+        (
+            "ok_range",
+            json!({"command": "log", "args": ["--oneline", "HEAD~1..HEAD"]}),
+        ),
     ];
     let output = run_within(&mut s.faux(&calls, &[]), Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains(SECRET) && !stderr.contains("dotenv-secret"), "{stderr}");
+    assert!(
+        !stderr.contains(SECRET) && !stderr.contains("dotenv-secret"),
+        "{stderr}"
+    );
     let results = results(&output);
     for id in ["blob", "other", "tree", "peel", "tag", "diff", "range"] {
         let (text, error) = &results[id];
         assert!(*error, "{id}: {text}");
         assert!(text.contains("does not name a commit"), "{id}: {text}");
     }
-    assert!(!results["ok"].1 && results["ok"].0.contains("first"), "{results:?}");
-    assert!(!results["ok_range"].1 && results["ok_range"].0.contains("second"), "{results:?}");
+    assert!(
+        !results["ok"].1 && results["ok"].0.contains("first"),
+        "{results:?}"
+    );
+    assert!(
+        !results["ok_range"].1 && results["ok_range"].0.contains("second"),
+        "{results:?}"
+    );
 }
 
 #[test]
@@ -384,9 +453,18 @@ fn log_follow_follows_a_rename_of_its_one_path() {
     git(&s.top, &["mv", "src/lib.rs", "src/core.rs"]);
     git(&s.top, &["commit", "-qm", "rename"]);
     let calls = [
-        ("follow", json!({"command": "log", "args": ["--follow", "--oneline", "--", "src/core.rs"]})),
-        ("two", json!({"command": "log", "args": ["--follow", "--", "src/core.rs", "README.md"]})),
-        ("patch", json!({"command": "log", "args": ["--follow", "-p", "--", "src/core.rs"]})),
+        (
+            "follow",
+            json!({"command": "log", "args": ["--follow", "--oneline", "--", "src/core.rs"]}),
+        ),
+        (
+            "two",
+            json!({"command": "log", "args": ["--follow", "--", "src/core.rs", "README.md"]}),
+        ),
+        (
+            "patch",
+            json!({"command": "log", "args": ["--follow", "-p", "--", "src/core.rs"]}),
+        ),
     ];
     let output = run_within(&mut s.faux(&calls, &[]), Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -396,7 +474,10 @@ fn log_follow_follows_a_rename_of_its_one_path() {
     assert_eq!(text.lines().count(), 3, "{text}");
     assert!(text.contains("first") && text.contains("rename"), "{text}");
     let (text, error) = &results["two"];
-    assert!(*error && text.contains("--follow needs exactly one path"), "{text}");
+    assert!(
+        *error && text.contains("--follow needs exactly one path"),
+        "{text}"
+    );
     let (text, error) = &results["patch"];
     assert!(*error && text.contains("--follow"), "{text} / {stderr}");
 }
