@@ -14,6 +14,7 @@
 
 mod args;
 mod repo;
+mod revs;
 mod run;
 
 use std::ffi::OsString;
@@ -68,6 +69,15 @@ pub enum GitError {
     MissingValue {
         /// The option.
         arg: String,
+    },
+    /// A revision, or an end of a range, that is not a commit.
+    #[error(
+        "'{rev}' does not name a commit: git views take commits, tags of commits and ranges \
+         of them (not a blob or tree id, nor REV^{{tree}}); to read a file use read_file"
+    )]
+    NotACommit {
+        /// The revision (shortened, escaped).
+        rev: String,
     },
     /// `blame` without exactly one path.
     #[error("git blame needs exactly one file, given after '--' (e.g. [\"--\", \"src/lib.rs\"])")]
@@ -174,13 +184,14 @@ impl TypedTool for Git {
     fn description(&self) -> String {
         format!(
             "Read-only git views of the repository holding the root: status, diff, log, show, \
-             blame. args is git's argument list: revisions or ranges ('HEAD~1', 'main..HEAD'; \
-             no 'REV:PATH'), then '--' and paths relative to the root. Options allowed: \
+             blame. args is git's argument list: revisions or ranges of commits ('HEAD~1', \
+             'main..HEAD'; no 'REV:PATH', no blob or tree ids), then '--' and paths relative \
+             to the root. Options allowed: \
              diff/log/show: --stat --numstat --shortstat --name-only --name-status --summary \
              -p -s -U<n> -w -b -M --no-renames --word-diff --diff-filter=X -S<text> -G<regex>; \
              diff: --cached --staged --merge-base; log: -n <n> --max-count=<n> --skip=<n> \
              --oneline --since=X --until=X --author=X --grep=X --no-merges --first-parent \
-             --reverse --graph --follow --all --pretty=<builtin>; show: --oneline \
+             --reverse --graph --follow (one path, no patch) --all --pretty=<builtin>; show: --oneline \
              --pretty=<builtin>; status: -s -b --porcelain[=v2] -u<mode> --ignored; blame: \
              -L <range> -w -M -C -s -e --porcelain (one path, at most one revision). Anything \
              else is refused. Output is cut at {} KiB with a note; narrow a view with paths \
@@ -245,6 +256,7 @@ impl View<'_> {
         how.repo = Some((&shadow, self.repository.top()));
         how.cwd = self.sandbox.root();
         how.cap = MAX_BYTES;
+        revs::check_commits(command, &how, &parsed.revisions, cancel)?;
         let argv = command_line(command, &parsed, &paths);
         let ran = run_git(&how, &argv, cancel).map_err(|e| run_error(command, e))?;
         if ran.code != Some(0) && !ran.cut {
@@ -351,7 +363,11 @@ fn command_line(command: GitCommand, parsed: &args::Parsed, paths: &[PathBuf]) -
             argv.push(spec);
         }
     }
-    argv.extend(DOTENV_EXCLUDES.iter().map(OsString::from));
+    // `--follow` takes one pathspec only (its one path is no dotenv file:
+    // the sandbox refused that, and `args` refused a patch with it).
+    if !parsed.options.iter().any(|option| option == "--follow") {
+        argv.extend(DOTENV_EXCLUDES.iter().map(OsString::from));
+    }
     argv
 }
 

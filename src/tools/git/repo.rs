@@ -27,6 +27,8 @@ use std::io;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+#[cfg(test)]
+pub(super) use self::home::core_worktree;
 use self::open::{odd_kind, read_regular, read_text, refused};
 
 /// The real git directory's entries the shadow never links: the config

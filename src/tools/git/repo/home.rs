@@ -82,7 +82,7 @@ fn worktree_points_back(git_dir: &Path, top: &Path) -> Result<bool, RepositoryEr
 /// The last `core.worktree` of a config's text, read as plain data: a
 /// `[core]` section, a `worktree = VALUE` line (quotes around the whole
 /// value taken off). Anything fancier is not understood, so not followed.
-pub(super) fn core_worktree(config: &str) -> Option<PathBuf> {
+pub(in crate::tools::git) fn core_worktree(config: &str) -> Option<PathBuf> {
     let mut in_core = false;
     let mut found = None;
     for line in config.lines().map(str::trim) {
