@@ -147,6 +147,40 @@ pub enum GitUnavailable {
     Repository(#[from] RepositoryError),
 }
 
+/// The argument whitelist as a call applies it, for the fuzz target
+/// (through `leash::internals::git`): `args` sorted into options,
+/// revisions and paths, each revision with the ends that are checked as
+/// commits, or the refusal.
+#[doc(hidden)]
+pub fn sort_args(command: GitCommand, args: &[String]) -> Result<SortedArgs, GitError> {
+    let parsed = args::parse(command, args)?;
+    let ends = parsed
+        .revisions
+        .iter()
+        .map(|rev| revs::ends(rev).into_iter().map(str::to_owned).collect())
+        .collect();
+    Ok(SortedArgs {
+        options: parsed.options,
+        revisions: parsed.revisions,
+        ends,
+        paths: parsed.paths,
+    })
+}
+
+/// What [`sort_args`] gives.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SortedArgs {
+    /// Whitelisted options.
+    pub options: Vec<String>,
+    /// Revisions and ranges.
+    pub revisions: Vec<String>,
+    /// Per revision, the ends checked as commits.
+    pub ends: Vec<Vec<String>>,
+    /// Paths, before the sandbox.
+    pub paths: Vec<String>,
+}
+
 impl GitUnavailable {
     /// Whether there is a repository around the root, but leash will not
     /// show it (not the root's own, or not plainly a git directory): worth
