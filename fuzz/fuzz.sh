@@ -13,7 +13,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(sse_decoder openai_stream responses_stream anthropic_stream faux_script sandbox_path dotenv mcp_messages tool_args)
+    targets=(sse_decoder openai_stream responses_stream anthropic_stream faux_script sandbox_path dotenv mcp_messages git_args tool_args)
 fi
 dict_of() {
     case "$1" in
@@ -23,6 +23,7 @@ dict_of() {
         faux_script) echo faux ;;
         dotenv) echo dotenv ;;
         mcp_messages) echo mcp ;;
+        git_args) echo git ;;
         *) echo paths ;;
     esac
 }

@@ -92,6 +92,11 @@ pub mod internals {
         pub use crate::mcp::http::{EventSizer, TooLarge};
     }
 
+    /// The git tool's argument whitelist.
+    pub mod git {
+        pub use crate::tools::git::{GitCommand, GitError, SortedArgs, sort_args};
+    }
+
     /// The SSE decoder the wire formats share.
     pub mod sse {
         pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};

@@ -149,6 +149,9 @@ pub struct FileTools {
     /// The `git` tool, when `names` holds it: the repository around the
     /// root, found once.
     pub git: Option<Arc<Git>>,
+    /// Why `git`, which would have joined the default tools, was left out
+    /// (the repository around the root is refused): a notice for the run.
+    pub git_left_out: Option<String>,
 }
 
 /// What stderr may show beyond plain lines, decided once from the flags,
@@ -588,12 +591,19 @@ fn file_tools(
     default_list: bool,
 ) -> Result<FileTools, ConfigError> {
     let named_git = names.contains(&ToolName::Git);
+    let mut git_left_out = None;
     let git = match (named_git || default_list).then(|| Git::for_root(Arc::clone(&sandbox))) {
         Some(Ok(git)) => Some(Arc::new(git)),
         Some(Err(error)) if named_git => {
             return Err(ConfigError::GitUnavailable(error));
         }
-        Some(Err(_)) | None => None,
+        Some(Err(error)) => {
+            git_left_out = error
+                .is_refusal()
+                .then(|| format!("git is left out: {error}"));
+            None
+        }
+        None => None,
     };
     if git.is_some() && !named_git {
         names.push(ToolName::Git);
@@ -602,6 +612,7 @@ fn file_tools(
         names,
         sandbox,
         git,
+        git_left_out,
     })
 }
 

@@ -32,12 +32,17 @@ pub struct Setting {
 
 /// Whether a run would add `git` to the default `--tools` (as
 /// `config::file_tools` decides): the root is in a git work tree and a git
-/// binary is on `PATH`.
-fn git_joins_the_default(root: &std::path::Path) -> bool {
-    crate::tools::sandbox::Sandbox::new(root)
-        .ok()
-        .and_then(|sandbox| crate::tools::git::Git::for_root(std::sync::Arc::new(sandbox)).ok())
-        .is_some()
+/// binary is on `PATH`; `Err` says why a repository around the root is
+/// refused (the run's notice).
+fn git_joins_the_default(root: &std::path::Path) -> Result<bool, String> {
+    let Ok(sandbox) = crate::tools::sandbox::Sandbox::new(root) else {
+        return Ok(false);
+    };
+    match crate::tools::git::Git::for_root(std::sync::Arc::new(sandbox)) {
+        Ok(_) => Ok(true),
+        Err(error) if error.is_refusal() => Err(error.to_string()),
+        Err(_) => Ok(false),
+    }
 }
 
 impl Setting {
@@ -111,8 +116,12 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                 };
                 generic.note(note)
             }
-            "tools" if generic.source == Source::Default && git_joins_the_default(&cli.root) => {
-                generic.note("and git: the root is in a git work tree")
+            "tools" if generic.source == Source::Default => {
+                match git_joins_the_default(&cli.root) {
+                    Ok(true) => generic.note("and git: the root is in a git work tree"),
+                    Ok(false) => generic,
+                    Err(why) => generic.note(format!("git left out: {why}")),
+                }
             }
             "price" => match choose_price(cli, inputs, &choose_model(cli, provider).0) {
                 Some(choice) if choice.per_model => {

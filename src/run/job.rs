@@ -255,6 +255,14 @@ impl Job {
         if let Some(notice) = prompt.notice.clone() {
             self.events.submit(move |renderer| renderer.notice(&notice));
         }
+        if let Some(notice) = self
+            .plan
+            .tools
+            .as_ref()
+            .and_then(|t| t.git_left_out.clone())
+        {
+            self.events.submit(move |renderer| renderer.notice(&notice));
+        }
         if let Some(path) = &self.plan.transcript {
             let file = create_output(path, abort).await?;
             let file = file.map_err(not_created("--transcript", path))?;

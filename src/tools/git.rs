@@ -14,6 +14,7 @@
 
 mod args;
 mod repo;
+mod revs;
 mod run;
 
 use std::ffi::OsString;
@@ -37,7 +38,7 @@ use crate::protocol::{Content, ToolOutput};
 
 /// How long one git call may run before it is killed.
 pub const TIME_LIMIT: Duration = Duration::from_secs(30);
-/// The most bytes of the real config read to copy its format keys.
+/// The most bytes of `git config --list` read to copy the format keys.
 const CONFIG_LIST_BYTES: usize = 256 * 1024;
 /// How much of git's error message a failed call repeats.
 const STDERR_SHOWN_CHARS: usize = 400;
@@ -68,6 +69,15 @@ pub enum GitError {
     MissingValue {
         /// The option.
         arg: String,
+    },
+    /// A revision, or an end of a range, that is not a commit.
+    #[error(
+        "'{rev}' does not name a commit: git views take commits, tags of commits and ranges \
+         of them (not a blob or tree id, nor REV^{{tree}}); to read a file use read_file"
+    )]
+    NotACommit {
+        /// The revision (shortened, escaped).
+        rev: String,
     },
     /// `blame` without exactly one path.
     #[error("git blame needs exactly one file, given after '--' (e.g. [\"--\", \"src/lib.rs\"])")]
@@ -137,6 +147,49 @@ pub enum GitUnavailable {
     Repository(#[from] RepositoryError),
 }
 
+/// The argument whitelist as a call applies it, for the fuzz target
+/// (through `leash::internals::git`): `args` sorted into options,
+/// revisions and paths, each revision with the ends that are checked as
+/// commits, or the refusal.
+#[doc(hidden)]
+pub fn sort_args(command: GitCommand, args: &[String]) -> Result<SortedArgs, GitError> {
+    let parsed = args::parse(command, args)?;
+    let ends = parsed
+        .revisions
+        .iter()
+        .map(|rev| revs::ends(rev).into_iter().map(str::to_owned).collect())
+        .collect();
+    Ok(SortedArgs {
+        options: parsed.options,
+        revisions: parsed.revisions,
+        ends,
+        paths: parsed.paths,
+    })
+}
+
+/// What [`sort_args`] gives.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SortedArgs {
+    /// Whitelisted options.
+    pub options: Vec<String>,
+    /// Revisions and ranges.
+    pub revisions: Vec<String>,
+    /// Per revision, the ends checked as commits.
+    pub ends: Vec<Vec<String>>,
+    /// Paths, before the sandbox.
+    pub paths: Vec<String>,
+}
+
+impl GitUnavailable {
+    /// Whether there is a repository around the root, but leash will not
+    /// show it (not the root's own, or not plainly a git directory): worth
+    /// a notice even when `git` was only going to join the default tools.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, GitUnavailable::Repository(_))
+    }
+}
+
 impl Git {
     /// A `git` tool for the repository whose work tree contains
     /// `sandbox`'s root, run by the `git` found on `PATH`.
@@ -165,13 +218,14 @@ impl TypedTool for Git {
     fn description(&self) -> String {
         format!(
             "Read-only git views of the repository holding the root: status, diff, log, show, \
-             blame. args is git's argument list: revisions or ranges ('HEAD~1', 'main..HEAD'; \
-             no 'REV:PATH'), then '--' and paths relative to the root. Options allowed: \
+             blame. args is git's argument list: revisions or ranges of commits ('HEAD~1', \
+             'main..HEAD'; no 'REV:PATH', no blob or tree ids), then '--' and paths relative \
+             to the root. Options allowed: \
              diff/log/show: --stat --numstat --shortstat --name-only --name-status --summary \
              -p -s -U<n> -w -b -M --no-renames --word-diff --diff-filter=X -S<text> -G<regex>; \
              diff: --cached --staged --merge-base; log: -n <n> --max-count=<n> --skip=<n> \
              --oneline --since=X --until=X --author=X --grep=X --no-merges --first-parent \
-             --reverse --graph --follow --all --pretty=<builtin>; show: --oneline \
+             --reverse --graph --follow (one path, no patch) --all --pretty=<builtin>; show: --oneline \
              --pretty=<builtin>; status: -s -b --porcelain[=v2] -u<mode> --ignored; blame: \
              -L <range> -w -M -C -s -e --porcelain (one path, at most one revision). Anything \
              else is refused. Output is cut at {} KiB with a note; narrow a view with paths \
@@ -236,6 +290,7 @@ impl View<'_> {
         how.repo = Some((&shadow, self.repository.top()));
         how.cwd = self.sandbox.root();
         how.cap = MAX_BYTES;
+        revs::check_commits(command, &how, &parsed.revisions, cancel)?;
         let argv = command_line(command, &parsed, &paths);
         let ran = run_git(&how, &argv, cancel).map_err(|e| run_error(command, e))?;
         if ran.code != Some(0) && !ran.cut {
@@ -260,20 +315,24 @@ impl View<'_> {
     }
 
     /// The real config's entries (`key\nvalue\0`), read as data by `git
-    /// config --file` with includes off; empty when there is none.
+    /// config --file` (on a private copy: the real file was opened as a
+    /// regular file only) with includes off; empty when there is none.
     fn real_config(
         &self,
         how: &Invocation<'_>,
         cancel: &CancellationToken,
     ) -> Result<Vec<u8>, GitError> {
-        let file = self.repository.config_file();
-        if !file.is_file() {
+        let bytes = self.repository.config_bytes()?;
+        if bytes.is_empty() {
             return Ok(Vec::new());
         }
+        let copy = how.cwd.join("real-config");
+        std::fs::write(&copy, bytes)
+            .map_err(|e| GitError::Repository(RepositoryError::Shadow(e)))?;
         let argv: Vec<OsString> = vec![
             "config".into(),
             "--file".into(),
-            file.into_os_string(),
+            copy.into_os_string(),
             "--no-includes".into(),
             "-z".into(),
             "--list".into(),
@@ -338,7 +397,11 @@ fn command_line(command: GitCommand, parsed: &args::Parsed, paths: &[PathBuf]) -
             argv.push(spec);
         }
     }
-    argv.extend(DOTENV_EXCLUDES.iter().map(OsString::from));
+    // `--follow` takes one pathspec only (its one path is no dotenv file:
+    // the sandbox refused that, and `args` refused a patch with it).
+    if !parsed.options.iter().any(|option| option == "--follow") {
+        argv.extend(DOTENV_EXCLUDES.iter().map(OsString::from));
+    }
     argv
 }
 

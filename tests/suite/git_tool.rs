@@ -228,3 +228,5 @@ fn naming_git_outside_a_work_tree_is_a_usage_error() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+mod trust;

@@ -394,8 +394,55 @@ fn check_revision(command: GitCommand, rev: &str) -> Result<(), GitError> {
     Ok(())
 }
 
-/// `blame` takes one path and at most one revision.
+/// Options that print a file's text (a patch): with `--follow`, whose one
+/// path may have been renamed from a dotenv file, they are refused.
+const PATCH_OPTIONS: &[&str] = &[
+    "-p",
+    "--patch",
+    "-W",
+    "--function-context",
+    "--word-diff",
+    "-U",
+    "--unified=",
+];
+
+/// `log --follow` takes exactly one path and shows no patch: git follows
+/// one pathspec only, so the dotenv exclusions cannot be added.
+fn check_follow(parsed: &Parsed) -> Result<(), GitError> {
+    if !parsed.options.iter().any(|o| o == "--follow") {
+        return Ok(());
+    }
+    if parsed.paths.len() != 1 {
+        return Err(GitError::Refused {
+            arg: "--follow".to_owned(),
+            why: "--follow needs exactly one path after '--' (e.g. [\"--follow\", \"--\", \"src/lib.rs\"])"
+                .to_owned(),
+        });
+    }
+    let patch = parsed.options.iter().find(|o| {
+        PATCH_OPTIONS.iter().any(|p| {
+            o.as_str() == *p
+                || (p.len() == 2 && o.starts_with(p))
+                || (p.ends_with('=') && o.starts_with(p))
+        })
+    });
+    match patch {
+        Some(option) => Err(GitError::Refused {
+            arg: shown_path(option),
+            why: "--follow shows no patch (its path may have been renamed from a dotenv \
+                  file); use --stat or --name-status, then git show REV -- PATH"
+                .to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `blame` takes one path and at most one revision; `log --follow` one
+/// path.
 fn check_counts(command: GitCommand, parsed: &Parsed) -> Result<(), GitError> {
+    if command == GitCommand::Log {
+        return check_follow(parsed);
+    }
     if command != GitCommand::Blame {
         return Ok(());
     }

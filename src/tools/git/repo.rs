@@ -11,21 +11,37 @@
 //! The real config is read as data only (`git config --file … --list`,
 //! includes off) to copy those keys.
 //!
-//! This module must never let git read a config file the repository wrote.
+//! Discovery opens nothing but the regular files and directories it
+//! expects ([`open`]), and offers the repository only when it is the root's
+//! own ([`home`]). The index is copied into the shadow, so a view that
+//! refreshes it (`status`, `diff`) rewrites the copy, never the real one.
+//!
+//! This module must never let git read a config file the repository wrote,
+//! nor write under the real git directory.
+
+mod home;
+mod open;
 
 use std::fs;
 use std::io;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+#[cfg(test)]
+pub(super) use self::home::core_worktree;
+use self::open::{odd_kind, read_regular, read_text, refused};
+
 /// The real git directory's entries the shadow never links: the config
 /// files (written by leash instead), the hooks, `HEAD` (copied: git refuses
-/// a `HEAD` symlink that does not point into `refs/`), `commondir`
+/// a `HEAD` symlink that does not point into `refs/`), the index (copied:
+/// git rewrites it when it refreshes), `commondir`
 /// (rewritten to the shadow's own common directory), and the git
 /// directories of other worktrees and of submodules (every view ignores
 /// submodules).
-const NOT_LINKED: [&str; 7] = [
+const NOT_LINKED: [&str; 9] = [
     "config",
+    "index",
+    "index.lock",
     "config.worktree",
     "hooks",
     "HEAD",
@@ -51,8 +67,12 @@ const COPIED_CORE_KEYS: [&str; 11] = [
     "core.sparsecheckoutcone",
 ];
 
-/// The largest `HEAD` (or `.git` file) leash reads.
+/// The largest `HEAD`, `commondir` or `.git` file leash reads.
 const SMALL_FILE_BYTES: u64 = 4096;
+/// The largest index copied into the shadow.
+pub(super) const INDEX_BYTES: u64 = 256 * 1024 * 1024;
+/// The largest real config read (as data) to copy its format keys.
+pub(super) const CONFIG_BYTES: u64 = 256 * 1024;
 
 /// A work tree and its git directory, as found from the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +98,57 @@ pub enum RepositoryError {
         /// Why.
         reason: String,
     },
+    /// Something discovery reads is not the regular file or directory
+    /// expected, so it is not opened.
+    #[error(
+        "'{path}' is {kind}, not the regular file or directory git keeps there; leash does not open it"
+    )]
+    NotRegular {
+        /// The path.
+        path: String,
+        /// What it is ("a FIFO").
+        kind: String,
+    },
+    /// A file discovery reads is larger than any git writes.
+    #[error("'{path}' is larger than {limit} bytes")]
+    TooLarge {
+        /// The path.
+        path: String,
+        /// The cap.
+        limit: u64,
+    },
+    /// A file or directory discovery needs could not be read.
+    #[error("cannot read '{path}': {reason}")]
+    Unreadable {
+        /// The path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A `.git` file or link, or a `commondir`, leads out of the work tree
+    /// to a git directory that does not point back at it.
+    #[error(
+        "'{pointer}' leads to '{target}', which does not point back at the work tree '{top}'; leash shows only the repository of the root"
+    )]
+    Elsewhere {
+        /// The `.git` file or `commondir`.
+        pointer: String,
+        /// Where it leads.
+        target: String,
+        /// The work tree.
+        top: String,
+    },
+    /// `objects/info/alternates` names an object directory outside the
+    /// work tree and its git directories.
+    #[error(
+        "'{file}' names '{line}', an object directory outside the work tree and its git directory; leash does not follow it"
+    )]
+    Alternate {
+        /// The alternates file.
+        file: String,
+        /// The line.
+        line: String,
+    },
     /// Making the shadow git directory failed.
     #[error("cannot prepare a private git directory: {0}")]
     Shadow(#[source] io::Error),
@@ -102,31 +173,41 @@ impl Repository {
                 dot_git.clone()
             } else if meta.is_file() {
                 read_git_file(&dot_git)?
+            } else if meta.file_type().is_symlink() {
+                // Followed like a `.git` file, then checked like one.
+                dot_git.clone()
             } else {
-                continue;
+                return Err(refused(&dot_git, odd_kind(&meta).unwrap_or("not a file")));
             };
-            let Ok(git_dir) = fs::canonicalize(&git_dir) else {
-                continue;
-            };
-            let common_dir = match read_small(&git_dir.join("commondir")) {
-                Ok(text) => {
+            let git_dir = fs::canonicalize(&git_dir).map_err(|e| bad_git_file(&dot_git, e))?;
+            match fs::symlink_metadata(git_dir.join("HEAD")) {
+                Ok(head) if !head.is_file() => {
+                    let kind = odd_kind(&head).unwrap_or("a directory");
+                    return Err(refused(&git_dir.join("HEAD"), kind));
+                }
+                Ok(_) => {}
+                Err(_) => continue,
+            }
+            let common_dir = match read_text(&git_dir.join("commondir"), SMALL_FILE_BYTES)? {
+                Some(text) => {
                     let common = git_dir.join(text.trim_end_matches(['\n', '\r']));
                     Some(fs::canonicalize(common).map_err(|e| bad_git_file(&dot_git, e))?)
                 }
-                Err(_) => None,
+                None => None,
             };
             if !looks_like_git_dir(&git_dir, common_dir.as_deref().unwrap_or(&git_dir)) {
                 continue;
             }
-            return Ok(Some(Repository {
+            let repository = Repository {
                 top: dir.to_path_buf(),
                 git_dir,
                 common_dir,
-            }));
+            };
+            home::check(&repository)?;
+            return Ok(Some(repository));
         }
         Ok(None)
     }
-
     /// The work tree's top-level directory.
     pub fn top(&self) -> &Path {
         &self.top
@@ -146,8 +227,16 @@ impl Repository {
         let build = || -> io::Result<()> {
             fs::create_dir(&shadow)?;
             link_entries(&self.git_dir, &shadow)?;
-            let head = read_small(&self.git_dir.join("HEAD"))?;
+            let head = read_regular(&self.git_dir.join("HEAD"), SMALL_FILE_BYTES)
+                .map_err(io::Error::other)?
+                .unwrap_or_default();
             fs::write(shadow.join("HEAD"), head)?;
+            // git rewrites the index it refreshes: a private copy.
+            if let Some(index) =
+                read_regular(&self.git_dir.join("index"), INDEX_BYTES).map_err(io::Error::other)?
+            {
+                fs::write(shadow.join("index"), index)?;
+            }
             let config_text = shadow_config(config);
             match &self.common_dir {
                 Some(common) => {
@@ -166,9 +255,10 @@ impl Repository {
         Ok(shadow)
     }
 
-    /// The real config file, read only as data by `git config --file`.
-    pub(super) fn config_file(&self) -> PathBuf {
-        self.config_dir().join("config")
+    /// The real config file's bytes (empty when there is none), to be
+    /// read only as data by `git config --file`.
+    pub(super) fn config_bytes(&self) -> Result<Vec<u8>, RepositoryError> {
+        Ok(read_regular(&self.config_dir().join("config"), CONFIG_BYTES)?.unwrap_or_default())
     }
 }
 
@@ -235,7 +325,7 @@ fn plain_word(value: &str) -> bool {
 /// The git directory a `.git` file names (`gitdir: PATH`, relative to the
 /// file's directory).
 fn read_git_file(dot_git: &Path) -> Result<PathBuf, RepositoryError> {
-    let text = read_small(dot_git).map_err(|e| bad_git_file(dot_git, e))?;
+    let text = read_text(dot_git, SMALL_FILE_BYTES)?.unwrap_or_default();
     let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
         return Err(RepositoryError::BadGitFile {
             path: dot_git.display().to_string(),
@@ -250,16 +340,6 @@ fn read_git_file(dot_git: &Path) -> Result<PathBuf, RepositoryError> {
 /// `refs` in its common directory.
 fn looks_like_git_dir(dir: &Path, common: &Path) -> bool {
     dir.join("HEAD").is_file() && common.join("objects").is_dir() && common.join("refs").is_dir()
-}
-
-/// A small text file, refused past [`SMALL_FILE_BYTES`].
-fn read_small(path: &Path) -> io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    fs::File::open(path)?
-        .take(SMALL_FILE_BYTES)
-        .read_to_string(&mut text)?;
-    Ok(text)
 }
 
 fn bad_git_file(path: &Path, error: io::Error) -> RepositoryError {

@@ -294,11 +294,14 @@ async fn control_characters_in_the_output_are_escaped() {
 #[tokio::test]
 async fn a_failing_git_is_an_error_naming_the_cause() {
     let r = repo();
-    let error = run(&tool(&r.top), "log", &["no-such-branch"])
+    let error = run(&tool(&r.top), "blame", &["--", "no-such-file.rs"])
         .await
         .unwrap_err();
-    assert!(error.starts_with("git log failed (exit 128): "), "{error}");
-    assert!(error.contains("no-such-branch"), "{error}");
+    assert!(
+        error.starts_with("git blame failed (exit 128): "),
+        "{error}"
+    );
+    assert!(error.contains("no-such-file.rs"), "{error}");
 }
 
 #[test]
@@ -575,3 +578,5 @@ fn endless_output_stops_git_at_the_cap_and_the_environment_is_bare() {
     }
     assert!(!env.contains("CARGO"), "the environment leaked: {env}");
 }
+
+mod trust;
