@@ -9,6 +9,7 @@ mod dotenv_trust;
 mod ecosystem;
 mod edit_tools;
 mod events;
+mod first_minutes;
 mod git_tool;
 mod hardening_contract;
 mod hardening_models;
