@@ -8,20 +8,22 @@
 //! print. Commands print only to the streams they are given.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
 use clap::ValueEnum;
 
 use crate::cli::schema::schema;
 use crate::cli::{
-    CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree, run_command,
+    Cli, CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree,
+    run_command,
 };
 use crate::config::file::{ConfigFile, ConfigFileError};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
 use crate::config::show::{describe, render_settings};
 use crate::config::{self, Inputs};
 use crate::render::transcript::reader_left;
+use crate::run::input::InputError;
 use crate::run::job::{self, Streams};
 use crate::run::outcome::{Outcome, Status};
 use crate::run::report;
@@ -187,13 +189,16 @@ fn run(
             ));
         }
     };
+    let (events, output) = (parsed.cli.events_format(), parsed.cli.output);
+    if nothing_to_ask(&parsed.cli, std::io::stdin().is_terminal()) {
+        return Ok(show_usage(events, output, streams));
+    }
     let inputs = Inputs {
         origins: &parsed.origins,
         env,
         file: file.as_ref(),
         stderr_is_terminal,
     };
-    let (events, output) = (parsed.cli.events_format(), parsed.cli.output);
     let config = match config::resolve(parsed.cli, &inputs) {
         Ok(config) => config,
         Err(error) => {
@@ -223,6 +228,28 @@ fn run(
                 streams,
             ),
         },
+    )
+}
+
+/// Bare `leash` typed at a terminal: no prompt, stdin a terminal that
+/// `--stdin` does not ask to read. The user is looking for the usage, not
+/// for the key or the config a run would need first.
+pub fn nothing_to_ask(cli: &Cli, stdin_is_terminal: bool) -> bool {
+    stdin_is_terminal && !cli.stdin && cli.prompt.as_deref().is_none_or(|prompt| prompt == "-")
+}
+
+/// The usage, then the reason as the last line (exit 2, as for any usage
+/// error); the usage only among text events, so JSON lines stay JSON.
+fn show_usage(events: EventsFormat, output: OutputFormat, mut streams: Streams) -> Status {
+    if events == EventsFormat::Text {
+        let usage = run_command().render_usage().to_string();
+        let _ = writeln!(streams.stderr, "{usage}\n");
+    }
+    report::report_usage_error(
+        format!("{}; leash -h shows the essentials", InputError::NoPrompt),
+        events,
+        output,
+        streams,
     )
 }
 

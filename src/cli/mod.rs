@@ -268,7 +268,7 @@ pub struct Cli {
     )]
     pub mcp_timeout: String,
 
-    /// Wait for stdin without the 1 s grace.
+    /// Stdin is required: wait without the 1 s grace.
     #[arg(long, conflicts_with = "no_stdin")]
     pub stdin: bool,
 

@@ -245,27 +245,6 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             prompt_cache_key: cli.prompt_cache_key.clone(),
         })
     };
-    if provider_name != ProviderName::Openai && inputs.origins.source("api") != Source::Default {
-        let provider = match provider_name {
-            ProviderName::Faux => "faux",
-            http => provider_info(http).name,
-        };
-        return Err(named("api")(ConfigError::ApiNotOpenAi { provider }));
-    }
-    let provider = match provider_name {
-        ProviderName::Faux => {
-            let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
-            let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
-            let script = Script::parse(&text, &path.display().to_string())
-                .map_err(|error| named("faux_script")(error.into()))?;
-            ProviderConfig::Faux(script)
-        }
-        ProviderName::Openai => match cli.api {
-            ApiName::Chat => ProviderConfig::OpenAi(http(provider_name)?),
-            ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
-        },
-        ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
-    };
     if inputs.origins.source("system") == Source::Flag
         && inputs.origins.source("system_file") == Source::Flag
     {
@@ -327,6 +306,29 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             Ok(None) => Duration::MAX,
             Err(error) => return Err(named("mcp_timeout")(mcp_timeout_error(error))),
         },
+    };
+    // The provider last: its missing key is the one error a user cannot fix
+    // by correcting the command line, so every argument error comes first.
+    if provider_name != ProviderName::Openai && inputs.origins.source("api") != Source::Default {
+        let provider = match provider_name {
+            ProviderName::Faux => "faux",
+            http => provider_info(http).name,
+        };
+        return Err(named("api")(ConfigError::ApiNotOpenAi { provider }));
+    }
+    let provider = match provider_name {
+        ProviderName::Faux => {
+            let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
+            let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
+            let script = Script::parse(&text, &path.display().to_string())
+                .map_err(|error| named("faux_script")(error.into()))?;
+            ProviderConfig::Faux(script)
+        }
+        ProviderName::Openai => match cli.api {
+            ApiName::Chat => ProviderConfig::OpenAi(http(provider_name)?),
+            ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
+        },
+        ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
     };
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);

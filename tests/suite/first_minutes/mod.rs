@@ -6,8 +6,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 mod help;
+mod stdin;
 
 use crate::support::shell::Workspace;
+
+/// The last stderr line of a finished run.
+fn last_line(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned()
+}
 
 /// A workspace that is no git work tree (the temp directory's).
 fn workspace() -> Workspace {
