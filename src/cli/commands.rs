@@ -13,6 +13,7 @@ use std::io::{IsTerminal, Write};
 use anyhow::Context;
 use clap::ValueEnum;
 
+use crate::cli::reason::clap_reason;
 use crate::cli::schema::schema;
 use crate::cli::{
     Cli, CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree,
@@ -101,25 +102,11 @@ fn refuse_args(
     }
     let (events, output) = formats_of(args, env);
     Ok(report::report_usage_error(
-        clap_reason(&error),
+        clap_reason(&error, args, env),
         events,
         output,
         streams,
     ))
-}
-
-/// clap's error in one line: the reason, then its tips.
-fn clap_reason(error: &clap::Error) -> String {
-    let text = error.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
-    let first = lines.next().unwrap_or("invalid arguments");
-    let mut reason = first.strip_prefix("error: ").unwrap_or(first).to_owned();
-    for tip in lines.filter_map(|line| line.strip_prefix("tip: ")) {
-        reason.push_str("; ");
-        reason.push_str(tip);
-    }
-    reason.push_str(" (leash --help lists the flags)");
-    reason
 }
 
 /// `--events`/`-q` and `--output` as `args` and the environment give them,
@@ -130,7 +117,9 @@ pub fn formats_of(args: &[OsString], env: &Environment) -> (EventsFormat, Output
     let takes_value = |flag: &str| {
         command.get_arguments().any(|arg| {
             arg.get_action().takes_values()
-                && (flag.strip_prefix("--") == arg.get_long()
+                && (flag
+                    .strip_prefix("--")
+                    .is_some_and(|long| Some(long) == arg.get_long())
                     || (flag.len() == 2
                         && flag.strip_prefix('-').and_then(|f| f.chars().next())
                             == arg.get_short()))

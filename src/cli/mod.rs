@@ -12,6 +12,7 @@
 pub mod commands;
 pub mod help;
 pub mod man;
+pub mod reason;
 pub mod schema;
 
 use std::ffi::OsString;

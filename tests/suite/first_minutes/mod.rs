@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 mod help;
+mod messages;
 mod stdin;
 
 use crate::support::shell::Workspace;
