@@ -237,10 +237,18 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
 
-    /// chat (Chat Completions) or responses; OpenAI only.
-    #[arg(long, env = "LEASH_API", value_enum, default_value_t = ApiName::Chat,
-          value_name = "API", hide_possible_values = true, help_heading = "Provider API")]
-    pub api: ApiName,
+    /// chat (Chat Completions) or responses; OpenAI only [default: responses
+    /// for gpt-5* and o1/o3/o4*, else chat].
+    // No clap default: the model decides (`precedence::choose_api`).
+    #[arg(
+        long,
+        env = "LEASH_API",
+        value_enum,
+        value_name = "API",
+        hide_possible_values = true,
+        help_heading = "Provider API"
+    )]
+    pub api: Option<ApiName>,
 
     /// MCP servers from a JSON file: {"mcpServers": {NAME: ...}}.
     #[arg(

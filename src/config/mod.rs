@@ -31,8 +31,8 @@ use crate::config::dotenv::DotEnvStatus;
 use crate::config::file::ConfigFile;
 use crate::config::layers::{Environment, Origins, Source};
 use crate::config::precedence::{
-    SystemChoice, check_key_destination, choose_api_key, choose_base_url, choose_model,
-    choose_price, choose_provider, choose_system, decide_terminal, provider_info,
+    SystemChoice, api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url,
+    choose_model, choose_price, choose_provider, choose_system, decide_terminal, provider_info,
 };
 use crate::mcp::McpPlan;
 use crate::provider::catalog;
@@ -132,6 +132,9 @@ pub struct RunPlan {
     pub terminal: Terminal,
     /// The MCP servers to start, and how long each has to start.
     pub mcp: McpPlan,
+    /// What the user should know before the run starts (an API chosen
+    /// against the model's family), shown as notices.
+    pub notices: Vec<String>,
     /// Every API key leash knows of (the run's, and the values of
     /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
     /// file's keys): tool results never show them.
@@ -307,9 +310,11 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             Err(error) => return Err(named("mcp_timeout")(mcp_timeout_error(error))),
         },
     };
+    let (api, _) = choose_api(&cli, inputs.origins, provider_name);
+    let notices: Vec<String> = api_notice(&cli, provider_name, api).into_iter().collect();
     // The provider last: its missing key is the one error a user cannot fix
     // by correcting the command line, so every argument error comes first.
-    if provider_name != ProviderName::Openai && inputs.origins.source("api") != Source::Default {
+    if provider_name != ProviderName::Openai && cli.api.is_some() {
         let provider = match provider_name {
             ProviderName::Faux => "faux",
             http => provider_info(http).name,
@@ -324,7 +329,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
                 .map_err(|error| named("faux_script")(error.into()))?;
             ProviderConfig::Faux(script)
         }
-        ProviderName::Openai => match cli.api {
+        ProviderName::Openai => match api {
             ApiName::Chat => ProviderConfig::OpenAi(http(provider_name)?),
             ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
         },
@@ -362,6 +367,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         terminal,
         mcp,
         known_keys: known_keys(inputs),
+        notices,
     })
 }
 
