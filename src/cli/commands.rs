@@ -8,20 +8,23 @@
 //! print. Commands print only to the streams they are given.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
 use clap::ValueEnum;
 
+use crate::cli::reason::clap_reason;
 use crate::cli::schema::schema;
 use crate::cli::{
-    CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree, run_command,
+    Cli, CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree,
+    run_command,
 };
 use crate::config::file::{ConfigFile, ConfigFileError};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
 use crate::config::show::{describe, render_settings};
 use crate::config::{self, Inputs};
 use crate::render::transcript::reader_left;
+use crate::run::input::InputError;
 use crate::run::job::{self, Streams};
 use crate::run::outcome::{Outcome, Status};
 use crate::run::report;
@@ -99,25 +102,11 @@ fn refuse_args(
     }
     let (events, output) = formats_of(args, env);
     Ok(report::report_usage_error(
-        clap_reason(&error),
+        clap_reason(&error, args, env),
         events,
         output,
         streams,
     ))
-}
-
-/// clap's error in one line: the reason, then its tips.
-fn clap_reason(error: &clap::Error) -> String {
-    let text = error.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
-    let first = lines.next().unwrap_or("invalid arguments");
-    let mut reason = first.strip_prefix("error: ").unwrap_or(first).to_owned();
-    for tip in lines.filter_map(|line| line.strip_prefix("tip: ")) {
-        reason.push_str("; ");
-        reason.push_str(tip);
-    }
-    reason.push_str(" (leash --help lists the flags)");
-    reason
 }
 
 /// `--events`/`-q` and `--output` as `args` and the environment give them,
@@ -128,7 +117,9 @@ pub fn formats_of(args: &[OsString], env: &Environment) -> (EventsFormat, Output
     let takes_value = |flag: &str| {
         command.get_arguments().any(|arg| {
             arg.get_action().takes_values()
-                && (flag.strip_prefix("--") == arg.get_long()
+                && (flag
+                    .strip_prefix("--")
+                    .is_some_and(|long| Some(long) == arg.get_long())
                     || (flag.len() == 2
                         && flag.strip_prefix('-').and_then(|f| f.chars().next())
                             == arg.get_short()))
@@ -187,13 +178,16 @@ fn run(
             ));
         }
     };
+    let (events, output) = (parsed.cli.events_format(), parsed.cli.output);
+    if nothing_to_ask(&parsed.cli, std::io::stdin().is_terminal()) {
+        return Ok(show_usage(events, output, streams));
+    }
     let inputs = Inputs {
         origins: &parsed.origins,
         env,
         file: file.as_ref(),
         stderr_is_terminal,
     };
-    let (events, output) = (parsed.cli.events_format(), parsed.cli.output);
     let config = match config::resolve(parsed.cli, &inputs) {
         Ok(config) => config,
         Err(error) => {
@@ -223,6 +217,28 @@ fn run(
                 streams,
             ),
         },
+    )
+}
+
+/// Bare `leash` typed at a terminal: no prompt, stdin a terminal that
+/// `--stdin` does not ask to read. The user is looking for the usage, not
+/// for the key or the config a run would need first.
+pub fn nothing_to_ask(cli: &Cli, stdin_is_terminal: bool) -> bool {
+    stdin_is_terminal && !cli.stdin && cli.prompt.as_deref().is_none_or(|prompt| prompt == "-")
+}
+
+/// The usage, then the reason as the last line (exit 2, as for any usage
+/// error); the usage only among text events, so JSON lines stay JSON.
+fn show_usage(events: EventsFormat, output: OutputFormat, mut streams: Streams) -> Status {
+    if events == EventsFormat::Text {
+        let usage = run_command().render_usage().to_string();
+        let _ = writeln!(streams.stderr, "{usage}\n");
+    }
+    report::report_usage_error(
+        format!("{}; leash -h shows the essentials", InputError::NoPrompt),
+        events,
+        output,
+        streams,
     )
 }
 

@@ -8,7 +8,8 @@ use std::io::{self, Write};
 
 use clap_mangen::Man;
 
-use crate::cli::{COMMANDS, SETTINGS_HELP, command_tree};
+use crate::cli::help::SETTINGS_HELP;
+use crate::cli::{COMMANDS, command_tree};
 use crate::config::file::variable_keys;
 use crate::run::outcome::exit_lines;
 

@@ -10,7 +10,9 @@
 //! completions and the man page.
 
 pub mod commands;
+pub mod help;
 pub mod man;
+pub mod reason;
 pub mod schema;
 
 use std::ffi::OsString;
@@ -19,71 +21,20 @@ use std::path::PathBuf;
 use clap::builder::BoolishValueParser;
 use clap::{Arg, Command, CommandFactory, Parser, ValueEnum};
 
+use crate::cli::help::{
+    COMMANDS_USAGE, ESSENTIAL_FLAGS, commands_help, help_footer, short_help_footer,
+};
 use crate::cli::schema::SchemaKind;
-use crate::run::outcome::exit_lines;
-
-/// Where settings come from: the second part of the `--help` footer, and
-/// the man page's ENVIRONMENT.
-pub const SETTINGS_HELP: &str = "\
-Settings, layer by layer, the first layer that sets one wins: the flag; the environment
-(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --mcp, --stdin
-and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL,
-ANTHROPIC_BASE_URL); ./.env (--env-file PATH, --no-env-file), read as data for the keys,
-base URLs, LEASH_PROVIDER, LEASH_MODEL and LEASH_API only;
-$XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with the same names
-in lower case (max-turns = 8, api-key = \"...\"); the default. The key is
-never sent to a base URL from a lower layer than the key's unless --trust-base-url.
-`leash config [OPTIONS]` shows what a run would use and where each value came from.";
-
-/// The footer of `-h`: every exit code by name on two lines, and where the
-/// rest is. `-h` stays one screen however many flags leash grows.
-pub fn short_help_footer() -> String {
-    let codes: Vec<String> = exit_lines()
-        .into_iter()
-        .map(|(code, name, _)| format!("{code} {name}"))
-        .collect();
-    let mut footer = String::from("Exit codes: ");
-    let mut width = footer.len();
-    for (i, code) in codes.iter().enumerate() {
-        let piece = match i + 1 == codes.len() {
-            true => format!("{code}."),
-            false => format!("{code},"),
-        };
-        if width + piece.len() + 1 > 100 {
-            footer.push('\n');
-            width = 0;
-        } else if i > 0 {
-            footer.push(' ');
-            width += 1;
-        }
-        width += piece.len();
-        footer.push_str(&piece);
-    }
-    footer.push_str(
-        "\nleash --help: what each code means; settings from LEASH_<FLAG>, .env, config.toml.",
-    );
-    footer
-}
-
-/// The footer of `--help`: the exit table (ARCHITECTURE.md §2.1), then where settings
-/// come from.
-pub fn help_footer() -> String {
-    let mut footer = String::from("Exit codes:\n");
-    for (code, name, meaning) in exit_lines() {
-        footer.push_str(&format!("    {code:<5}{name:<16}{meaning}\n"));
-    }
-    footer.push('\n');
-    footer.push_str(SETTINGS_HELP);
-    footer
-}
 
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "leash",
     version,
-    about = "One bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
-    override_usage = "leash [OPTIONS] [PROMPT]\n       leash <COMMAND> [ARGS]",
+    about = "One bounded agent run: the reply on stdout, events on stderr.",
+    long_about = "One bounded agent run: events to stderr, the reply to stdout, an exit code that says how it ended.",
+    override_usage = format!("leash [OPTIONS] [PROMPT]\n       {COMMANDS_USAGE}"),
+    before_long_help = commands_help(),
     after_help = short_help_footer(),
     after_long_help = help_footer(),
     // A repeated flag: the last one wins, so a wrapper can override.
@@ -115,8 +66,14 @@ pub struct Cli {
     )]
     pub provider: Option<ProviderName>,
 
-    /// The model [default: gpt-4.1-mini, claude-sonnet-4-5, faux].
-    #[arg(short = 'm', long, env = "LEASH_MODEL", value_name = "NAME")]
+    /// The model [default: per provider].
+    #[arg(
+        short = 'm',
+        long,
+        env = "LEASH_MODEL",
+        value_name = "NAME",
+        long_help = "The model [default: gpt-4.1-mini, claude-sonnet-4-5, faux]"
+    )]
     pub model: Option<String>,
 
     /// The API base (also OPENAI_BASE_URL, ANTHROPIC_BASE_URL).
@@ -139,13 +96,14 @@ pub struct Cli {
     #[arg(long, env = "LEASH_FAUX_SCRIPT", value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 
-    /// Abort the run after 90s, 2m, ...; 0 = never.
+    /// Abort after 90s, 2m, ...; 0 = never.
     #[arg(
         short = 't',
         long,
         env = "LEASH_TIMEOUT",
         value_name = "DURATION",
-        default_value = "30s"
+        default_value = "30s",
+        long_help = "Abort the run after 90s, 2m, ...; 0 = never"
     )]
     pub timeout: String,
 
@@ -163,12 +121,16 @@ pub struct Cli {
     )]
     pub max_same_call: u32,
 
-    /// Tools offered, or none.
+    /// Tools offered, or none [default: the file tools].
+    // The default is in the text: the long form names git's rule too.
     #[arg(
         long,
         env = "LEASH_TOOLS",
         value_name = "LIST",
-        default_value = "read_file,list_dir,grep,find"
+        default_value = "read_file,list_dir,grep,find",
+        hide_default_value = true,
+        long_help = "Tools offered, or none [default: read_file,list_dir,grep,find, \
+                     and git when --root is in a git work tree]"
     )]
     pub tools: String,
 
@@ -176,9 +138,10 @@ pub struct Cli {
     #[arg(long, env = "LEASH_ROOT", value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
 
-    /// Also offer write_file and edit_file: the model may change files under --root.
+    /// Offer write_file and edit_file: change files under --root.
     #[arg(long, env = "LEASH_ALLOW_WRITE", value_parser = BoolishValueParser::new(),
-          help_heading = "Writing")]
+          help_heading = "Writing",
+          long_help = "Also offer write_file and edit_file: the model may change files under --root")]
     pub allow_write: bool,
 
     /// How a batch runs: parallel or sequential.
@@ -208,9 +171,10 @@ pub struct Cli {
     #[arg(long, env = "LEASH_STREAM", value_parser = BoolishValueParser::new())]
     pub stream: bool,
 
-    /// Stdout: the reply (text) or one object (json).
+    /// The reply as text or json.
     #[arg(long, env = "LEASH_OUTPUT", value_enum, default_value_t = OutputFormat::Text,
-          value_name = "FORMAT", hide_possible_values = true)]
+          value_name = "FORMAT", hide_possible_values = true,
+          long_help = "Stdout: the reply (text) or one object (json)")]
     pub output: OutputFormat,
 
     /// Also write the reply to FILE (empty after a failure).
@@ -273,10 +237,18 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
 
-    /// chat (Chat Completions) or responses; OpenAI only.
-    #[arg(long, env = "LEASH_API", value_enum, default_value_t = ApiName::Chat,
-          value_name = "API", hide_possible_values = true, help_heading = "Provider API")]
-    pub api: ApiName,
+    /// chat (Chat Completions) or responses; OpenAI only [default: responses
+    /// for gpt-5* and o1/o3/o4*, else chat].
+    // No clap default: the model decides (`precedence::choose_api`).
+    #[arg(
+        long,
+        env = "LEASH_API",
+        value_enum,
+        value_name = "API",
+        hide_possible_values = true,
+        help_heading = "Provider API"
+    )]
+    pub api: Option<ApiName>,
 
     /// MCP servers from a JSON file: {"mcpServers": {NAME: ...}}.
     #[arg(
@@ -305,7 +277,7 @@ pub struct Cli {
     )]
     pub mcp_timeout: String,
 
-    /// Wait for stdin without the 1 s grace.
+    /// Stdin is required: wait without the 1 s grace.
     #[arg(long, conflicts_with = "no_stdin")]
     pub stdin: bool,
 
@@ -525,21 +497,18 @@ pub fn command_name(args: &[OsString]) -> Option<CommandName> {
         .find(|command| command.name() == first)
 }
 
-/// The parser of a run. Its `--help` lists the commands first; the
-/// `LEASH_*` names stay out of the flag lines (the footer states the rule).
+/// The parser of a run. `-h` shows the [`ESSENTIAL_FLAGS`]; `--help`
+/// lists the commands first, then every flag. The `LEASH_*` names stay out
+/// of the flag lines (the footer states the rule).
 pub fn run_command() -> Command {
-    let mut commands = String::new();
-    for (command, args, about) in COMMANDS {
-        let usage = format!("{} {args}", command.name());
-        commands.push_str(&format!("  {usage:<19}{about}\n"));
-    }
     Cli::command()
-        .mut_args(|arg| arg.hide_env(true))
-        .help_template(format!(
-            "{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n\
-             Commands (only as the first argument; `leash -- man` sends \"man\" as the prompt):\n\
-             {commands}\n{{all-args}}{{after-help}}"
-        ))
+        .mut_args(|arg| {
+            let essential = ESSENTIAL_FLAGS.contains(&arg.get_id().as_str());
+            arg.hide_env(true).hide_short_help(!essential)
+        })
+        .help_template(
+            "{about-with-newline}\n{usage-heading} {usage}\n\n{before-help}{all-args}{after-help}",
+        )
 }
 
 /// The whole command line, runs and commands, for completions and the man

@@ -31,8 +31,8 @@ use crate::config::dotenv::DotEnvStatus;
 use crate::config::file::ConfigFile;
 use crate::config::layers::{Environment, Origins, Source};
 use crate::config::precedence::{
-    SystemChoice, check_key_destination, choose_api_key, choose_base_url, choose_model,
-    choose_price, choose_provider, choose_system, decide_terminal, provider_info,
+    SystemChoice, api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url,
+    choose_model, choose_price, choose_provider, choose_system, decide_terminal, provider_info,
 };
 use crate::mcp::McpPlan;
 use crate::provider::catalog;
@@ -132,6 +132,9 @@ pub struct RunPlan {
     pub terminal: Terminal,
     /// The MCP servers to start, and how long each has to start.
     pub mcp: McpPlan,
+    /// What the user should know before the run starts (an API chosen
+    /// against the model's family), shown as notices.
+    pub notices: Vec<String>,
     /// Every API key leash knows of (the run's, and the values of
     /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
     /// file's keys): tool results never show them.
@@ -248,27 +251,6 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             prompt_cache_key: cli.prompt_cache_key.clone(),
         })
     };
-    if provider_name != ProviderName::Openai && inputs.origins.source("api") != Source::Default {
-        let provider = match provider_name {
-            ProviderName::Faux => "faux",
-            http => provider_info(http).name,
-        };
-        return Err(named("api")(ConfigError::ApiNotOpenAi { provider }));
-    }
-    let provider = match provider_name {
-        ProviderName::Faux => {
-            let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
-            let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
-            let script = Script::parse(&text, &path.display().to_string())
-                .map_err(|error| named("faux_script")(error.into()))?;
-            ProviderConfig::Faux(script)
-        }
-        ProviderName::Openai => match cli.api {
-            ApiName::Chat => ProviderConfig::OpenAi(http(provider_name)?),
-            ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
-        },
-        ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
-    };
     if inputs.origins.source("system") == Source::Flag
         && inputs.origins.source("system_file") == Source::Flag
     {
@@ -331,6 +313,31 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             Err(error) => return Err(named("mcp_timeout")(mcp_timeout_error(error))),
         },
     };
+    let (api, _) = choose_api(&cli, inputs.origins, provider_name);
+    let notices: Vec<String> = api_notice(&cli, provider_name, api).into_iter().collect();
+    // The provider last: its missing key is the one error a user cannot fix
+    // by correcting the command line, so every argument error comes first.
+    if provider_name != ProviderName::Openai && cli.api.is_some() {
+        let provider = match provider_name {
+            ProviderName::Faux => "faux",
+            http => provider_info(http).name,
+        };
+        return Err(named("api")(ConfigError::ApiNotOpenAi { provider }));
+    }
+    let provider = match provider_name {
+        ProviderName::Faux => {
+            let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
+            let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
+            let script = Script::parse(&text, &path.display().to_string())
+                .map_err(|error| named("faux_script")(error.into()))?;
+            ProviderConfig::Faux(script)
+        }
+        ProviderName::Openai => match api {
+            ApiName::Chat => ProviderConfig::OpenAi(http(provider_name)?),
+            ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
+        },
+        ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
+    };
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);
     Ok(RunPlan {
@@ -363,6 +370,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         terminal,
         mcp,
         known_keys: known_keys(inputs),
+        notices,
     })
 }
 

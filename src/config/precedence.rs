@@ -5,7 +5,7 @@
 //!
 //! Nothing here reads files or the process environment.
 
-use crate::cli::{Cli, ColorChoice, EventsFormat, ProviderName};
+use crate::cli::{ApiName, Cli, ColorChoice, EventsFormat, ProviderName};
 use crate::config::layers::{Origins, Source};
 use crate::config::{Inputs, Terminal};
 use crate::provider::ApiKey;
@@ -52,6 +52,51 @@ pub fn choose_model(cli: &Cli, provider: ProviderName) -> (String, bool) {
             (model.to_owned(), true)
         }
     }
+}
+
+/// Whether OpenAI serves `model` through the Responses API first: the
+/// `gpt-5*` family and the o-series reasoning models (`o1`, `o3`, `o4`,
+/// with or without a `-suffix`), whose reasoning items only that API
+/// carries from turn to turn.
+pub fn made_for_responses(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    model.starts_with("gpt-5")
+        || ["o1", "o3", "o4"].iter().any(|family| {
+            model
+                .strip_prefix(family)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+        })
+}
+
+/// The reason shown when the model chose the Responses API.
+pub const RESPONSES_BY_MODEL: &str = "a gpt-5* or o-series model";
+
+/// `--api` (from any layer), else by the model: the Responses API for an
+/// OpenAI run of a model [`made_for_responses`], Chat Completions for any
+/// other (which every compatible server speaks).
+pub fn choose_api(cli: &Cli, origins: &Origins, provider: ProviderName) -> (ApiName, Source) {
+    if let Some(api) = cli.api {
+        return (api, origins.source("api"));
+    }
+    let (model, _) = choose_model(cli, provider);
+    match provider == ProviderName::Openai && made_for_responses(&model) {
+        true => (ApiName::Responses, Source::Implied(RESPONSES_BY_MODEL)),
+        false => (ApiName::Chat, Source::Default),
+    }
+}
+
+/// What to tell a user who chose Chat Completions for a model made for the
+/// Responses API: the run goes on as asked.
+pub fn api_notice(cli: &Cli, provider: ProviderName, api: ApiName) -> Option<String> {
+    let (model, _) = choose_model(cli, provider);
+    (provider == ProviderName::Openai && api == ApiName::Chat && made_for_responses(&model)).then(
+        || {
+            format!(
+                "{model} runs on Chat Completions as --api chat asks; OpenAI serves it best \
+                 through the Responses API: --api responses (the default for this model)"
+            )
+        },
+    )
 }
 
 /// Where the run's price came from (see [`choose_price`]).
@@ -265,6 +310,32 @@ pub fn use_color(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_responses_families_are_gpt_5_and_the_o_series() {
+        for model in [
+            "gpt-5",
+            "gpt-5-mini",
+            "GPT-5.1",
+            "o1",
+            "o1-pro",
+            "o3-mini",
+            "o4-mini",
+        ] {
+            assert!(made_for_responses(model), "{model}");
+        }
+        for model in [
+            "gpt-4.1-mini",
+            "gpt-4o",
+            "o2",
+            "omni",
+            "o3x",
+            "qwen3:8b",
+            "openai/gpt-5",
+        ] {
+            assert!(!made_for_responses(model), "{model}");
+        }
+    }
 
     #[test]
     fn colour_follows_the_flag_no_color_and_the_terminal() {

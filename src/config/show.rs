@@ -10,8 +10,8 @@ use crate::config::Inputs;
 use crate::config::file::flag_keys;
 use crate::config::layers::{ParsedRun, Source};
 use crate::config::precedence::{
-    SystemChoice, choose_api_key, choose_base_url, choose_model, choose_price, choose_provider,
-    choose_system, decide_terminal, provider_info,
+    SystemChoice, choose_api, choose_api_key, choose_base_url, choose_model, choose_price,
+    choose_provider, choose_system, decide_terminal, provider_info,
 };
 
 /// One line of `leash config`.
@@ -90,6 +90,13 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                     false => origins.source("model"),
                 };
                 Setting::new(&key, Some(model), source)
+            }
+            "api" => {
+                let (api, source) = choose_api(cli, origins, provider);
+                let name = api
+                    .to_possible_value()
+                    .map(|value| value.get_name().to_owned());
+                Setting::new(&key, name, source)
             }
             "base-url" if provider == ProviderName::Faux => generic.note("not used by faux"),
             "base-url" => {

@@ -50,6 +50,9 @@ pub enum InputError {
     /// Stdin could not be read.
     #[error("cannot read stdin: {0}")]
     Read(String),
+    /// `--stdin` and a prompt, and stdin gave nothing.
+    #[error("stdin was empty, and --stdin says the run needs it")]
+    EmptyStdin,
     /// Stdin is larger than leash accepts.
     #[error(
         "stdin is larger than {limit} bytes; pass a smaller input or give the model a file to read"
@@ -63,6 +66,44 @@ pub enum InputError {
     Timeout,
 }
 
+/// What stdin is, as far as the prompt rules care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinKind {
+    /// A terminal: never read unless asked.
+    Terminal,
+    /// A device such as `/dev/null` (CI's usual stdin): nothing to say
+    /// when it is empty.
+    Device,
+    /// A pipe, a file or a socket: input someone meant to give, so an
+    /// empty one is said.
+    Piped,
+}
+
+impl StdinKind {
+    /// The process's stdin.
+    pub fn of_process() -> Self {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            return StdinKind::Terminal;
+        }
+        let device = stdin
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|meta| meta.file_type().is_char_device());
+        match device {
+            true => StdinKind::Device,
+            false => StdinKind::Piped,
+        }
+    }
+}
+
+/// The notice for a piped stdin that held nothing.
+const EMPTY_STDIN: &str = "stdin was empty; the prompt goes alone";
+
 /// Something that can be read as stdin.
 pub trait StdinSource: Read + Send + 'static {}
 impl<T: Read + Send + 'static> StdinSource for T {}
@@ -73,27 +114,28 @@ pub async fn read_prompt(
     mode: StdinMode,
     deadline: Option<Instant>,
 ) -> Result<PromptInput, InputError> {
-    let stdin = std::io::stdin();
-    let is_terminal = stdin.is_terminal();
-    prompt_from(prompt, mode, is_terminal, stdin, STDIN_GRACE, deadline).await
+    let kind = StdinKind::of_process();
+    prompt_from(prompt, mode, kind, std::io::stdin(), STDIN_GRACE, deadline).await
 }
 
 /// The rules, with stdin and the grace passed in (for tests).
 pub async fn prompt_from(
     prompt: Option<String>,
     mode: StdinMode,
-    stdin_is_terminal: bool,
+    kind: StdinKind,
     stdin: impl StdinSource,
     grace: Duration,
     deadline: Option<Instant>,
 ) -> Result<PromptInput, InputError> {
     let prompt = prompt.filter(|p| p != "-");
+    let stdin_is_terminal = kind == StdinKind::Terminal;
+    let empty = (kind == StdinKind::Piped).then(|| EMPTY_STDIN.to_owned());
     match (prompt, mode) {
         (Some(text), StdinMode::Never) => finish(text, None),
         (Some(text), _) if stdin_is_terminal => finish(text, None),
         (Some(text), StdinMode::Auto) => match read_stdin(stdin, Some(grace), deadline).await? {
             Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
-            Piped::Nothing => finish(text, None),
+            Piped::Nothing => finish(text, empty),
             Piped::Silent => finish(
                 text,
                 Some(format!(
@@ -104,7 +146,7 @@ pub async fn prompt_from(
         },
         (Some(text), StdinMode::Wait) => match read_stdin(stdin, None, deadline).await? {
             Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
-            Piped::Nothing | Piped::Silent => finish(text, None),
+            Piped::Nothing | Piped::Silent => Err(InputError::EmptyStdin),
         },
         (None, StdinMode::Never) => Err(InputError::NoPrompt),
         (None, StdinMode::Auto) if stdin_is_terminal => Err(InputError::NoPrompt),
@@ -262,9 +304,16 @@ mod tests {
 
     #[tokio::test]
     async fn no_prompt_reads_it_from_stdin() {
-        let input = prompt_from(None, StdinMode::Auto, false, bytes("hello\n"), GRACE, None)
-            .await
-            .unwrap();
+        let input = prompt_from(
+            None,
+            StdinMode::Auto,
+            StdinKind::Piped,
+            bytes("hello\n"),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap();
         assert_eq!(input.text, "hello\n");
     }
 
@@ -273,7 +322,7 @@ mod tests {
         let input = prompt_from(
             Some("-".into()),
             StdinMode::Auto,
-            false,
+            StdinKind::Piped,
             bytes("q"),
             GRACE,
             None,
@@ -288,7 +337,7 @@ mod tests {
         let input = prompt_from(
             Some("Any bugs?".into()),
             StdinMode::Auto,
-            false,
+            StdinKind::Piped,
             bytes("diff --git a b\n"),
             GRACE,
             None,
@@ -300,11 +349,11 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_empty_closed_stdin_leaves_the_prompt_alone() {
+    async fn an_empty_pipe_leaves_the_prompt_alone_and_says_so() {
         let input = prompt_from(
             Some("q".into()),
             StdinMode::Auto,
-            false,
+            StdinKind::Piped,
             bytes(""),
             GRACE,
             None,
@@ -312,7 +361,31 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(input.text, "q");
+        assert_eq!(input.notice.as_deref(), Some(EMPTY_STDIN));
+        // `/dev/null` is no input anybody gave: nothing to say.
+        let input = prompt_from(
+            Some("q".into()),
+            StdinMode::Auto,
+            StdinKind::Device,
+            bytes(""),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap();
         assert_eq!(input.notice, None);
+        // `--stdin` says the run needs it.
+        let error = prompt_from(
+            Some("q".into()),
+            StdinMode::Wait,
+            StdinKind::Device,
+            bytes(""),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error, InputError::EmptyStdin);
     }
 
     #[tokio::test]
@@ -321,7 +394,7 @@ mod tests {
         let input = prompt_from(
             Some("q".into()),
             StdinMode::Auto,
-            false,
+            StdinKind::Piped,
             Stalled,
             GRACE,
             None,
@@ -344,7 +417,7 @@ mod tests {
         let error = prompt_from(
             Some("q".into()),
             StdinMode::Wait,
-            false,
+            StdinKind::Piped,
             Stalled,
             GRACE,
             Some(deadline),
@@ -359,7 +432,7 @@ mod tests {
         let input = prompt_from(
             Some("q".into()),
             StdinMode::Never,
-            false,
+            StdinKind::Piped,
             Stalled,
             GRACE,
             None,
@@ -367,13 +440,27 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(input.text, "q");
-        let error = prompt_from(None, StdinMode::Auto, false, bytes("  \n"), GRACE, None)
-            .await
-            .unwrap_err();
+        let error = prompt_from(
+            None,
+            StdinMode::Auto,
+            StdinKind::Piped,
+            bytes("  \n"),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(error, InputError::Empty);
-        let error = prompt_from(None, StdinMode::Auto, true, bytes(""), GRACE, None)
-            .await
-            .unwrap_err();
+        let error = prompt_from(
+            None,
+            StdinMode::Auto,
+            StdinKind::Terminal,
+            bytes(""),
+            GRACE,
+            None,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(error, InputError::NoPrompt);
     }
 

@@ -234,6 +234,9 @@ impl Job {
             let file = create_output(path, abort).await?;
             self.last_message = Some(file.map_err(not_created("--output-last-message", path))?);
         }
+        for notice in self.plan.notices.clone() {
+            self.events.submit(move |renderer| renderer.notice(&notice));
+        }
         let read = input::read_prompt(
             self.plan.prompt.clone(),
             self.plan.stdin,

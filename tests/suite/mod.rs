@@ -9,6 +9,7 @@ mod dotenv_trust;
 mod ecosystem;
 mod edit_tools;
 mod events;
+mod first_minutes;
 mod first_minutes_events;
 mod git_tool;
 mod hardening_contract;

@@ -52,7 +52,9 @@ fn the_seed_task_prints_the_reply_alone_on_stdout_and_the_events_on_stderr() {
     let ws = workspace();
     let output = ws
         .faux(seed_script())
-        .args(["-s", "Read the file before explaining.", SEED_PROMPT])
+        // No stdin: the test harness's empty pipe would be said on stderr.
+        .args(["--no-stdin", "-s", "Read the file before explaining."])
+        .arg(SEED_PROMPT)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -327,7 +329,7 @@ fn output_json_is_one_object_with_the_result_fields() {
     let ws = workspace();
     let output = ws
         .faux(seed_script())
-        .args(["--output", "json", "-q", SEED_PROMPT])
+        .args(["--no-stdin", "--output", "json", "-q", SEED_PROMPT])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
