@@ -456,3 +456,104 @@ fn a_directory_swapped_for_an_outside_symlink_while_writing_never_escapes() {
     let written = ends.iter().filter(|end| end["isError"] == false).count();
     assert!(written > 0, "no call ever wrote; the race was not run");
 }
+
+/// Git directories under other names than `.git`, found by what they hold
+/// (a `HEAD` file with `objects/` and `refs/`, or with a `commondir`), as
+/// git itself finds them: a bare repository `vendor/x.git`, the target of
+/// a `.git` file (`--separate-git-dir meta`), a linked worktree's private
+/// directory. No write lands in one, nor makes a directory one; a plain
+/// directory with a file named `HEAD` stays writable.
+#[test]
+fn git_directories_are_refused_by_structure_not_by_name() {
+    let ws = workspace();
+    for dir in ["root/vendor/x.git", "root/meta"] {
+        ws.write(&format!("{dir}/HEAD"), "ref: refs/heads/main\n");
+        ws.write(&format!("{dir}/config"), "[core]\n\tbare = true\n");
+        ws.write(&format!("{dir}/objects/info/packs"), "");
+        ws.write(&format!("{dir}/refs/heads/main"), "0000\n");
+    }
+    ws.write("root/.git", "gitdir: meta\n");
+    ws.write("root/wt/HEAD", "ref: refs/heads/topic\n");
+    ws.write("root/wt/commondir", "../meta\n");
+    ws.write("root/almost/HEAD", "ref: refs/heads/main\n");
+    ws.write("root/almost/refs/heads/main", "0000\n");
+    ws.write("root/plain/HEAD", "just a file called HEAD\n");
+    let root = ws.path("root");
+    let before = snapshot(&root);
+    let refused = [
+        ("write_file", "vendor/x.git/hooks/post-checkout"),
+        ("write_file", "vendor/x.git/config"),
+        ("write_file", "vendor/x.git/objects/info/alternates"),
+        ("write_file", "meta/config"),
+        ("write_file", "meta/hooks/pre-commit"),
+        ("write_file", "./meta//hooks/post-merge"),
+        ("write_file", "wt/hooks/post-checkout"),
+        ("write_file", "wt/config.worktree"),
+        ("write_file", "almost/objects/info/alternates"),
+        ("edit_file", "meta/config"),
+        ("edit_file", "vendor/x.git/config"),
+    ];
+    let allowed = [
+        ("write_file", "plain/HEAD"),
+        ("write_file", "plain/notes.txt"),
+        ("write_file", "vendor/readme.txt"),
+    ];
+    let call = |id: String, (tool, path): (&str, &str)| {
+        let arguments = match tool {
+            "write_file" => json!({"path": path, "content": "#!/bin/sh\necho PWNED\n"}),
+            _ => json!({"path": path, "old": "[core]", "new": "[core]\n\tfsmonitor = ./pwn"}),
+        };
+        json!({"id": id, "name": tool, "arguments": arguments})
+    };
+    let mut calls: Vec<Value> = Vec::new();
+    for (i, c) in refused.iter().enumerate() {
+        calls.push(call(format!("no{i}"), *c));
+    }
+    for (i, c) in allowed.iter().enumerate() {
+        calls.push(call(format!("ok{i}"), *c));
+    }
+    let (output, _) = run(ws
+        .faux(json!([{"toolCalls": calls}, {"text": "done"}]))
+        .args(["--allow-write", "--events", "jsonl", "go"]));
+    assert_calm(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
+    let ends = tool_ends(&output);
+    assert_eq!(ends.len(), refused.len() + allowed.len());
+    for end in &ends {
+        let id = end["toolCallId"].as_str().unwrap();
+        let text = end["result"].to_string();
+        if id.starts_with("no") {
+            assert_eq!(end["isError"], true, "written into a git directory: {end}");
+            assert!(text.contains("git directory"), "{text}");
+        } else {
+            assert_eq!(end["isError"], false, "a plain write was refused: {end}");
+        }
+    }
+    let after = snapshot(&root);
+    for (path, bytes) in &after {
+        if let Some(old) = before.get(path) {
+            if !path.starts_with(root.join("plain"))
+                && !path.starts_with(root.join("vendor/readme.txt"))
+            {
+                assert_eq!(old, bytes, "{} changed", path.display());
+            }
+        } else {
+            let relative = path.strip_prefix(&root).unwrap();
+            assert!(
+                ["plain/notes.txt", "vendor/readme.txt"]
+                    .iter()
+                    .any(|ok| relative == Path::new(ok)),
+                "{} was created",
+                path.display()
+            );
+        }
+    }
+    assert!(!root.join("vendor/x.git/hooks").exists());
+    assert!(!root.join("meta/hooks").exists());
+    assert!(!root.join("wt/hooks").exists());
+    assert!(!root.join("almost/objects").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("plain/HEAD")).unwrap(),
+        "#!/bin/sh\necho PWNED\n"
+    );
+}

@@ -16,7 +16,10 @@
 //!
 //! Refused: dotenv files (as the readers refuse them), files named like
 //! private keys or credential stores ([`refused_name`]), anything under a
-//! `.git` directory (hooks and config there run programs), directories,
+//! `.git` directory or a directory git would take for a git directory
+//! whatever its name (`gitdir`: checked on each directory descriptor from
+//! the root down, since hooks and config there run programs), a write that
+//! would turn a directory into one, directories,
 //! FIFOs, sockets and devices, and a target that is a symlink when the
 //! directory is opened (one that pointed out of the root was already
 //! refused by the walk; one that appears later is a race).
@@ -34,6 +37,8 @@ use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
 use super::{Sandbox, SandboxError, descriptor_target, identity, names_dotenv, shown_path};
+
+mod gitdir;
 
 /// The most bytes one `write_file` may write, and the most an edit may
 /// make a file.
@@ -76,6 +81,17 @@ pub enum WriteError {
         path: String,
         /// What kind of file, in words.
         kind: &'static str,
+    },
+    /// Inside a directory git takes for a git directory, whatever its
+    /// name, or a write that would make one.
+    #[error(
+        "'{path}' is inside a git directory (a directory holding HEAD with objects/ and refs/, \
+         as a repository does) or would make one, and git directories' hooks and config run \
+         programs; leash's tools never write there"
+    )]
+    GitLike {
+        /// The path, shortened and escaped.
+        path: String,
     },
     /// Inside a `.git` directory.
     #[error(
@@ -207,10 +223,13 @@ impl Sandbox {
         if !missing.is_empty() && !create_dirs {
             return Err(WriteError::NoParent { path: shown });
         }
-        let mut dir = self.open_dir(&dir_real, &shown)?;
+        let mut dir = self.open_dir(inside, &dir_real, &shown)?;
         for part in missing {
+            refuse_git_directory(&dir, Some(part), &shown)?;
             dir = make_dir(&dir, part).map_err(|source| io_error(&shown, source))?;
+            refuse_git_directory(&dir, None, &shown)?;
         }
+        refuse_git_directory(&dir, Some(&name), &shown)?;
         let existing = existing_file(&dir, &name, &shown)?;
         Ok(WriteTarget {
             dir,
@@ -221,31 +240,52 @@ impl Sandbox {
         })
     }
 
-    /// Opens a resolved directory and checks that the handle is the one
-    /// resolved and lies inside the root (as `verify_opened` does for a
-    /// file): what every later step is relative to.
-    fn open_dir(&self, real: &Path, shown: &str) -> Result<File, WriteError> {
+    /// Opens a resolved directory (`inside`, relative to the root; `real`,
+    /// canonical) one name at a time from the root's own descriptor, never
+    /// through a symlink, and refuses it when it or any directory on the
+    /// way is a git directory by structure ([`gitdir`]). The handle is
+    /// then checked as `verify_opened` checks a file: the one resolved,
+    /// inside the root. Every later step is relative to it.
+    fn open_dir(&self, inside: &Path, real: &Path, shown: &str) -> Result<File, WriteError> {
         let before = fs::symlink_metadata(real).map_err(|source| io_error(shown, source))?;
         if !before.file_type().is_dir() {
             return Err(WriteError::NoParent {
                 path: shown.to_owned(),
             });
         }
-        let fd = rustix::fs::open(real, dir_flags(), Mode::empty())
+        let changed = || WriteError::Changed {
+            path: shown.to_owned(),
+        };
+        let fd = rustix::fs::open(&self.root, dir_flags(), Mode::empty())
             .map_err(|errno| io_error(shown, errno.into()))?;
-        let dir = File::from(fd);
+        let mut dir = File::from(fd);
+        let root = dir.metadata().map_err(|source| io_error(shown, source))?;
+        if identity(&root) != self.identity {
+            return Err(SandboxError::RootChanged.into());
+        }
+        refuse_git_directory(&dir, None, shown)?;
+        for component in inside.components() {
+            let Component::Normal(name) = component else {
+                return Err(changed());
+            };
+            let fd =
+                rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()).map_err(|errno| {
+                    match errno {
+                        Errno::LOOP | Errno::NOTDIR => changed(),
+                        other => io_error(shown, other.into()),
+                    }
+                })?;
+            dir = File::from(fd);
+            refuse_git_directory(&dir, None, shown)?;
+        }
         let opened = dir.metadata().map_err(|source| io_error(shown, source))?;
         if identity(&opened) != identity(&before) {
-            return Err(WriteError::Changed {
-                path: shown.to_owned(),
-            });
+            return Err(changed());
         }
         if let Some(at) = descriptor_target(&dir)
             && !at.starts_with(&self.root)
         {
-            return Err(WriteError::Changed {
-                path: shown.to_owned(),
-            });
+            return Err(changed());
         }
         Ok(dir)
     }
@@ -388,6 +428,18 @@ fn check_name(name: &OsStr, shown: &str) -> Result<(), WriteError> {
             kind,
         }),
         None => Ok(()),
+    }
+}
+
+/// Refuses a directory that is a git directory by structure, or would be
+/// one once `adding` exists in it.
+fn refuse_git_directory(dir: &File, adding: Option<&OsStr>, shown: &str) -> Result<(), WriteError> {
+    match gitdir::is_git_directory(dir, adding) {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(WriteError::GitLike {
+            path: shown.to_owned(),
+        }),
+        Err(source) => Err(io_error(shown, source)),
     }
 }
 
