@@ -36,9 +36,18 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
-use super::{Sandbox, SandboxError, descriptor_target, identity, names_dotenv, shown_path};
+use super::{Sandbox, SandboxError, descriptor_target, identity, shown_path};
 
 mod gitdir;
+mod names;
+mod temp;
+
+use names::check_name;
+#[cfg(test)]
+use names::refused_name;
+
+use temp::Temp;
+pub use temp::remove_every_temp_file;
 
 /// The most bytes one `write_file` may write, and the most an edit may
 /// make a file.
@@ -46,9 +55,6 @@ pub const MAX_WRITE_BYTES: usize = 16 * 1024 * 1024;
 /// The largest existing file `edit_file` edits or `write_file` replaces
 /// (it is read whole, to replace text in it and to show a diff).
 pub const MAX_EDIT_BYTES: usize = 4 * 1024 * 1024;
-/// How many temporary names are tried before giving up (each clash means
-/// a file of that random name already exists).
-const TEMP_ATTEMPTS: usize = 8;
 
 /// Why a write was refused or failed. `Display` is one line for the model.
 #[derive(Debug, thiserror::Error)]
@@ -347,20 +353,16 @@ impl WriteTarget {
             .as_ref()
             .map(|(_, meta)| Mode::from_raw_mode(meta.mode() & 0o1777));
         let (temp, file) =
-            create_temp(&self.dir, keep.is_some()).map_err(|source| io_error(shown, source))?;
-        let written = write_synced(file, bytes, keep);
-        let outcome = match written {
-            Err(source) => Err(io_error(shown, source)),
-            Ok(()) if cancel.is_cancelled() => Err(WriteError::Cancelled {
+            Temp::create(&self.dir, keep.is_some()).map_err(|source| io_error(shown, source))?;
+        // Dropped unrenamed on every early return: its file goes with it.
+        write_synced(file, bytes, keep).map_err(|source| io_error(shown, source))?;
+        if cancel.is_cancelled() {
+            return Err(WriteError::Cancelled {
                 path: shown.to_owned(),
-            }),
-            Ok(()) => rustix::fs::renameat(&self.dir, &temp, &self.dir, &self.name)
-                .map_err(|errno| io_error(shown, errno.into())),
-        };
-        if outcome.is_err() {
-            let _ = rustix::fs::unlinkat(&self.dir, &temp, AtFlags::empty());
-            return outcome;
+            });
         }
+        temp.rename_over(&self.name)
+            .map_err(|source| io_error(shown, source))?;
         // The rename is durable once the directory is.
         let _ = rustix::fs::fsync(&self.dir);
         if !sandbox.still_inside(&self.dir) {
@@ -382,53 +384,6 @@ pub(crate) enum ReadError {
     },
     /// Reading failed.
     Io(io::Error),
-}
-
-/// Which kind of secret a file name says a file holds, if any: a dotenv
-/// file (`.env`, `.env.*`), an SSH private key (`id_rsa`, `id_dsa`,
-/// `id_ecdsa`, `id_ed25519`, and their `_sk` forms), a key or certificate
-/// store (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`,
-/// `*.ppk`), or a credentials file (`.netrc`, `.pgpass`,
-/// `.git-credentials`).
-pub fn refused_name(name: &OsStr) -> Option<&'static str> {
-    let bytes = name.as_bytes();
-    if names_dotenv(Path::new(name)) {
-        return Some("a dotenv file");
-    }
-    const SSH_KEYS: [&[u8]; 6] = [
-        b"id_rsa",
-        b"id_dsa",
-        b"id_ecdsa",
-        b"id_ed25519",
-        b"id_ecdsa_sk",
-        b"id_ed25519_sk",
-    ];
-    if SSH_KEYS.contains(&bytes) {
-        return Some("an SSH private key");
-    }
-    const CREDENTIALS: [&[u8]; 3] = [b".netrc", b".pgpass", b".git-credentials"];
-    if CREDENTIALS.contains(&bytes) {
-        return Some("a credentials file");
-    }
-    let extension = Path::new(name)
-        .extension()
-        .map(|e| e.as_bytes().to_ascii_lowercase());
-    const KEY_STORES: [&[u8]; 7] = [b"pem", b"key", b"p12", b"pfx", b"jks", b"keystore", b"ppk"];
-    if extension.is_some_and(|e| KEY_STORES.contains(&e.as_slice())) {
-        return Some("a private key or certificate store");
-    }
-    None
-}
-
-/// Refuses a name [`refused_name`] names.
-fn check_name(name: &OsStr, shown: &str) -> Result<(), WriteError> {
-    match refused_name(name) {
-        Some(kind) => Err(WriteError::Secret {
-            path: shown.to_owned(),
-            kind,
-        }),
-        None => Ok(()),
-    }
 }
 
 /// Refuses a directory that is a git directory by structure, or would be
@@ -494,29 +449,6 @@ fn existing_file(
         return Err(WriteError::Special { path });
     }
     Ok(Some((file, meta)))
-}
-
-/// A new temporary file in `dir`: `.leash-write-<16 random hex>.tmp`,
-/// created with `O_EXCL | O_NOFOLLOW`, so it can be neither an existing
-/// file nor a symlink someone planted under a guessed name.
-/// `private`: created `0600` (an existing file's bits are applied next);
-/// else `0666` less the umask, as any new file.
-fn create_temp(dir: &File, private: bool) -> io::Result<(OsString, File)> {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let create_mode = Mode::from_raw_mode(if private { 0o600 } else { 0o666 });
-    let mut last = io::Error::other("no temporary name was tried");
-    for _ in 0..TEMP_ATTEMPTS {
-        let mut random = [0u8; 8];
-        rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
-        let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
-        let name = OsString::from(format!(".leash-write-{hex}.tmp"));
-        match rustix::fs::openat(dir, &name, flags, create_mode) {
-            Ok(fd) => return Ok((name, File::from(fd))),
-            Err(Errno::EXIST) => last = io::Error::from(Errno::EXIST),
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-    Err(last)
 }
 
 /// Writes and `fsync`s the temporary file; `keep` is an existing file's
