@@ -528,6 +528,26 @@ fn a_failed_finish_turn_hook_ends_the_run_with_exit_4() {
     assert_eq!(hook_failures(&output)[0]["event"], "finish-turn");
 }
 
+/// With `-q` (`--events none`) a failed `finish-turn` hook is said once,
+/// as the last line, not also as an event line before it.
+#[test]
+fn with_q_a_failed_finish_turn_hook_is_said_once() {
+    let ws = Workspace::new();
+    let hook = sh_hook(&ws, "gate.sh", "finish-turn", "echo boom >&2; exit 1");
+    let mut cmd = ws.faux(json!([{"text": "an answer"}]));
+    cmd.args(["-q", "--hook", &hook, "go"]);
+    let (output, _) = run(&mut cmd);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let err = stderr(&output);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("leash: hook #1 (finish-turn=")
+            && lines[0].ends_with("; the run was ended"),
+        "{err}"
+    );
+}
+
 #[test]
 fn deny_and_allow_patterns_block_with_a_stock_reason() {
     let ws = Workspace::new();
