@@ -13,7 +13,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(sse_decoder openai_stream responses_stream anthropic_stream tool_args faux_script sandbox_path)
+    targets=(sse_decoder openai_stream responses_stream anthropic_stream tool_args faux_script sandbox_path tool_policy)
 fi
 dict_of() {
     case "$1" in

@@ -87,6 +87,13 @@ pub mod internals {
         };
     }
 
+    /// The `--deny-tool`/`--allow-tool` matcher, and the normalised form of
+    /// a file tool's path argument it judges.
+    pub mod tool_policy {
+        pub use crate::run::hooks::policy::normalised;
+        pub use crate::run::hooks::{Policy, ToolPattern};
+    }
+
     /// The SSE decoder the wire formats share.
     pub mod sse {
         pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};
