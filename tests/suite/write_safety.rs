@@ -174,7 +174,9 @@ fn temp_files(dir: &Path) -> Vec<String> {
 /// The signal is sent the moment the temporary file appears, so the run
 /// ends while it exists; a run whose write won the race anyway (the file
 /// was replaced) proves nothing, so each way is tried until one ends
-/// with the old file in place (at most a few times).
+/// with the old file in place (at most a few times). The timer cannot be
+/// aimed like that: its runs are spread over several timeouts and must
+/// leave nothing, but need not land mid-write.
 #[test]
 fn no_temporary_file_survives_a_run_ended_mid_write() {
     let old = "x".repeat(4 * 1024 * 1024 - 64);
@@ -187,7 +189,7 @@ fn no_temporary_file_survives_a_run_ended_mid_write() {
     let mut failures = Vec::new();
     for way in ["SIGTERM", "SIGTERM+SIGINT", "timer"] {
         let mut cut_mid_write = false;
-        for _attempt in 0..6 {
+        for attempt in 0..6 {
             let ws = workspace();
             let root = ws.path("root");
             ws.write("root/big.txt", &old);
@@ -196,7 +198,8 @@ fn no_temporary_file_survives_a_run_ended_mid_write() {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
             if way == "timer" {
-                cmd.args(["-t", "0.5"]);
+                // The timer cannot be aimed at the write: spread it.
+                cmd.args(["-t", ["0.3", "0.5", "0.8", "1.2", "2", "3"][attempt]]);
             }
             let mut child = cmd.spawn().unwrap();
             let pid = Pid::from_raw(child.id() as i32);
@@ -237,7 +240,10 @@ fn no_temporary_file_survives_a_run_ended_mid_write() {
                 break;
             }
         }
-        if !cut_mid_write && failures.is_empty() {
+        // The signals are sent while the temporary file exists, so they
+        // must catch the write; the timer may miss it on a slower or
+        // faster machine (it then only shows nothing is left).
+        if !cut_mid_write && failures.is_empty() && way != "timer" {
             failures.push(format!("{way}: no run was ended mid-write (inconclusive)"));
         }
     }
