@@ -67,6 +67,8 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
     // The one exit point: no hook, MCP server or git outlives leash,
     // whatever ended the run (ARCHITECTURE.md "Child processes").
     child::stop_every_group();
+    // Nor a write's temporary file (a tool thread cut off mid-write).
+    tools::sandbox::write::remove_every_temp_file();
     ExitCode::from(outcome)
 }
 
@@ -95,6 +97,13 @@ pub mod internals {
     /// The git tool's argument whitelist.
     pub mod git {
         pub use crate::tools::git::{GitCommand, GitError, SortedArgs, sort_args};
+    }
+
+    /// The `--deny-tool`/`--allow-tool` matcher, and the normalised form of
+    /// a file tool's path argument it judges.
+    pub mod tool_policy {
+        pub use crate::run::hooks::policy::normalised;
+        pub use crate::run::hooks::{Policy, ToolPattern};
     }
 
     /// The SSE decoder the wire formats share.

@@ -187,6 +187,14 @@ impl EventRenderer for TextRenderer {
         self.line(&line);
     }
 
+    /// A failed hook is an event (README "Hooks"): `--events none` prints
+    /// none, so one that ended the run is said once, by the last line.
+    fn hook_failed(&mut self, failure: &crate::run::hooks::HookFailure) {
+        if self.events {
+            self.notice(&failure.reason);
+        }
+    }
+
     fn settle(&mut self) {
         if let Some(indicator) = &mut self.indicator {
             indicator.hide();

@@ -302,7 +302,8 @@ impl Job {
                 }),
                 queues.clone(),
             )
-            .with_keys(Arc::clone(&keys)),
+            .with_keys(Arc::clone(&keys))
+            .with_sandbox(self.plan.tools.as_ref().map(|t| Arc::clone(&t.sandbox))),
         );
         let agent = Agent::with_queues(
             self.provider(),

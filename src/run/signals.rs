@@ -52,6 +52,7 @@ pub async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Op
     // This exit skips the one in `run_process`: the children go first,
     // without the grace (the operator asked twice).
     crate::child::kill_every_group();
+    crate::tools::sandbox::write::remove_every_temp_file();
     std::process::exit(Status::Interrupted(second).code().into())
 }
 

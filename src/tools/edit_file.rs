@@ -57,15 +57,19 @@ pub enum EditFileError {
         /// How many times it occurs.
         count: usize,
     },
-    /// The edited file would be too large.
+    /// The edited file would be too large (found before it is built).
     #[error(
-        "the edited '{path}' would be {len} bytes; at most {MAX_WRITE_BYTES} bytes may be written"
+        "the edited '{path}' would be {len} bytes ({count} replacement{}); at most \
+         {MAX_WRITE_BYTES} bytes may be written",
+        if *count == 1 { "" } else { "s" }
     )]
     TooLarge {
         /// The path, shortened and escaped.
         path: String,
         /// The edited length.
-        len: usize,
+        len: u128,
+        /// How many replacements it would take.
+        count: usize,
     },
 }
 
@@ -167,16 +171,20 @@ fn edit_blocking(
         count if !replace_all => return Err(EditFileError::Ambiguous { path: shown, count }),
         _ => {}
     }
+    // The size first: a tiny `old` and a big `new` replaced everywhere
+    // would otherwise build gigabytes before any check.
+    let len = edited_len(old_text.len(), count, args.old.len(), args.new.len());
+    if len > MAX_WRITE_BYTES as u128 {
+        return Err(EditFileError::TooLarge {
+            path: shown,
+            len,
+            count,
+        });
+    }
     let new_text = match replace_all {
         true => old_text.replace(args.old.as_str(), &args.new),
         false => old_text.replacen(args.old.as_str(), &args.new, 1),
     };
-    if new_text.len() > MAX_WRITE_BYTES {
-        return Err(EditFileError::TooLarge {
-            path: shown,
-            len: new_text.len(),
-        });
-    }
     let head = format!(
         "edited {}: {count} replacement{}",
         target.relative(),
@@ -191,6 +199,14 @@ fn edit_blocking(
         cancel,
         Some(head),
     )?)
+}
+
+/// The length of a text of `len` bytes once `count` non-overlapping
+/// matches of `old` bytes are each replaced by `new` bytes: exact, and in
+/// `u128` so no product of `usize`s can overflow.
+fn edited_len(len: usize, count: usize, old: usize, new: usize) -> u128 {
+    let count = count as u128;
+    (len as u128).saturating_sub(count * old as u128) + count * new as u128
 }
 
 #[cfg(test)]

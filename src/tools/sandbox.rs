@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 mod resolve;
 pub(crate) mod write;
 
+pub use resolve::{Lexical, lexical};
+
 /// The longest path the model may give, in bytes (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
 /// The longest single name in a path, in bytes (Linux's `NAME_MAX`).

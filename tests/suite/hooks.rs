@@ -528,6 +528,26 @@ fn a_failed_finish_turn_hook_ends_the_run_with_exit_4() {
     assert_eq!(hook_failures(&output)[0]["event"], "finish-turn");
 }
 
+/// With `-q` (`--events none`) a failed `finish-turn` hook is said once,
+/// as the last line, not also as an event line before it.
+#[test]
+fn with_q_a_failed_finish_turn_hook_is_said_once() {
+    let ws = Workspace::new();
+    let hook = sh_hook(&ws, "gate.sh", "finish-turn", "echo boom >&2; exit 1");
+    let mut cmd = ws.faux(json!([{"text": "an answer"}]));
+    cmd.args(["-q", "--hook", &hook, "go"]);
+    let (output, _) = run(&mut cmd);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let err = stderr(&output);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("leash: hook #1 (finish-turn=")
+            && lines[0].ends_with("; the run was ended"),
+        "{err}"
+    );
+}
+
 #[test]
 fn deny_and_allow_patterns_block_with_a_stock_reason() {
     let ws = Workspace::new();
@@ -577,6 +597,92 @@ fn deny_and_allow_patterns_block_with_a_stock_reason() {
                 .contains("matches no --allow-tool pattern (allowed: list_dir)")
     );
     assert!(!ends[1].1);
+}
+
+/// The README's deny recipe judges the path the tool will open, not its
+/// spelling: every other way to write a denied path (`./`, a trailing
+/// `/`, `//`, `/./`, the absolute path inside the root) is denied too,
+/// and an allow pattern lets a spelled-out allowed path through.
+#[test]
+fn patterns_judge_the_normalised_path_so_no_spelling_bypasses_them() {
+    let ws = Workspace::new();
+    ws.write("root/keys/server.pem", "-----BEGIN PRIVATE KEY-----\n");
+    ws.write("root/x.pem", "-----BEGIN PRIVATE KEY-----\n");
+    ws.write("root/secret/s.txt", "TOP-SECRET-TEXT\n");
+    ws.write("root/docs/a.md", "docs\n");
+    let root = ws.path("root").display().to_string();
+    let denied = [
+        "x.pem/".to_owned(),
+        "./x.pem".to_owned(),
+        "keys//server.pem".to_owned(),
+        "keys/./server.pem".to_owned(),
+        "./keys/server.pem/".to_owned(),
+        format!("{root}/keys/server.pem"),
+        format!("{root}//x.pem"),
+        "./secret/s.txt".to_owned(),
+        "secret//s.txt".to_owned(),
+        "secret/./s.txt".to_owned(),
+        "secret/s.txt/".to_owned(),
+        "./secret/./s.txt".to_owned(),
+        format!("{root}/secret/s.txt"),
+        format!("{root}/./secret/s.txt"),
+    ];
+    let mut calls: Vec<Value> = denied
+        .iter()
+        .map(|path| call("read_file", json!({"path": path})))
+        .collect();
+    calls.push(call("read_file", json!({"path": "./sample.ts"})));
+    calls.push(call(
+        "read_file",
+        json!({"path": format!("{root}/sample.ts")}),
+    ));
+    let (output, _) = faux_run(
+        &ws,
+        calls_then_done(calls),
+        &[
+            "--deny-tool",
+            "read_file(path=**/*.pem)",
+            "--deny-tool",
+            "read_file(path=secret/**)",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let ends = tool_ends(&output);
+    assert_eq!(ends.len(), denied.len() + 2);
+    for (path, (text, is_error)) in denied.iter().zip(&ends) {
+        assert!(
+            *is_error && text.contains("is denied by --deny-tool read_file(path="),
+            "{path} was not denied: {text}"
+        );
+    }
+    for (text, is_error) in &ends[denied.len()..] {
+        assert!(!is_error && text.contains("first"), "{text}");
+    }
+    let err = stderr(&output);
+    assert!(!err.contains("BEGIN PRIVATE KEY") && !err.contains("TOP-SECRET"));
+
+    // Allow patterns see the same normalised path.
+    let (output, _) = faux_run(
+        &ws,
+        calls_then_done(vec![
+            call("read_file", json!({"path": "./docs//a.md"})),
+            call("read_file", json!({"path": format!("{root}/docs/a.md")})),
+            call("read_file", json!({"path": "docs/../secret/s.txt"})),
+            call("list_dir", json!({"path": "docs/"})),
+        ]),
+        &[
+            "--allow-tool",
+            "read_file(path=docs/**)",
+            "--allow-tool",
+            "list_dir(path=docs)",
+        ],
+    );
+    let ends = tool_ends(&output);
+    assert!(!ends[0].1 && ends[0].0.contains("docs"), "{:?}", ends[0]);
+    assert!(!ends[1].1 && ends[1].0.contains("docs"), "{:?}", ends[1]);
+    assert!(ends[2].1, "{:?}", ends[2]);
+    assert!(!ends[3].1, "{:?}", ends[3]);
+    assert!(!stderr(&output).contains("TOP-SECRET"));
 }
 
 #[test]

@@ -33,3 +33,4 @@ mod structured_http;
 mod tls;
 mod untrusted_checkout;
 mod wire_fidelity;
+mod write_safety;

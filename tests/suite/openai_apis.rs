@@ -625,6 +625,40 @@ async fn failed_and_error_events_exit_1_with_the_servers_message() {
     }
 }
 
+/// A `response.completed` whose response says `failed` is the server's
+/// error (exit 1, its message on the last line), not an answer; one that
+/// says `incomplete` at the output limit is a cut-off answer (exit 5).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_completed_event_whose_status_failed_is_an_error_not_an_answer() {
+    let api = Api::Responses;
+    let mut failed = responses::response("failed", json!([]), Value::Null);
+    failed["error"] = json!({"code": "server_error", "message": "The model fell over."});
+    let failed = responses::Reply::new()
+        .message(&["Half an ans"])
+        .event("response.completed", json!({"response": failed}))
+        .body();
+    let server = serve(api, vec![sse(failed)]).await;
+    let (output, _) = leash(api, &base(&server), &["--retries", "2"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        last_line(&output).contains("The model fell over."),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(stdout(&output), "");
+    assert_key_absent(&output);
+
+    let mut cut = responses::response("incomplete", json!([]), responses::usage(40, 0, 3, 0));
+    cut["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    let cut = responses::Reply::new()
+        .message(&["Half an ans"])
+        .event("response.completed", json!({"response": cut}))
+        .body();
+    let server = serve(api, vec![sse(cut)]).await;
+    let (output, _) = leash(api, &base(&server), &[]).await;
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn leash_api_selects_responses_and_other_providers_refuse_it() {
     let server = serve(Api::Responses, vec![sse(responses::text_reply(&[REPLY]))]).await;

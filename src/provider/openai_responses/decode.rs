@@ -101,6 +101,10 @@ struct WirePart {
 /// The response object of a terminal event.
 #[derive(Debug, Default, Deserialize)]
 struct WireResponse {
+    /// `completed`, `failed`, `incomplete`, `cancelled`, …: what the
+    /// response itself says, which a terminal event's name may not.
+    #[serde(default)]
+    status: Option<String>,
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
@@ -240,21 +244,8 @@ impl Decoder {
                 false
             }
             "response.output_item.done" => self.item_done(&wire, out),
-            "response.completed" => {
-                self.usage(wire.response.as_ref(), out);
-                out.push(StreamEvent::Done(self.stop_reason()));
-                true
-            }
-            "response.incomplete" => {
-                self.usage(wire.response.as_ref(), out);
-                out.push(incomplete(wire.response.as_ref()));
-                true
-            }
-            "response.failed" => {
-                let error = wire.response.as_ref().and_then(|r| r.error.as_ref());
-                let message = error.and_then(|e| e.message.as_deref());
-                let code = error.and_then(|e| e.code.as_deref());
-                out.push(provider_error(message, code, data));
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                self.terminal(kind, wire.response.as_ref(), data, out);
                 true
             }
             "error" => {
@@ -266,6 +257,42 @@ impl Decoder {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// A terminal event, judged by the response's own `status` first and
+    /// by the event's name where the status says nothing else: a
+    /// `response.completed` whose response `failed` is the server's error,
+    /// not an answer, and one that is `incomplete` is cut like
+    /// `response.incomplete`.
+    fn terminal(
+        &self,
+        kind: &str,
+        response: Option<&WireResponse>,
+        data: &str,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let status = response.and_then(|r| r.status.as_deref());
+        if kind == "response.failed" || status == Some("failed") {
+            let error = response.and_then(|r| r.error.as_ref());
+            let message = error.and_then(|e| e.message.as_deref());
+            let code = error.and_then(|e| e.code.as_deref());
+            out.push(provider_error(message, code, data));
+            return;
+        }
+        self.usage(response, out);
+        let incomplete_event = kind == "response.incomplete"
+            && matches!(status, None | Some("incomplete" | "completed"));
+        if incomplete_event || status == Some("incomplete") {
+            out.push(incomplete(response));
+            return;
+        }
+        match status {
+            None | Some("completed") => out.push(StreamEvent::Done(self.stop_reason())),
+            Some(other) => out.push(StreamEvent::Error(format!(
+                "the response ended with status '{}' ({kind}); {INCOMPLETE}",
+                http::snippet(other)
+            ))),
         }
     }
 

@@ -37,6 +37,7 @@ use crate::protocol::{Content, Message, StopReason, Usage};
 use crate::provider::ApiKey;
 use crate::run::limits::{Limits, RunLimits, budget_exceeded};
 use crate::tools::redact::redact_keys;
+use crate::tools::sandbox::Sandbox;
 
 /// The most characters of a hook's stderr that become a reason.
 pub const REASON_CHARS: usize = 2000;
@@ -104,6 +105,9 @@ pub struct HookChain {
     /// whatever a hook answers (a reason or a result goes to the model and
     /// the events).
     keys: Arc<[ApiKey]>,
+    /// The file tools' root, against which the patterns normalise a path
+    /// argument (`None` when no file tool is offered).
+    sandbox: Option<Arc<Sandbox>>,
     state: Mutex<ChainState>,
 }
 
@@ -137,6 +141,7 @@ impl HookChain {
             failures,
             queues,
             keys: Arc::from([]),
+            sandbox: None,
             state: Mutex::new(ChainState::default()),
         }
     }
@@ -144,6 +149,12 @@ impl HookChain {
     /// The chain with the run's known keys (see the field).
     pub fn with_keys(mut self, keys: Arc<[ApiKey]>) -> Self {
         self.keys = keys;
+        self
+    }
+
+    /// The chain with the file tools' root (see the field).
+    pub fn with_sandbox(mut self, sandbox: Option<Arc<Sandbox>>) -> Self {
+        self.sandbox = sandbox;
         self
     }
 
@@ -272,7 +283,10 @@ impl AgentHooks for HookChain {
                 return Ok(builtin);
             }
             let call = context.call;
-            if let Some(reason) = self.policy.check(&call.name, context.args) {
+            if let Some(reason) =
+                self.policy
+                    .check(&call.name, context.args, self.sandbox.as_deref())
+            {
                 return Ok(block(reason, false));
             }
             let (turn, usage) = self.progress(&context.assistant_message.usage);
@@ -326,7 +340,10 @@ impl AgentHooks for HookChain {
                 return Ok(BeforeToolCall::Run);
             }
             // The patterns judge the arguments the tool will run with.
-            if let Some(reason) = self.policy.check(&call.name, &args) {
+            if let Some(reason) = self
+                .policy
+                .check(&call.name, &args, self.sandbox.as_deref())
+            {
                 return Ok(block(reason, false));
             }
             Ok(BeforeToolCall::RunWith(args))

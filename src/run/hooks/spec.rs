@@ -244,16 +244,29 @@ impl ToolPattern {
 
     /// Whether a call of `tool` with `args` matches: the name matches and,
     /// with an argument glob, the argument is a string that matches it.
+    #[cfg(test)]
     pub fn matches(&self, tool: &str, args: &Value) -> bool {
+        self.matches_any_form(tool, args, |_, _| None)
+    }
+
+    /// [`matches`](Self::matches), where the argument also matches when
+    /// `other_form(key, value)` — another spelling of the same value, the
+    /// normalised path of a file tool's path argument — matches.
+    pub fn matches_any_form(
+        &self,
+        tool: &str,
+        args: &Value,
+        other_form: impl Fn(&str, &str) -> Option<String>,
+    ) -> bool {
         if !self.name.is_match(tool) {
             return false;
         }
         match &self.argument {
             None => true,
-            Some((key, glob)) => args
-                .get(key)
-                .and_then(Value::as_str)
-                .is_some_and(|value| glob.is_match(value)),
+            Some((key, glob)) => args.get(key).and_then(Value::as_str).is_some_and(|value| {
+                glob.is_match(value)
+                    || other_form(key, value).is_some_and(|other| glob.is_match(other))
+            }),
         }
     }
 }

@@ -189,3 +189,34 @@ async fn missing_binary_dotenv_and_outside_files_are_refused() {
     );
     assert!(!f.root.join("no").exists());
 }
+
+/// A tiny `old` replaced everywhere by a big `new` would make a file far
+/// past the write cap: the size is computed from the match count before
+/// any of the new text is built, so the call fails at once instead of
+/// allocating 64 GiB (which, before, aborted the whole process).
+#[tokio::test]
+async fn replace_all_past_the_cap_is_refused_before_building_the_text() {
+    let e = editor();
+    let f = &e.fixture;
+    let before = "x".repeat(64 * 1024);
+    f.write("big.txt", &before);
+    let new = "y".repeat(1024 * 1024);
+    let error = f
+        .call(json!({"path": "big.txt", "old": "x", "new": new, "replace_all": true}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        "the edited 'big.txt' would be 68719476736 bytes (65536 replacements); \
+         at most 16777216 bytes may be written"
+    );
+    // One replacement past the cap is refused the same way.
+    f.write("one.txt", "abc");
+    let error = f
+        .call(json!({"path": "one.txt", "old": "b", "new": "q".repeat(16 * 1024 * 1024)}))
+        .await
+        .unwrap_err();
+    assert!(error.contains("(1 replacement)"), "{error}");
+    assert_eq!(fs::read_to_string(f.root.join("big.txt")).unwrap(), before);
+    assert!(e.changes.paths().is_empty());
+}

@@ -55,12 +55,19 @@ impl Sandbox {
                 path: shown_path(path),
             });
         }
-        if p.is_absolute() {
-            return self.strip_root(p).ok_or_else(|| SandboxError::Outside {
+        match self.lexical(path) {
+            Lexical::Inside(relative) => Ok(relative),
+            Lexical::Outside => Err(SandboxError::Outside {
                 path: shown_path(path),
-            });
+            }),
         }
-        Ok(p.to_path_buf())
+    }
+
+    /// Where a path points under this root by its spelling alone (see
+    /// [`lexical`]): what the resolver starts its walk from, and what
+    /// `--deny-tool`/`--allow-tool` patterns judge.
+    pub fn lexical(&self, path: &str) -> Lexical {
+        lexical(&self.root, self.given.as_deref(), path)
     }
 
     /// Refuses to go on when the root directory was swapped since `new`.
@@ -136,6 +143,53 @@ impl Sandbox {
         }
         Ok(current)
     }
+}
+
+/// Where a path points, judged by its spelling alone (nothing is looked
+/// up, so a symlink is not followed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lexical {
+    /// Inside the root: the path relative to it, with no `.`, `..`, empty
+    /// or trailing names (empty for the root itself).
+    Inside(PathBuf),
+    /// Above the root (too many `..`), or absolute and not under it.
+    Outside,
+}
+
+/// The one lexical normalisation of a model-given path, shared by the
+/// sandbox and the tool patterns so they cannot drift: an absolute path
+/// under `root` (canonical) or `given` (as the operator spelled it) is
+/// made relative to it; `./`, `//`, `/./` and a trailing `/` go; `..`
+/// takes the previous name off, and one with no name left leaves the root
+/// (the sandbox refuses every `..` before this anyway).
+pub fn lexical(root: &Path, given: Option<&Path>, path: &str) -> Lexical {
+    let p = Path::new(path);
+    let relative = if p.is_absolute() {
+        match p
+            .strip_prefix(root)
+            .ok()
+            .or_else(|| given.and_then(|given| p.strip_prefix(given).ok()))
+        {
+            Some(rest) => rest,
+            None => return Lexical::Outside,
+        }
+    } else {
+        p
+    };
+    let mut normal = PathBuf::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(name) => normal.push(name),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !normal.pop() {
+                    return Lexical::Outside;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return Lexical::Outside,
+        }
+    }
+    Lexical::Inside(normal)
 }
 
 /// Pushes the components of a relative path onto the walk's stack so the

@@ -16,7 +16,10 @@
 //!
 //! Refused: dotenv files (as the readers refuse them), files named like
 //! private keys or credential stores ([`refused_name`]), anything under a
-//! `.git` directory (hooks and config there run programs), directories,
+//! `.git` directory or a directory git would take for a git directory
+//! whatever its name (`gitdir`: checked on each directory descriptor from
+//! the root down, since hooks and config there run programs), a write that
+//! would turn a directory into one, directories,
 //! FIFOs, sockets and devices, and a target that is a symlink when the
 //! directory is opened (one that pointed out of the root was already
 //! refused by the walk; one that appears later is a race).
@@ -33,7 +36,18 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
-use super::{Sandbox, SandboxError, descriptor_target, identity, names_dotenv, shown_path};
+use super::{Sandbox, SandboxError, descriptor_target, identity, shown_path};
+
+mod gitdir;
+mod names;
+mod temp;
+
+use names::check_name;
+#[cfg(test)]
+use names::refused_name;
+
+use temp::Temp;
+pub use temp::remove_every_temp_file;
 
 /// The most bytes one `write_file` may write, and the most an edit may
 /// make a file.
@@ -41,9 +55,6 @@ pub const MAX_WRITE_BYTES: usize = 16 * 1024 * 1024;
 /// The largest existing file `edit_file` edits or `write_file` replaces
 /// (it is read whole, to replace text in it and to show a diff).
 pub const MAX_EDIT_BYTES: usize = 4 * 1024 * 1024;
-/// How many temporary names are tried before giving up (each clash means
-/// a file of that random name already exists).
-const TEMP_ATTEMPTS: usize = 8;
 
 /// Why a write was refused or failed. `Display` is one line for the model.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +87,17 @@ pub enum WriteError {
         path: String,
         /// What kind of file, in words.
         kind: &'static str,
+    },
+    /// Inside a directory git takes for a git directory, whatever its
+    /// name, or a write that would make one.
+    #[error(
+        "'{path}' is inside a git directory (a directory holding HEAD with objects/ and refs/, \
+         as a repository does) or would make one, and git directories' hooks and config run \
+         programs; leash's tools never write there"
+    )]
+    GitLike {
+        /// The path, shortened and escaped.
+        path: String,
     },
     /// Inside a `.git` directory.
     #[error(
@@ -207,10 +229,13 @@ impl Sandbox {
         if !missing.is_empty() && !create_dirs {
             return Err(WriteError::NoParent { path: shown });
         }
-        let mut dir = self.open_dir(&dir_real, &shown)?;
+        let mut dir = self.open_dir(inside, &dir_real, &shown)?;
         for part in missing {
+            refuse_git_directory(&dir, Some(part), &shown)?;
             dir = make_dir(&dir, part).map_err(|source| io_error(&shown, source))?;
+            refuse_git_directory(&dir, None, &shown)?;
         }
+        refuse_git_directory(&dir, Some(&name), &shown)?;
         let existing = existing_file(&dir, &name, &shown)?;
         Ok(WriteTarget {
             dir,
@@ -221,31 +246,52 @@ impl Sandbox {
         })
     }
 
-    /// Opens a resolved directory and checks that the handle is the one
-    /// resolved and lies inside the root (as `verify_opened` does for a
-    /// file): what every later step is relative to.
-    fn open_dir(&self, real: &Path, shown: &str) -> Result<File, WriteError> {
+    /// Opens a resolved directory (`inside`, relative to the root; `real`,
+    /// canonical) one name at a time from the root's own descriptor, never
+    /// through a symlink, and refuses it when it or any directory on the
+    /// way is a git directory by structure ([`gitdir`]). The handle is
+    /// then checked as `verify_opened` checks a file: the one resolved,
+    /// inside the root. Every later step is relative to it.
+    fn open_dir(&self, inside: &Path, real: &Path, shown: &str) -> Result<File, WriteError> {
         let before = fs::symlink_metadata(real).map_err(|source| io_error(shown, source))?;
         if !before.file_type().is_dir() {
             return Err(WriteError::NoParent {
                 path: shown.to_owned(),
             });
         }
-        let fd = rustix::fs::open(real, dir_flags(), Mode::empty())
+        let changed = || WriteError::Changed {
+            path: shown.to_owned(),
+        };
+        let fd = rustix::fs::open(&self.root, dir_flags(), Mode::empty())
             .map_err(|errno| io_error(shown, errno.into()))?;
-        let dir = File::from(fd);
+        let mut dir = File::from(fd);
+        let root = dir.metadata().map_err(|source| io_error(shown, source))?;
+        if identity(&root) != self.identity {
+            return Err(SandboxError::RootChanged.into());
+        }
+        refuse_git_directory(&dir, None, shown)?;
+        for component in inside.components() {
+            let Component::Normal(name) = component else {
+                return Err(changed());
+            };
+            let fd =
+                rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()).map_err(|errno| {
+                    match errno {
+                        Errno::LOOP | Errno::NOTDIR => changed(),
+                        other => io_error(shown, other.into()),
+                    }
+                })?;
+            dir = File::from(fd);
+            refuse_git_directory(&dir, None, shown)?;
+        }
         let opened = dir.metadata().map_err(|source| io_error(shown, source))?;
         if identity(&opened) != identity(&before) {
-            return Err(WriteError::Changed {
-                path: shown.to_owned(),
-            });
+            return Err(changed());
         }
         if let Some(at) = descriptor_target(&dir)
             && !at.starts_with(&self.root)
         {
-            return Err(WriteError::Changed {
-                path: shown.to_owned(),
-            });
+            return Err(changed());
         }
         Ok(dir)
     }
@@ -307,20 +353,16 @@ impl WriteTarget {
             .as_ref()
             .map(|(_, meta)| Mode::from_raw_mode(meta.mode() & 0o1777));
         let (temp, file) =
-            create_temp(&self.dir, keep.is_some()).map_err(|source| io_error(shown, source))?;
-        let written = write_synced(file, bytes, keep);
-        let outcome = match written {
-            Err(source) => Err(io_error(shown, source)),
-            Ok(()) if cancel.is_cancelled() => Err(WriteError::Cancelled {
+            Temp::create(&self.dir, keep.is_some()).map_err(|source| io_error(shown, source))?;
+        // Dropped unrenamed on every early return: its file goes with it.
+        write_synced(file, bytes, keep).map_err(|source| io_error(shown, source))?;
+        if cancel.is_cancelled() {
+            return Err(WriteError::Cancelled {
                 path: shown.to_owned(),
-            }),
-            Ok(()) => rustix::fs::renameat(&self.dir, &temp, &self.dir, &self.name)
-                .map_err(|errno| io_error(shown, errno.into())),
-        };
-        if outcome.is_err() {
-            let _ = rustix::fs::unlinkat(&self.dir, &temp, AtFlags::empty());
-            return outcome;
+            });
         }
+        temp.rename_over(&self.name)
+            .map_err(|source| io_error(shown, source))?;
         // The rename is durable once the directory is.
         let _ = rustix::fs::fsync(&self.dir);
         if !sandbox.still_inside(&self.dir) {
@@ -344,50 +386,15 @@ pub(crate) enum ReadError {
     Io(io::Error),
 }
 
-/// Which kind of secret a file name says a file holds, if any: a dotenv
-/// file (`.env`, `.env.*`), an SSH private key (`id_rsa`, `id_dsa`,
-/// `id_ecdsa`, `id_ed25519`, and their `_sk` forms), a key or certificate
-/// store (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`,
-/// `*.ppk`), or a credentials file (`.netrc`, `.pgpass`,
-/// `.git-credentials`).
-pub fn refused_name(name: &OsStr) -> Option<&'static str> {
-    let bytes = name.as_bytes();
-    if names_dotenv(Path::new(name)) {
-        return Some("a dotenv file");
-    }
-    const SSH_KEYS: [&[u8]; 6] = [
-        b"id_rsa",
-        b"id_dsa",
-        b"id_ecdsa",
-        b"id_ed25519",
-        b"id_ecdsa_sk",
-        b"id_ed25519_sk",
-    ];
-    if SSH_KEYS.contains(&bytes) {
-        return Some("an SSH private key");
-    }
-    const CREDENTIALS: [&[u8]; 3] = [b".netrc", b".pgpass", b".git-credentials"];
-    if CREDENTIALS.contains(&bytes) {
-        return Some("a credentials file");
-    }
-    let extension = Path::new(name)
-        .extension()
-        .map(|e| e.as_bytes().to_ascii_lowercase());
-    const KEY_STORES: [&[u8]; 7] = [b"pem", b"key", b"p12", b"pfx", b"jks", b"keystore", b"ppk"];
-    if extension.is_some_and(|e| KEY_STORES.contains(&e.as_slice())) {
-        return Some("a private key or certificate store");
-    }
-    None
-}
-
-/// Refuses a name [`refused_name`] names.
-fn check_name(name: &OsStr, shown: &str) -> Result<(), WriteError> {
-    match refused_name(name) {
-        Some(kind) => Err(WriteError::Secret {
+/// Refuses a directory that is a git directory by structure, or would be
+/// one once `adding` exists in it.
+fn refuse_git_directory(dir: &File, adding: Option<&OsStr>, shown: &str) -> Result<(), WriteError> {
+    match gitdir::is_git_directory(dir, adding) {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(WriteError::GitLike {
             path: shown.to_owned(),
-            kind,
         }),
-        None => Ok(()),
+        Err(source) => Err(io_error(shown, source)),
     }
 }
 
@@ -442,29 +449,6 @@ fn existing_file(
         return Err(WriteError::Special { path });
     }
     Ok(Some((file, meta)))
-}
-
-/// A new temporary file in `dir`: `.leash-write-<16 random hex>.tmp`,
-/// created with `O_EXCL | O_NOFOLLOW`, so it can be neither an existing
-/// file nor a symlink someone planted under a guessed name.
-/// `private`: created `0600` (an existing file's bits are applied next);
-/// else `0666` less the umask, as any new file.
-fn create_temp(dir: &File, private: bool) -> io::Result<(OsString, File)> {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let create_mode = Mode::from_raw_mode(if private { 0o600 } else { 0o666 });
-    let mut last = io::Error::other("no temporary name was tried");
-    for _ in 0..TEMP_ATTEMPTS {
-        let mut random = [0u8; 8];
-        rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
-        let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
-        let name = OsString::from(format!(".leash-write-{hex}.tmp"));
-        match rustix::fs::openat(dir, &name, flags, create_mode) {
-            Ok(fd) => return Ok((name, File::from(fd))),
-            Err(Errno::EXIST) => last = io::Error::from(Errno::EXIST),
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-    Err(last)
 }
 
 /// Writes and `fsync`s the temporary file; `keep` is an existing file's

@@ -366,3 +366,70 @@ fn text_deltas_without_an_output_index_are_not_repeated_by_the_finished_message(
     assert!(decoder.feed("", r#"{"type":"response.completed"}"#, &mut out));
     assert_eq!(out, vec![text("Hi"), StreamEvent::Done(StopReason::Stop)]);
 }
+
+/// A terminal event is judged by the response's own `status`, not only by
+/// the event's name: a `response.completed` (or any terminal event) whose
+/// response says `failed` is the server's error, one that says
+/// `incomplete` is judged as `response.incomplete` is. Byte-exact events.
+#[test]
+fn a_terminal_events_response_status_decides_how_the_reply_ended() {
+    let feed = |event: &str, data: &str| {
+        let mut decoder = Decoder::default();
+        let mut out = Vec::new();
+        let delta = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hal"}"#;
+        assert!(!decoder.decode_event("", delta, &mut out));
+        assert!(decoder.decode_event(event, data, &mut out), "{data}");
+        out
+    };
+    let failed = feed(
+        "response.completed",
+        r#"{"type":"response.completed","sequence_number":9,"response":{"id":"resp_1","object":"response","status":"failed","error":{"code":"server_error","message":"The model crashed."},"incomplete_details":null,"output":[],"usage":null}}"#,
+    );
+    assert_eq!(
+        failed.last(),
+        Some(&StreamEvent::Error(
+            "the provider reported an error mid-stream: The model crashed. (server_error)".into()
+        ))
+    );
+    let failed_without_error = feed(
+        "response.completed",
+        r#"{"type":"response.completed","response":{"status":"failed","error":null}}"#,
+    );
+    let Some(StreamEvent::Error(message)) = failed_without_error.last() else {
+        panic!("{failed_without_error:?}");
+    };
+    assert!(
+        message.starts_with("the provider reported an error"),
+        "{message}"
+    );
+    let cut = feed(
+        "response.completed",
+        r#"{"type":"response.completed","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12}}}"#,
+    );
+    assert!(matches!(cut[1], StreamEvent::Usage(_)), "{cut:?}");
+    assert_eq!(cut.last(), Some(&StreamEvent::Done(StopReason::Length)));
+    let cancelled = feed(
+        "response.incomplete",
+        r#"{"type":"response.incomplete","response":{"status":"cancelled"}}"#,
+    );
+    let Some(StreamEvent::Error(message)) = cancelled.last() else {
+        panic!("{cancelled:?}");
+    };
+    assert!(message.contains("cancelled"), "{message}");
+    let failed_incomplete = feed(
+        "response.incomplete",
+        r#"{"type":"response.incomplete","response":{"status":"failed","error":{"code":"x","message":"Broke."},"incomplete_details":{"reason":"max_output_tokens"}}}"#,
+    );
+    assert_eq!(
+        failed_incomplete.last(),
+        Some(&StreamEvent::Error(
+            "the provider reported an error mid-stream: Broke. (x)".into()
+        ))
+    );
+    // A completed response still ends as before.
+    let done = feed(
+        "response.completed",
+        r#"{"type":"response.completed","response":{"status":"completed","error":null}}"#,
+    );
+    assert_eq!(done.last(), Some(&StreamEvent::Done(StopReason::Stop)));
+}

@@ -1,0 +1,72 @@
+//! The `--deny-tool`/`--allow-tool` matcher on any pattern and any path:
+//! no panic, and a path argument is judged by what it names, not its
+//! spelling — when a deny pattern matches the normalised form of a
+//! relative path, it denies every equivalent spelling too (`./p`, `p/`,
+//! `p` with its separators doubled, and the root's absolute path joined
+//! to `p`), each of which normalises to the same form.
+//!
+//! Input: the argument glob, a newline, the path.
+
+#![no_main]
+
+use leash::internals::tool_policy::{Policy, ToolPattern, normalised};
+use leash::tools::sandbox::Sandbox;
+use leash_fuzz::tree;
+use libfuzzer_sys::fuzz_target;
+use serde_json::json;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let (glob, path) = text.split_once('\n').unwrap_or((text.as_ref(), "a.txt"));
+    let Ok(sandbox) = Sandbox::new(&tree().root) else {
+        panic!("the fuzz root is usable");
+    };
+    let value = format!("read_file(path={glob})");
+    let Ok(pattern) = ToolPattern::parse("--deny-tool", &value) else {
+        return;
+    };
+    let deny = Policy {
+        deny: vec![pattern.clone()],
+        allow: Vec::new(),
+    };
+    let allow = Policy {
+        deny: Vec::new(),
+        allow: vec![pattern],
+    };
+    let denied = |p: &str| {
+        let args = json!({ "path": p });
+        let by_deny = deny.check("read_file", &args, Some(&sandbox)).is_some();
+        // Allow is the complement of the same match.
+        let by_allow = allow.check("read_file", &args, Some(&sandbox)).is_some();
+        assert_ne!(by_deny, by_allow, "{p:?}: deny and allow disagree");
+        by_deny
+    };
+    let raw = denied(path);
+    let form = |p: &str| normalised(Some(&sandbox), "read_file", "path", p);
+    let Some(normal) = form(path) else {
+        return;
+    };
+    if path.is_empty() || path.starts_with('/') {
+        return;
+    }
+    let root = sandbox.root().display().to_string();
+    let spellings = [
+        format!("./{path}"),
+        format!("{path}/"),
+        path.replace('/', "//"),
+        format!("{root}/{path}"),
+    ];
+    for spelling in &spellings {
+        assert_eq!(
+            form(spelling).as_deref(),
+            Some(normal.as_str()),
+            "{spelling:?} normalises apart from {path:?}"
+        );
+    }
+    if denied(&normal) {
+        assert!(raw, "{path:?} slipped past {glob:?}, which denies {normal:?}");
+        for spelling in &spellings {
+            assert!(denied(spelling), "{spelling:?} slipped past {glob:?}");
+        }
+    }
+});
