@@ -109,22 +109,27 @@ fn refuse_args(
     ))
 }
 
+/// Whether `flag` (`--long` or `-s`, no value attached) is one of
+/// `command`'s options that take a value: the word after it is that value.
+pub(super) fn takes_value(command: &clap::Command, flag: &str) -> bool {
+    let short = match flag.strip_prefix('-') {
+        Some(rest) if !rest.starts_with('-') && rest.chars().count() == 1 => rest.chars().next(),
+        _ => None,
+    };
+    let long = flag.strip_prefix("--");
+    command.get_arguments().any(|arg| {
+        arg.get_action().takes_values()
+            && ((long.is_some() && long == arg.get_long())
+                || (short.is_some() && short == arg.get_short()))
+    })
+}
+
 /// `--events`/`-q` and `--output` as `args` and the environment give them,
 /// read without clap (which refused `args`): the last occurrence wins, the
 /// values of other flags are skipped, nothing after `--` counts.
 pub fn formats_of(args: &[OsString], env: &Environment) -> (EventsFormat, OutputFormat) {
     let command = run_command();
-    let takes_value = |flag: &str| {
-        command.get_arguments().any(|arg| {
-            arg.get_action().takes_values()
-                && (flag
-                    .strip_prefix("--")
-                    .is_some_and(|long| Some(long) == arg.get_long())
-                    || (flag.len() == 2
-                        && flag.strip_prefix('-').and_then(|f| f.chars().next())
-                            == arg.get_short()))
-        })
-    };
+    let takes_value = |flag: &str| takes_value(&command, flag);
     let mut events = env.get("LEASH_EVENTS");
     let mut output = env.get("LEASH_OUTPUT");
     let mut quiet = false;

@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use clap::Command;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
+use crate::cli::commands::takes_value;
 use crate::cli::{command_name, command_tree, run_command};
 use crate::config::layers::{Environment, Source};
 
@@ -159,19 +160,7 @@ fn unquoted_prompt(error: &clap::Error, args: &[OsString]) -> Option<String> {
 /// The words of `args` that are no flag and no flag's value.
 fn prompt_words(args: &[OsString]) -> Vec<&str> {
     let command = run_command();
-    let takes_value = |flag: &str| {
-        command.get_arguments().any(|arg| {
-            arg.get_action().takes_values()
-                && (flag
-                    .strip_prefix("--")
-                    .is_some_and(|long| Some(long) == arg.get_long())
-                    || (flag.len() == 2
-                        && flag[1..]
-                            .chars()
-                            .next()
-                            .is_some_and(|c| Some(c) == arg.get_short())))
-        })
-    };
+    let takes_value = |flag: &str| takes_value(&command, flag);
     let mut words = Vec::new();
     let mut rest = args.iter().skip(1).filter_map(|arg| arg.to_str());
     while let Some(word) = rest.next() {

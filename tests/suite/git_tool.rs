@@ -8,11 +8,12 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support;
+use crate::support::shell::git;
 use crate::support::sse::{anthropic, openai, serve_in_order};
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -28,24 +29,6 @@ struct Repo {
     dir: TempDir,
     top: PathBuf,
     marks: PathBuf,
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 fn repo() -> Repo {

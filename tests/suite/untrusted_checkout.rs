@@ -26,7 +26,7 @@ use wiremock::MockServer;
 
 use super::recipes::recipe;
 use crate::support::hostile::HostileServer;
-use crate::support::shell::{Workspace, stderr, stdout};
+use crate::support::shell::{Workspace, git, stderr, stdout};
 use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 const KEY: &str = "sk-operator-key-5b1d9e77";
@@ -710,23 +710,6 @@ async fn a_dotenv_that_sets_policy_is_refused_before_anything_runs() {
     assert!(server.received_requests().await.unwrap().is_empty());
     assert_eq!(checkout.trap.connections(), 0);
     assert!(processes_left(&t).is_empty());
-}
-
-/// Runs git in `dir` before anything is planted, with none of the
-/// developer's config; its trimmed stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    std::fs::create_dir_all(dir).unwrap();
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {}", stderr(&output));
-    stdout(&output).trim().to_owned()
 }
 
 /// Every entry below `dir`, without following links or opening FIFOs:

@@ -141,3 +141,26 @@ pub fn fixtures_dir() -> TempDir {
     copy_sample(&dir.path().join("fixtures"));
     dir
 }
+
+/// Runs the system git in `dir` (created if missing) for a test's setup,
+/// with an identity, branch `main` and none of the developer's or the
+/// machine's config; its trimmed stdout.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let output = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {}", stderr(&output));
+    stdout(&output).trim().to_owned()
+}

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::support;
+use crate::support::shell::git;
 
 /// A test fails, rather than blocks, when leash hangs: past `limit` the
 /// child is killed and the test panics.
@@ -42,25 +43,6 @@ fn run_within(cmd: &mut Command, limit: Duration) -> Output {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 /// `base/repo` (two commits, `src/lib.rs` changed since), `base/other`: a
