@@ -36,7 +36,7 @@ fn workspace() -> Workspace {
 
 /// Every file and directory under `dir`, with its bytes (a symlink: its
 /// target): what "nothing changed there" compares.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub(super) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(next) = stack.pop() {

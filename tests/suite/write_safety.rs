@@ -4,10 +4,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+use super::edit_tools::snapshot;
 use crate::support::hostile::*;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,26 +21,6 @@ fn workspace() -> Workspace {
     let ws = Workspace::new();
     ws.write("root/src/lib.rs", "pub fn answer() -> u32 {\n    41\n}\n");
     ws
-}
-
-/// Every file and directory under `dir`, with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(next) = stack.pop() {
-        for entry in std::fs::read_dir(&next).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let bytes = if meta.is_dir() {
-                stack.push(path.clone());
-                Vec::new()
-            } else {
-                std::fs::read(&path).unwrap()
-            };
-            out.insert(path, bytes);
-        }
-    }
-    out
 }
 
 /// The `tool_execution_end` events of a JSONL stream.
