@@ -685,6 +685,68 @@ fn patterns_judge_the_normalised_path_so_no_spelling_bypasses_them() {
     assert!(!stderr(&output).contains("TOP-SECRET"));
 }
 
+/// A checkout can plant a symlink inside the root that leads to what a
+/// pattern guards: a pattern judges the file the link leads to.
+#[test]
+fn patterns_judge_where_a_planted_symlink_leads() {
+    let ws = Workspace::new();
+    ws.write("root/secret/s.txt", "TOP-SECRET-TEXT\n");
+    ws.write("root/docs/a.md", "docs\n");
+    std::os::unix::fs::symlink("../secret", ws.path("root/docs/notes")).unwrap();
+    std::os::unix::fs::symlink("../secret/s.txt", ws.path("root/docs/key.md")).unwrap();
+    let through_links = [
+        call("read_file", json!({"path": "docs/notes/s.txt"})),
+        call("read_file", json!({"path": "docs/key.md"})),
+        call("grep", json!({"pattern": "SECRET", "path": "docs/notes"})),
+    ];
+    let mut calls = through_links.to_vec();
+    calls.push(call("read_file", json!({"path": "docs/a.md"})));
+    let (output, _) = faux_run(
+        &ws,
+        calls_then_done(calls),
+        &[
+            "--deny-tool",
+            "read_file(path=secret/**)",
+            "--deny-tool",
+            "grep(path=secret)",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let ends = tool_ends(&output);
+    for (text, is_error) in &ends[..through_links.len()] {
+        assert!(
+            *is_error && text.contains("is denied by --deny-tool"),
+            "{text}"
+        );
+    }
+    assert!(!ends[3].1 && ends[3].0.contains("docs"), "{:?}", ends[3]);
+    assert!(!stderr(&output).contains("TOP-SECRET"));
+
+    // An allow pattern on docs/ lets through only what lies in docs/.
+    let (output, _) = faux_run(
+        &ws,
+        calls_then_done(vec![
+            call("read_file", json!({"path": "docs/notes/s.txt"})),
+            call("read_file", json!({"path": "docs/key.md"})),
+            call("read_file", json!({"path": "docs/a.md"})),
+        ]),
+        &["--allow-tool", "read_file(path=docs/**)"],
+    );
+    let ends = tool_ends(&output);
+    assert!(
+        ends[0].1 && ends[0].0.contains("matches no --allow-tool"),
+        "{:?}",
+        ends[0]
+    );
+    assert!(
+        ends[1].1 && ends[1].0.contains("matches no --allow-tool"),
+        "{:?}",
+        ends[1]
+    );
+    assert!(!ends[2].1, "{:?}", ends[2]);
+    assert!(!stderr(&output).contains("TOP-SECRET"));
+}
+
 #[test]
 fn a_replacement_cannot_slip_past_a_deny_pattern() {
     let ws = Workspace::new();

@@ -2,13 +2,17 @@
 //! `before-tool-call` hook, blocking with a stock reason and no process.
 //!
 //! A pattern judges what the tool will touch, not how the model spelled
-//! it: a path argument of a built-in file tool also matches in the form
-//! the sandbox itself resolves it from ([`crate::tools::sandbox::lexical`]:
-//! root-relative, no `./`, `//`, `/./` or trailing `/`), so `./secret/s.txt`,
-//! `x.pem/` or the absolute path inside the root cannot slip past
-//! `read_file(path=secret/**)` or `read_file(path=**/*.pem)`. The spelling
-//! as given matches too, so normalising never makes a pattern block less.
-//! Must never judge a path by anything but that one shared normalisation.
+//! it. A path argument of a built-in file tool has, besides its spelling,
+//! the form the sandbox resolves it from ([`crate::tools::sandbox::lexical`]:
+//! root-relative, no `./`, `//`, `/./` or trailing `/`) and the file it
+//! leads to once symlinks inside the root are followed
+//! ([`Sandbox::touched`]). A deny pattern blocks when it matches any of
+//! the three, so `./secret/s.txt`, `x.pem/`, the absolute path inside the
+//! root or a planted `docs/notes -> ../secret` cannot slip past
+//! `read_file(path=secret/**)`; an allow pattern lets a call through only
+//! when it matches the file touched, so a link inside `docs/` does not
+//! widen `read_file(path=docs/**)`. Must never judge a path by anything
+//! but the sandbox's own normalisation and resolution.
 
 use std::path::Path;
 
@@ -43,16 +47,32 @@ impl Policy {
     /// (`None` when no file tool is offered): an absolute path is made
     /// relative to it.
     pub fn check(&self, tool: &str, args: &Value, root: Option<&Sandbox>) -> Option<String> {
-        let matches = |p: &ToolPattern| {
-            p.matches_any_form(tool, args, |key, value| normalised(root, tool, key, value))
+        let denied = |p: &&ToolPattern| {
+            p.matches_by(tool, args, |glob, key, value| {
+                glob.is_match(value)
+                    || normalised(root, tool, key, value).is_some_and(|form| glob.is_match(form))
+                    || touched(root, tool, key, value).is_some_and(|file| glob.is_match(file))
+            })
         };
-        if let Some(pattern) = self.deny.iter().find(|p| matches(p)) {
+        let allowed = |p: &ToolPattern| {
+            p.matches_by(tool, args, |glob, key, value| {
+                match touched(root, tool, key, value) {
+                    Some(file) => glob.is_match(file),
+                    None => {
+                        glob.is_match(value)
+                            || normalised(root, tool, key, value)
+                                .is_some_and(|form| glob.is_match(form))
+                    }
+                }
+            })
+        };
+        if let Some(pattern) = self.deny.iter().find(denied) {
             return Some(format!(
                 "blocked: this call of {tool} is denied by --deny-tool {}; do not retry it",
                 pattern.text
             ));
         }
-        if !self.allow.is_empty() && !self.allow.iter().any(matches) {
+        if !self.allow.is_empty() && !self.allow.iter().any(allowed) {
             let allowed: Vec<&str> = self.allow.iter().map(|p| p.text.as_str()).collect();
             return Some(format!(
                 "blocked: this call of {tool} matches no --allow-tool pattern (allowed: {}); \
@@ -82,6 +102,20 @@ pub fn normalised(root: Option<&Sandbox>, tool: &str, key: &str, value: &str) ->
         Lexical::Inside(path) if path.as_os_str().is_empty() => Some(".".to_owned()),
         Lexical::Inside(path) => path.to_str().map(str::to_owned),
         Lexical::Outside => None,
+    }
+}
+
+/// The file a path argument of a built-in file tool leads to under the
+/// root, symlinks followed (`.` for the root itself); `None` for any other
+/// argument, without a root, or for a path the sandbox refuses.
+pub fn touched(root: Option<&Sandbox>, tool: &str, key: &str, value: &str) -> Option<String> {
+    if !PATH_ARGUMENTS.contains(&(tool, key)) {
+        return None;
+    }
+    let file = root?.touched(value)?;
+    match file.as_os_str().is_empty() {
+        true => Some(".".to_owned()),
+        false => file.to_str().map(str::to_owned),
     }
 }
 
@@ -173,5 +207,30 @@ mod tests {
         };
         let args = json!({"path": format!("{root}/./secret//s.txt")});
         assert!(policy.check("read_file", &args, Some(&sandbox)).is_some());
+    }
+
+    #[test]
+    fn a_path_is_also_judged_by_the_file_its_symlinks_lead_to() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("secret")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("secret/s.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("../secret", dir.path().join("docs/notes")).unwrap();
+        std::os::unix::fs::symlink("/etc", dir.path().join("docs/etc")).unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let file = |value: &str| touched(Some(&sandbox), "write_file", "path", value);
+        assert_eq!(file("docs/notes/s.txt").as_deref(), Some("secret/s.txt"));
+        // A file a write would create is where it would be created.
+        assert_eq!(
+            file("./docs/notes/new/n.txt").as_deref(),
+            Some("secret/new/n.txt")
+        );
+        assert_eq!(file("docs").as_deref(), Some("docs"));
+        assert_eq!(file("."), Some(".".to_owned()));
+        // Refused by the sandbox, or no path argument: no file.
+        assert_eq!(file("docs/etc/passwd"), None);
+        assert_eq!(file("../x"), None);
+        assert_eq!(touched(Some(&sandbox), "grep", "pattern", "docs"), None);
+        assert_eq!(touched(None, "read_file", "path", "docs"), None);
     }
 }

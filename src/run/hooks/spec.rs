@@ -246,27 +246,27 @@ impl ToolPattern {
     /// with an argument glob, the argument is a string that matches it.
     #[cfg(test)]
     pub fn matches(&self, tool: &str, args: &Value) -> bool {
-        self.matches_any_form(tool, args, |_, _| None)
+        self.matches_by(tool, args, |glob, _, value| glob.is_match(value))
     }
 
-    /// [`matches`](Self::matches), where the argument also matches when
-    /// `other_form(key, value)` — another spelling of the same value, the
-    /// normalised path of a file tool's path argument — matches.
-    pub fn matches_any_form(
+    /// [`matches`](Self::matches), with the argument judged by `judge(glob,
+    /// key, value)` — the policy's rule for other spellings of the same
+    /// value (a file tool's path, normalised or followed through symlinks).
+    pub fn matches_by(
         &self,
         tool: &str,
         args: &Value,
-        other_form: impl Fn(&str, &str) -> Option<String>,
+        judge: impl Fn(&GlobMatcher, &str, &str) -> bool,
     ) -> bool {
         if !self.name.is_match(tool) {
             return false;
         }
         match &self.argument {
             None => true,
-            Some((key, glob)) => args.get(key).and_then(Value::as_str).is_some_and(|value| {
-                glob.is_match(value)
-                    || other_form(key, value).is_some_and(|other| glob.is_match(other))
-            }),
+            Some((key, glob)) => args
+                .get(key)
+                .and_then(Value::as_str)
+                .is_some_and(|value| judge(glob, key, value)),
         }
     }
 }

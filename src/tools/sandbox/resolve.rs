@@ -18,13 +18,32 @@ enum Step {
     Up,
 }
 
+/// What a walk does at a name that does not exist.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Missing {
+    /// Fails: the path names nothing.
+    Fail,
+    /// Takes the rest as spelled: where a write would create it.
+    AsSpelled,
+}
+
 impl Sandbox {
     /// The canonical path a model-given path names, inside the root, found
     /// without touching anything outside the root. Not opened: use `open`.
     pub(super) fn resolve(&self, path: &str) -> Result<PathBuf, SandboxError> {
         let relative = self.check_path(path)?;
         self.check_root()?;
-        self.walk(path, &relative)
+        self.walk(path, &relative, Missing::Fail)
+    }
+
+    /// Where a model-given path leads under the root once its symlinks are
+    /// followed (names that do not exist yet taken as spelled), relative to
+    /// the root: the file a tool would touch, which `--deny-tool` and
+    /// `--allow-tool` judge. `None` when the sandbox would refuse the path.
+    pub fn touched(&self, path: &str) -> Option<PathBuf> {
+        let relative = self.check_path(path).ok()?;
+        let real = self.walk(path, &relative, Missing::AsSpelled).ok()?;
+        real.strip_prefix(&self.root).ok().map(Path::to_path_buf)
     }
 
     /// The checks that need no file system: emptiness, NUL, length, `..`,
@@ -91,7 +110,12 @@ impl Sandbox {
     /// Follows `relative` from the root one name at a time. Symlinks are
     /// read, never followed by the kernel; a target that leaves the root is
     /// refused before it is looked at.
-    pub(super) fn walk(&self, path: &str, relative: &Path) -> Result<PathBuf, SandboxError> {
+    pub(super) fn walk(
+        &self,
+        path: &str,
+        relative: &Path,
+        missing: Missing,
+    ) -> Result<PathBuf, SandboxError> {
         let mut steps: Vec<Step> = Vec::new();
         push_steps(&mut steps, relative).map_err(|()| SandboxError::Outside {
             path: shown_path(path),
@@ -112,8 +136,16 @@ impl Sandbox {
                 Step::Name(name) => name,
             };
             let candidate = current.join(&name);
-            let meta = fs::symlink_metadata(&candidate)
-                .map_err(|source| io_error(shown_path(path), source))?;
+            let meta = match fs::symlink_metadata(&candidate) {
+                Ok(meta) => meta,
+                Err(source)
+                    if missing == Missing::AsSpelled
+                        && source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    return self.spelled_on(candidate, steps, path);
+                }
+                Err(source) => return Err(io_error(shown_path(path), source)),
+            };
             if !meta.file_type().is_symlink() {
                 current = candidate;
                 continue;
@@ -140,6 +172,31 @@ impl Sandbox {
             push_steps(&mut steps, &rest).map_err(|()| SandboxError::SymlinkOutside {
                 path: shown_path(path),
             })?;
+        }
+        Ok(current)
+    }
+
+    /// The rest of a walk past a name that does not exist: nothing more
+    /// to look up, so the remaining steps apply as spelled (an `Up` from a
+    /// symlink target still may not leave the root).
+    fn spelled_on(
+        &self,
+        mut current: PathBuf,
+        mut steps: Vec<Step>,
+        path: &str,
+    ) -> Result<PathBuf, SandboxError> {
+        while let Some(step) = steps.pop() {
+            match step {
+                Step::Name(name) => current.push(name),
+                Step::Up if current == self.root => {
+                    return Err(SandboxError::SymlinkOutside {
+                        path: shown_path(path),
+                    });
+                }
+                Step::Up => {
+                    current.pop();
+                }
+            }
         }
         Ok(current)
     }

@@ -36,6 +36,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
+use super::resolve::Missing;
 use super::{Sandbox, SandboxError, descriptor_target, identity, shown_path};
 
 mod gitdir;
@@ -185,7 +186,7 @@ impl Sandbox {
         // The file itself when it exists (a symlink inside the root is
         // followed to what it names), else the deepest directory that does.
         let (dir_real, missing, name): (PathBuf, Vec<&OsStr>, OsString) =
-            match self.walk(path, &relative) {
+            match self.walk(path, &relative, Missing::Fail) {
                 Ok(real) => {
                     let (Some(dir), Some(name)) = (real.parent(), real.file_name()) else {
                         return Err(WriteError::Directory { path: shown });
@@ -199,7 +200,7 @@ impl Sandbox {
                     let mut found = None;
                     for depth in (0..=parents.len()).rev() {
                         let prefix: PathBuf = parents[..depth].iter().collect();
-                        match self.walk(path, &prefix) {
+                        match self.walk(path, &prefix, Missing::Fail) {
                             Ok(real) => {
                                 found = Some((real, parents[depth..].to_vec()));
                                 break;
