@@ -201,10 +201,13 @@ fn no_temporary_file_survives_a_run_ended_mid_write() {
                 assert!(started.elapsed() < Duration::from_secs(20), "{way}: no end");
                 std::thread::sleep(Duration::from_micros(200));
             };
-            let expected = match way {
-                "SIGTERM" => 143,
-                "SIGTERM+SIGINT" => 130,
-                _ => 124,
+            // Two signals end with the second's code when the immediate
+            // exit wins, with the first's when the orderly one finished
+            // first (a busy machine): both ended the run mid-write.
+            let expected: &[i32] = match way {
+                "SIGTERM" => &[143],
+                "SIGTERM+SIGINT" => &[130, 143],
+                _ => &[124],
             };
             let now = std::fs::read_to_string(root.join("big.txt")).unwrap();
             assert!(now == old || now == grown, "{way}: a half-written file");
@@ -215,7 +218,8 @@ fn no_temporary_file_survives_a_run_ended_mid_write() {
             }
             // Proof the run really ended mid-write: the temporary file was
             // there, the run ended as the way says, the old file stayed.
-            if seen_temp && status.code() == Some(expected) && now == old {
+            if seen_temp && status.code().is_some_and(|code| expected.contains(&code)) && now == old
+            {
                 cut_mid_write = true;
                 break;
             }
