@@ -74,6 +74,15 @@ pub(super) fn assert_gone(pids: &[u32]) {
     }
 }
 
+/// Sends `signal` (`-TERM`, `-INT`) to `child` with `kill`.
+fn send(child: &Child, signal: &str) {
+    let killed = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "kill {signal} failed");
+}
+
 /// The pids the test server wrote to `file` (itself and its helper),
 /// waiting for it to appear.
 fn server_pids(file: &Path) -> Vec<u32> {
@@ -459,13 +468,8 @@ fn sigterm_stops_the_servers_process_tree() {
     let ws = Workspace::new();
     let (mut child, pids) = slow_call(&ws, &["--timeout", "20s"]);
     let started = Instant::now();
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(143));
+    send(&child, "-TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(143));
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_gone(&pids);
 }
@@ -490,11 +494,7 @@ fn sigterm_while_a_server_starts_stops_it() {
         .spawn()
         .unwrap();
     let pids = server_pids(&pid_file);
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    send(&child, "-TERM");
     assert_eq!(child.wait().unwrap().code(), Some(143));
     assert_gone(&pids);
 }
@@ -722,11 +722,7 @@ fn a_normal_end_and_sigint_stop_the_servers_process_tree() {
 
     let ws = Workspace::new();
     let (mut child, pids) = slow_call(&ws, &["--timeout", "20s"]);
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    send(&child, "-INT");
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_gone(&pids);
 }
@@ -772,11 +768,7 @@ fn a_second_signal_while_the_servers_stop_still_kills_them() {
         .unwrap();
     pids.push(leader);
     for _ in 0..2 {
-        let killed = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
+        send(&child, "-TERM");
         std::thread::sleep(Duration::from_millis(300));
     }
     assert_eq!(child.wait().unwrap().code(), Some(143));
