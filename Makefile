@@ -8,21 +8,32 @@ DEMO_SYSTEM := Read the exercise file before explaining the code; never invent f
 # project-local venv (git-ignored), never in the machine's Python.
 TOOLS := $(CURDIR)/.tools/venv
 
-.PHONY: build test lint fmt demo bench clean ci-extra mcp-servers prereqs
+.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs
 
 build:
 	$(CARGO) build --release
 
-# The declared rust-version is checked as far as one toolchain can: no
-# dependency asks for a newer Rust (.ci/msrv), no newer std API is used
-# (clippy's incompatible_msrv reads rust-version).
-lint:
+# `make check`: the code as written, without running it. fmt, clippy
+# with warnings denied, the floors of ARCHITECTURE.md (.ci/floors: no
+# import runs up), and the declared rust-version as far as one toolchain
+# can: no dependency asks for a newer Rust (.ci/msrv), no newer std API is
+# used (clippy's incompatible_msrv reads rust-version).
+check:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	python3 .ci/floors
 	python3 .ci/msrv
 
-test: prereqs lint mcp-servers
+lint: check
+
+# `make test`: every test (unit, integration, doc) and the embedding
+# example run once.
+test: prereqs mcp-servers
 	$(CARGO) test --locked --all-targets
+	$(CARGO) test --locked --doc
+
+# `make ci`: what CI holds every change to, both of the above.
+ci: check test
 
 # What `make test` needs besides this checkout, checked before anything
 # runs: one line each that says what is missing and where to get it.

@@ -15,13 +15,14 @@
 //! HTTP driver, the scripted `faux` model) and [`tools`] (the [`Tool`] the
 //! loop calls, [`TypedTool`] for Rust tools, the file tools and their
 //! sandbox). The one-shot command around them is private and reached
-//! through [`run_process`]: `child` (every process leash starts: its group,
-//! its environment, its capped output, all stopped at the exit), `cli` (the
-//! clap definition and the commands),
-//! `config` (the layers → one validated run plan), `mcp` (MCP servers'
-//! tools, started strictly and stopped at every exit), `run` (prepare → run →
-//! report, the signals, the limits, the one exit table) and `render` (the
-//! event writers, the result, the transcript).
+//! through [`run_process`], on floors that only look down (ARCHITECTURE.md
+//! "Floors"): `protocol`, `secret` (the key and its redaction) and `exit`
+//! (the one exit table) at the bottom; `provider` and `child` (every
+//! process leash starts); `tools`; `agent` and `mcp`; `policy` (the run's
+//! rules as loop hooks); `render` (the output formats and their writers);
+//! `cli` (the clap definition); `config` (the layers → one validated run
+//! plan); `run` (prepare → run → decide the ending → report); `dispatch`
+//! (argv → what runs).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -39,9 +40,13 @@ pub mod tools;
 mod child;
 mod cli;
 mod config;
+mod dispatch;
+mod exit;
 mod mcp;
+mod policy;
 mod render;
 mod run;
+mod secret;
 
 pub use agent::{Agent, AgentHooks};
 pub use provider::Provider;
@@ -56,12 +61,12 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
     ));
     let stderr_is_terminal = std::io::stderr().is_terminal();
     let streams = run::job::Streams::process();
-    let outcome = match cli::commands::main(args, env, stderr_is_terminal, streams) {
+    let outcome = match dispatch::main(args, env, stderr_is_terminal, streams) {
         Ok(outcome) => outcome,
         // `--help` and `--version`: clap prints them.
         Err(shown) => {
             let _ = shown.print();
-            cli::commands::shown(&shown)
+            dispatch::shown(&shown)
         }
     };
     // The one exit point: no hook, MCP server or git outlives leash,
@@ -77,7 +82,7 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::agent::assistant_stream::stream_assistant_response;
-    pub use crate::run::limits::{Limits, RunLimits};
+    pub use crate::policy::limits::{Limits, RunLimits};
     pub use crate::tools::join_finished_tool_threads;
 
     /// The `.env` reader: its syntax and what leash takes from it.
@@ -102,8 +107,8 @@ pub mod internals {
     /// The `--deny-tool`/`--allow-tool` matcher, and the normalised form of
     /// a file tool's path argument it judges.
     pub mod tool_policy {
-        pub use crate::run::hooks::policy::normalised;
-        pub use crate::run::hooks::{Policy, ToolPattern};
+        pub use crate::policy::command_hooks::{Policy, ToolPattern};
+        pub use crate::policy::tool_patterns::normalised;
     }
 
     /// The SSE decoder the wire formats share.

@@ -23,9 +23,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use crate::provider::ApiKey;
-use crate::provider::catalog;
-use crate::tools::redact::holds_a_key;
+use crate::secret::{ApiKey, KEY_VARIABLES, holds_a_key};
 
 /// One variable of a child's environment.
 pub type Variable = (OsString, OsString);
@@ -36,8 +34,7 @@ pub type Variable = (OsString, OsString);
 pub fn for_hook(inherited: impl Iterator<Item = Variable>, keys: &[ApiKey]) -> Vec<Variable> {
     inherited
         .filter(|(name, value)| {
-            !catalog::key_variables().any(|key| OsStr::new(key) == name)
-                && !carries_a_key(value, keys)
+            !KEY_VARIABLES.iter().any(|key| OsStr::new(key) == name) && !carries_a_key(value, keys)
         })
         .collect()
 }

@@ -9,7 +9,7 @@
 //! literal (the codes come from the one exit table).
 
 use crate::cli::COMMANDS;
-use crate::run::outcome::exit_lines;
+use crate::exit::exit_lines;
 
 /// The width the help's own tables are wrapped at: a standard terminal.
 pub const HELP_WIDTH: usize = 80;

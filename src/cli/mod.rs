@@ -9,11 +9,7 @@
 //! `leash -- man` — is still a prompt. [`command_tree`] joins both for
 //! completions and the man page.
 
-pub mod commands;
 pub mod help;
-pub mod man;
-pub mod reason;
-pub mod schema;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -24,7 +20,8 @@ use clap::{Arg, Command, CommandFactory, Parser, ValueEnum};
 use crate::cli::help::{
     COMMANDS_USAGE, ESSENTIAL_FLAGS, commands_help, help_footer, short_help_footer,
 };
-use crate::cli::schema::SchemaKind;
+use crate::render::format::{ColorChoice, EventsFormat, OutputFormat};
+use crate::render::schema::SchemaKind;
 
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
 #[derive(Debug, Clone, Parser)]
@@ -363,37 +360,6 @@ pub enum ToolExecutionArg {
     Parallel,
     /// Calls run one after another.
     Sequential,
-}
-
-/// `--events`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EventsFormat {
-    /// One line per event, for people.
-    Text,
-    /// One JSON object per line.
-    Jsonl,
-    /// Nothing but the last line on failure.
-    None,
-}
-
-/// `--output`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// The reply text and nothing else.
-    Text,
-    /// One JSON result object.
-    Json,
-}
-
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when stderr is a terminal and `NO_COLOR` is unset.
-    Auto,
-    /// Always colour (even with `NO_COLOR` or on a pipe).
-    Always,
-    /// Never colour.
-    Never,
 }
 
 /// The commands, recognised by name as the first argument only.

@@ -18,8 +18,8 @@ use clap::ValueEnum;
 use clap::parser::ValueSource;
 
 use crate::cli::{ApiName, CommandName, ProviderName, run_command};
+use crate::config::input::{FILE_LIMIT, FileReadError, read_text_file};
 use crate::provider::catalog;
-use crate::run::input::{FILE_LIMIT, FileReadError, read_text_file};
 
 /// Which `.env` to load, decided before the flags are fully parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]

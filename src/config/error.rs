@@ -2,12 +2,12 @@
 //! (exit 2), and how an error names the layer its value came from.
 
 use crate::config::Inputs;
+use crate::config::input::FileReadError;
 use crate::config::layers::Source;
 use crate::config::precedence::KeyRedirect;
+use crate::policy::cost::CostError;
+use crate::policy::output_schema::SchemaError;
 use crate::provider::faux::ScriptError;
-use crate::run::cost::CostError;
-use crate::run::input::FileReadError;
-use crate::run::output_schema::SchemaError;
 use crate::tools::git::GitUnavailable;
 
 /// A configuration problem: always a usage error (exit 2).
@@ -79,7 +79,7 @@ pub enum ConfigError {
     },
     /// A `--hook`, `--deny-tool` or `--allow-tool` value did not parse.
     #[error(transparent)]
-    Hook(#[from] crate::run::hooks::SpecError),
+    Hook(#[from] crate::policy::command_hooks::SpecError),
     /// `--tools` named an unknown tool.
     #[error(
         "unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, or none)"

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 
 use crate::cli::Cli;
+use crate::config::input::{FILE_LIMIT, FileReadError, read_text_file};
+use crate::policy::cost::Price;
 use crate::provider::catalog;
-use crate::run::cost::Price;
-use crate::run::input::{FILE_LIMIT, FileReadError, read_text_file};
 
 /// Flags that choose the `.env` file, decided before the config file is
 /// read; they are not config keys.
@@ -299,7 +299,7 @@ impl ValueKind {
         } else if parser == TypeId::of::<f32>() || parser == TypeId::of::<f64>() {
             ValueKind::Number
         } else if arg.get_id() == "max_cost" {
-            // Parsed by `run::cost` (exact decimals), written as a number.
+            // Parsed by `policy::cost` (exact decimals), written as a number.
             ValueKind::Number
         } else if arg.get_id() == "timeout"
             || arg.get_id() == "hook_timeout"

@@ -11,6 +11,7 @@
 pub mod dotenv;
 mod error;
 pub mod file;
+pub mod input;
 pub mod layers;
 pub mod precedence;
 pub mod show;
@@ -26,23 +27,24 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::agent::ToolExecution;
-use crate::cli::{ApiName, Cli, EventsFormat, OutputFormat, ProviderName, ToolExecutionArg};
+use crate::cli::{ApiName, Cli, ProviderName, ToolExecutionArg};
 use crate::config::dotenv::DotEnvStatus;
 use crate::config::file::ConfigFile;
+use crate::config::input::{FILE_LIMIT, StdinMode, read_text_file};
 use crate::config::layers::{Environment, Origins, Source};
 use crate::config::precedence::{
     SystemChoice, api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url,
     choose_model, choose_price, choose_provider, choose_system, decide_terminal, provider_info,
 };
 use crate::mcp::McpPlan;
+use crate::policy::command_hooks::{HookSettings, HookSpec, Policy, ToolPattern};
+use crate::policy::cost::{Cost, Price};
+use crate::policy::limits::Limits;
+use crate::policy::output_schema::{OutputSchema, SchemaError};
 use crate::provider::catalog;
 use crate::provider::faux::Script;
 use crate::provider::{ApiKey, HttpSettings};
-use crate::run::cost::{Cost, Price};
-use crate::run::hooks::{HookSettings, HookSpec, Policy, ToolPattern};
-use crate::run::input::{FILE_LIMIT, StdinMode, read_text_file};
-use crate::run::limits::Limits;
-use crate::run::output_schema::{OutputSchema, SchemaError};
+use crate::render::format::{EventsFormat, OutputFormat, Terminal};
 use crate::tools::git::Git;
 use crate::tools::sandbox::Sandbox;
 
@@ -155,18 +157,6 @@ pub struct FileTools {
     /// Why `git`, which would have joined the default tools, was left out
     /// (the repository around the root is refused): a notice for the run.
     pub git_left_out: Option<String>,
-}
-
-/// What stderr may show beyond plain lines, decided once from the flags,
-/// the environment and whether stderr is a terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Terminal {
-    /// Colour in `--events text`.
-    pub color: bool,
-    /// A live indicator while waiting for the model (text events, a TTY).
-    pub indicator: bool,
-    /// `--stream`: reply text shown as it arrives (a TTY, not jsonl).
-    pub stream: bool,
 }
 
 /// Everything besides the parsed flags that a config is resolved from.
@@ -419,7 +409,7 @@ fn parse_hooks(cli: &Cli, inputs: &Inputs<'_>) -> Result<HookSettings, ConfigErr
             spec.check_program(inputs.env.get("PATH").as_deref())?;
             Ok(spec)
         })
-        .collect::<Result<_, crate::run::hooks::SpecError>>()
+        .collect::<Result<_, crate::policy::command_hooks::SpecError>>()
         .map_err(|error| named("hook")(error.into()))?;
     let timeout = parse_hook_timeout(&cli.hook_timeout).map_err(named("hook_timeout"))?;
     let patterns = |id: &'static str, flag: &'static str, values: &[String]| {

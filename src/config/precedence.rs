@@ -5,11 +5,12 @@
 //!
 //! Nothing here reads files or the process environment.
 
-use crate::cli::{ApiName, Cli, ColorChoice, EventsFormat, ProviderName};
+use crate::cli::{ApiName, Cli, ProviderName};
+use crate::config::Inputs;
 use crate::config::layers::{Origins, Source};
-use crate::config::{Inputs, Terminal};
 use crate::provider::ApiKey;
 use crate::provider::catalog::{self, ProviderInfo};
+use crate::render::format::{ColorChoice, EventsFormat, Terminal};
 
 /// The table line of `provider` (the faux model reads no variables; it
 /// is given OpenAI's).

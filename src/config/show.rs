@@ -115,10 +115,10 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
             "color" => {
                 let note = match (terminal.color, events, inputs.stderr_is_terminal) {
                     (true, _, _) => "on",
-                    (false, crate::cli::EventsFormat::Text, false) => {
+                    (false, crate::render::format::EventsFormat::Text, false) => {
                         "off: stderr is not a terminal"
                     }
-                    (false, crate::cli::EventsFormat::Text, true) => "off",
+                    (false, crate::render::format::EventsFormat::Text, true) => "off",
                     (false, _, _) => "off: only --events text is coloured",
                 };
                 generic.note(note)

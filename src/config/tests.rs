@@ -610,7 +610,7 @@ fn the_price_goes_flag_then_the_models_file_entry_then_the_files_price() {
     );
     assert_eq!(
         budget,
-        Some(crate::run::cost::Cost::parse_usd("0.25").unwrap())
+        Some(crate::policy::cost::Cost::parse_usd("0.25").unwrap())
     );
     let (general, _) = price(&["-m", "gpt-y", "hi"], &key);
     assert_eq!(

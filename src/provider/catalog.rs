@@ -43,9 +43,7 @@ pub const ANTHROPIC: ProviderInfo = ProviderInfo {
 /// Every provider that speaks HTTP, in the order help texts list them.
 pub const PROVIDERS: [ProviderInfo; 2] = [OPENAI, ANTHROPIC];
 
-/// The key variable of whichever provider runs; it wins over the
-/// provider's own within a layer.
-pub const ANY_KEY_VARIABLE: &str = "LEASH_API_KEY";
+pub use crate::secret::ANY_KEY_VARIABLE;
 
 impl ProviderInfo {
     /// The config-file key of the key (`openai-api-key`).
@@ -70,7 +68,7 @@ pub fn variables() -> Vec<&'static str> {
 
 /// Every variable that may hold a key, whichever provider runs.
 pub fn key_variables() -> impl Iterator<Item = &'static str> {
-    std::iter::once(ANY_KEY_VARIABLE).chain(PROVIDERS.iter().map(|provider| provider.key_variable))
+    crate::secret::KEY_VARIABLES.into_iter()
 }
 
 /// A variable's config-file key: without `LEASH_` (as for the flags'
@@ -100,5 +98,16 @@ mod tests {
         assert_eq!(file_key(ANY_KEY_VARIABLE), "api-key");
         assert_eq!(OPENAI.base_url_file_key(), "openai-base-url");
         assert_eq!(OPENAI.default_base_url, "https://api.openai.com/v1");
+    }
+
+    #[test]
+    fn every_provider_key_variable_is_a_known_key_variable() {
+        // The key module's list is what redaction and the children's
+        // environments use; a provider whose key is missing from it
+        // would leak that key to a hook.
+        let table: Vec<&str> = std::iter::once(ANY_KEY_VARIABLE)
+            .chain(PROVIDERS.iter().map(|provider| provider.key_variable))
+            .collect();
+        assert_eq!(table, crate::secret::KEY_VARIABLES);
     }
 }

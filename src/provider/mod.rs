@@ -58,35 +58,7 @@ pub trait Provider: Send + Sync {
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent>;
 }
 
-/// An API key. Its `Debug` and `Display` print `***`, so it cannot reach a
-/// log, an event or an error message by accident; `expose` is the one way
-/// to read it, for the request header.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        ApiKey(key.into())
-    }
-
-    /// The key itself, for the one header that carries it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl std::fmt::Display for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
-    }
-}
+pub use crate::secret::ApiKey;
 
 /// What the HTTP providers share from the configuration.
 #[derive(Debug, Clone)]

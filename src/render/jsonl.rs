@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use super::{EventRenderer, RunReport, TurnUsage};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
+use crate::policy::cost::{Cost, Price};
 use crate::protocol::{AssistantMessage, Message, ToolResultMessage, Usage};
-use crate::run::cost::{Cost, Price};
 use crate::tools::changes::FileChange;
 
 /// The file a successful tool call changed, as its result's `details`
@@ -143,7 +143,7 @@ pub enum WireEvent<'a> {
     /// The last line: how the process ends.
     RunEnd {
         /// `ok`, `error`, `turn_limit`, ...
-        #[schemars(schema_with = "crate::cli::schema::status_schema")]
+        #[schemars(schema_with = "crate::exit::status_schema")]
         status: &'a str,
         /// The process exit code.
         exit_code: u8,
@@ -176,7 +176,7 @@ pub struct Assistant<'a> {
 fn hook_event_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
-        "enum": crate::run::hooks::HookEvent::ALL.map(crate::run::hooks::HookEvent::as_str)
+        "enum": crate::policy::command_hooks::HookEvent::ALL.map(crate::policy::command_hooks::HookEvent::as_str)
     })
 }
 
@@ -315,7 +315,7 @@ impl EventRenderer for JsonlRenderer {
         self.write(&WireEvent::Notice { message: text });
     }
 
-    fn hook_failed(&mut self, failure: &crate::run::hooks::HookFailure) {
+    fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {
         self.write(&WireEvent::HookFailed {
             hook: &failure.hook,
             event: failure.event.as_str(),
@@ -404,9 +404,9 @@ mod tests {
     fn a_failed_hook_is_one_hook_failed_line() {
         let out = Shared::default();
         let mut renderer = JsonlRenderer::new(Box::new(out.clone()));
-        renderer.hook_failed(&crate::run::hooks::HookFailure {
+        renderer.hook_failed(&crate::policy::command_hooks::HookFailure {
             hook: "hook #1 (finish-turn=./gate)".into(),
-            event: crate::run::hooks::HookEvent::FinishTurn,
+            event: crate::policy::command_hooks::HookEvent::FinishTurn,
             tool_call_id: None,
             reason: "hook #1 (finish-turn=./gate) failed: exited with status 1; the run was ended"
                 .into(),
@@ -421,7 +421,7 @@ mod tests {
                 "reason": "hook #1 (finish-turn=./gate) failed: exited with status 1; the run was ended"
             })
         );
-        let schema = crate::cli::schema::schema(crate::cli::schema::SchemaKind::Events);
+        let schema = crate::render::schema::schema(crate::render::schema::SchemaKind::Events);
         assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&line));
         let mut wrong = line.clone();
         wrong["event"] = "before_tool_call".into();

@@ -4,9 +4,11 @@
 //! Renderers own their writers and never print anywhere else; a write that
 //! fails (a closed pipe) is dropped quietly, it never ends the run.
 
+pub mod format;
 pub mod jsonl;
 pub mod lane;
 pub mod result;
+pub mod schema;
 pub mod spinner;
 pub mod text;
 pub mod transcript;
@@ -16,10 +18,10 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::agent::types::AgentEvent;
-use crate::cli::EventsFormat;
+use crate::exit::Status;
+use crate::policy::cost::{Cost, Price};
 use crate::protocol::Usage;
-use crate::run::cost::{Cost, Price};
-use crate::run::outcome::Status;
+use crate::render::format::EventsFormat;
 
 /// The summary of a finished run, shared by `run_end`, the JSON result and
 /// the last stderr line.
@@ -32,7 +34,7 @@ pub struct RunReport {
     /// The final reply text (may be empty).
     pub reply: String,
     /// With `--output-schema`: the validated reply, as the model wrote it.
-    pub output: Option<crate::run::output_schema::ValidJson>,
+    pub output: Option<crate::policy::output_schema::ValidJson>,
     /// The final assistant message's stop reason, if there was one.
     pub stop_reason: Option<crate::protocol::StopReason>,
     /// The final error message, if any.
@@ -86,7 +88,7 @@ pub trait EventRenderer: Send {
     /// A line of notice outside the run's events (e.g. stdin was skipped).
     fn notice(&mut self, text: &str);
     /// A `--hook` failed (it fails closed): by default a notice line.
-    fn hook_failed(&mut self, failure: &crate::run::hooks::HookFailure) {
+    fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {
         self.notice(&failure.reason);
     }
     /// The end of the run. On a non-zero exit this writes the last line,

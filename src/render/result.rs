@@ -8,17 +8,17 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{RunReport, TurnUsage};
-use crate::cli::OutputFormat;
+use crate::exit::Status;
+use crate::policy::cost::Cost;
 use crate::protocol::{StopReason, Usage};
-use crate::run::cost::Cost;
-use crate::run::outcome::Status;
+use crate::render::format::OutputFormat;
 
 /// The `--output json` object.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JsonResult<'a> {
     /// `ok`, `error`, `turn_limit`, ...
-    #[schemars(schema_with = "crate::cli::schema::status_schema")]
+    #[schemars(schema_with = "crate::exit::status_schema")]
     pub status: &'a str,
     /// The process exit code.
     pub exit_code: u8,
@@ -32,7 +32,7 @@ pub struct JsonResult<'a> {
     /// token as the model wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Value>")]
-    pub output: Option<&'a crate::run::output_schema::ValidJson>,
+    pub output: Option<&'a crate::policy::output_schema::ValidJson>,
     /// The final assistant message's stop reason.
     pub stop_reason: Option<StopReason>,
     /// The error, when there is one.

@@ -18,11 +18,11 @@ use self::lines::{EventLine, Narrator, Tone};
 use super::jsonl::file_change;
 use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
-use crate::config::Terminal;
+use crate::exit::Status;
+use crate::policy::cost::Price;
 use crate::protocol::Message;
+use crate::render::format::Terminal;
 use crate::render::spinner::Indicator;
-use crate::run::cost::Price;
-use crate::run::outcome::Status;
 
 pub use self::lines::usage_words;
 
@@ -189,7 +189,7 @@ impl EventRenderer for TextRenderer {
 
     /// A failed hook is an event (README "Hooks"): `--events none` prints
     /// none, so one that ended the run is said once, by the last line.
-    fn hook_failed(&mut self, failure: &crate::run::hooks::HookFailure) {
+    fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {
         if self.events {
             self.notice(&failure.reason);
         }

@@ -26,9 +26,12 @@ use tokio::sync::watch;
 use crate::agent::types::AgentEvent;
 
 use crate::agent::{Agent, LoopConfig, QueueHandle, QueueMode, Subscription};
-use crate::cli::EventsFormat;
 use crate::config::{ProviderConfig, RunPlan, ToolName};
+use crate::exit::Status;
 use crate::mcp::{McpServers, McpStartError};
+use crate::policy::command_hooks::{HookChain, HookVerdict};
+use crate::policy::limits::LimitReport;
+use crate::policy::limits::RunLimits;
 use crate::protocol::Message;
 use crate::provider::ApiKey;
 use crate::provider::Provider;
@@ -37,15 +40,15 @@ use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::openai_responses::ResponsesProvider;
 use crate::render::EventRenderer;
+use crate::render::format::EventsFormat;
 use crate::render::jsonl::JsonlRenderer;
 use crate::render::lane::Lane;
 use crate::render::text::TextRenderer;
 use crate::render::transcript::Transcript;
-use crate::run::hooks::{HookChain, HookVerdict};
+use crate::run::ending::{self, AbortCause};
 use crate::run::input::{self, InputError};
-use crate::run::limits::RunLimits;
-use crate::run::outcome::{self, AbortCause, LimitReport, Status};
 use crate::run::signals::watch_for_aborts;
+use crate::secret::key_set;
 use crate::tools::Tool;
 use crate::tools::changes::ChangeLog;
 use crate::tools::edit_file::EditFile;
@@ -53,7 +56,7 @@ use crate::tools::find::Find;
 use crate::tools::grep::Grep;
 use crate::tools::list_dir::ListDir;
 use crate::tools::read_file::ReadFile;
-use crate::tools::redact::{Redacted, key_set};
+use crate::tools::redact::Redacted;
 use crate::tools::write_file::WriteFile;
 
 /// Where a run writes. The binary passes the process's streams; tests may
@@ -130,7 +133,7 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
             job.report_without_run(Status::Usage, Some(error.to_string()))
         }
         Err(NotStarted::Stopped(cause)) => {
-            job.report_without_run(outcome::status_of_abort(cause), None)
+            job.report_without_run(ending::status_of_abort(cause), None)
         }
         Err(NotStarted::Mcp(error)) => job.report_without_run(Status::Mcp, Some(error.to_string())),
     };

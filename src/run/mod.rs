@@ -1,13 +1,11 @@
-//! One run of the command line: the job (prepare → run → report), the
-//! prompt and stdin, the run's limits and shell hooks as loop hooks, `--output-schema`, and
-//! how the run ended (the status and its exit code).
+//! The one-shot job: prepare → run → report (`job`), the signals and the
+//! timer (`signals`), the prompt and stdin (`input`), and how the run
+//! ended (`ending`: the status from every fact, then the last line). The
+//! run's rules as loop hooks are [`crate::policy`]'s; the exit codes are
+//! [`crate::exit`]'s.
 
-pub mod cost;
-pub mod hooks;
+pub mod ending;
 pub mod input;
 pub mod job;
-pub mod limits;
-pub mod outcome;
-pub mod output_schema;
 pub mod report;
 pub mod signals;

@@ -10,14 +10,16 @@ use std::path::Path;
 
 use tokio::sync::watch;
 
-use crate::cli::{EventsFormat, OutputFormat};
+use crate::exit::Status;
+use crate::policy::command_hooks::HookVerdict;
+use crate::policy::limits::LimitReport;
 use crate::protocol::{Message, Usage};
+use crate::render::format::{EventsFormat, OutputFormat};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
 use crate::render::{EventRenderer, RunReport, TurnUsage, renderer};
-use crate::run::hooks::HookVerdict;
+use crate::run::ending::{self, AbortCause, Detail};
 use crate::run::job::{Job, Streams};
-use crate::run::outcome::{self, AbortCause, Detail, LimitReport, Status};
 use crate::run::signals::{Waited, wait_for_lane};
 
 impl Job {
@@ -29,7 +31,7 @@ impl Job {
         limits: LimitReport,
         verdict: Option<HookVerdict>,
     ) -> RunReport {
-        let mut status = outcome::decide_status(messages, cause, limits);
+        let mut status = ending::decide_status(messages, cause, limits);
         // A `finish-turn` hook that failed ended the run: it fails closed,
         // so even an answer is not reported as a success. One that asked
         // for more when no turn or token was left: the answer is not
@@ -53,7 +55,7 @@ impl Job {
             }
             _ => {}
         }
-        let last = outcome::final_assistant(messages);
+        let last = ending::final_assistant(messages);
         let reply = last.map(|m| m.text()).unwrap_or_default();
         let mut error_message = last.and_then(|m| m.error_message.clone());
         // The final check of `--output-schema`; the limits already gave the
@@ -100,7 +102,7 @@ impl Job {
         // A failed `finish-turn` hook's reason says it all.
         let message = match &hook_ended {
             Some(reason) => reason.clone(),
-            None => outcome::describe(status, &detail),
+            None => ending::describe(status, &detail),
         };
         RunReport {
             status,
@@ -130,7 +132,7 @@ impl Job {
         };
         RunReport {
             status,
-            message: outcome::describe(status, &detail),
+            message: ending::describe(status, &detail),
             reply: String::new(),
             output: None,
             stop_reason: None,
@@ -160,7 +162,7 @@ impl Job {
         abort: &mut watch::Receiver<Option<AbortCause>>,
     ) -> Status {
         let stopped =
-            |abort: &watch::Receiver<Option<AbortCause>>| outcome::status_of_abort(*abort.borrow());
+            |abort: &watch::Receiver<Option<AbortCause>>| ending::status_of_abort(*abort.borrow());
         let mut failures = Vec::new();
         if let Some(transcript) = self.transcript.take() {
             match wait_for_lane(transcript.call(|writer| writer.take_failure()), abort).await {
@@ -239,10 +241,10 @@ fn finish_output(
 }
 
 /// A result could not be written: a run that had succeeded now fails and
-/// says so (ARCHITECTURE.md §2.1's rule in [`outcome::after_write_failure`]); a run that
+/// says so (ARCHITECTURE.md §2.1's rule in [`ending::after_write_failure`]); a run that
 /// had failed keeps its reason as the last line, after a notice.
 fn write_failed(report: &mut RunReport, failure: String, renderer: &mut dyn EventRenderer) {
-    let status = outcome::after_write_failure(report.status);
+    let status = ending::after_write_failure(report.status);
     if status == report.status {
         renderer.notice(&failure);
         return;

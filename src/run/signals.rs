@@ -7,7 +7,8 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-use crate::run::outcome::{AbortCause, Signal, Status};
+use crate::exit::{Signal, Status};
+use crate::run::ending::AbortCause;
 
 /// How long the exit waits for stderr, stdout or the transcript once the
 /// timer or a signal stopped the run: long enough for any live reader,

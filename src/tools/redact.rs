@@ -3,15 +3,11 @@
 //! `***` before it enters the context, so a file under `--root` that holds
 //! a key cannot carry it into the events, the transcript or a request.
 //!
-//! The replacement is the providers' own ([`crate::provider::http::redact`]),
-//! applied per key, longest first so a key that contains another is
-//! replaced whole.
-//!
-//! A tool that shows a piece of a line (`read_file` inside a line longer
-//! than its cut, a `git` output cut at its cap) says so in its details
-//! (`"cutPiece": true`); then a key cut in two at the piece's edge must not
-//! show half of itself either, so the start of a key at the end of a line
-//! and the end of a key at the start of a line are hidden too.
+//! This file is only the wrapper; the redaction itself is
+//! [`crate::secret`]'s, the one home of the key. A tool that shows a piece
+//! of a line (`read_file` inside a line longer than its cut, a `git` output
+//! cut at its cap) says so in its details (`"cutPiece": true`); then the
+//! key halves at the piece's edges are hidden too.
 
 use std::sync::Arc;
 
@@ -21,8 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Tool, ToolError, ToolUpdates};
 use crate::protocol::{Content, ToolOutput, ToolSpec};
-use crate::provider::ApiKey;
-use crate::provider::http::redact;
+use crate::secret::{ApiKey, redact_cut_edges, redact_keys};
 
 /// A tool whose results never hold a known key.
 pub struct Redacted {
@@ -35,104 +30,6 @@ impl Redacted {
     pub fn new(inner: Arc<dyn Tool>, keys: Arc<[ApiKey]>) -> Self {
         Redacted { inner, keys }
     }
-}
-
-/// The keys to hide, in the order [`redact_keys`] needs: no empty key, no
-/// repeat, longest first.
-pub fn key_set(keys: impl IntoIterator<Item = ApiKey>) -> Arc<[ApiKey]> {
-    let mut keys: Vec<ApiKey> = keys
-        .into_iter()
-        .filter(|key| !key.expose().is_empty())
-        .collect();
-    keys.sort_by(|a, b| (b.expose().len(), b.expose()).cmp(&(a.expose().len(), a.expose())));
-    keys.dedup_by(|a, b| a.expose() == b.expose());
-    keys.into()
-}
-
-/// Whether `text` holds one of `keys` (an empty key never matches): a
-/// variable that must not reach a hook's or an MCP server's environment.
-pub fn holds_a_key(text: &str, keys: &[ApiKey]) -> bool {
-    keys.iter()
-        .any(|key| !key.expose().is_empty() && text.contains(key.expose()))
-}
-
-/// `text` with every one of `keys` (as [`key_set`] orders them) replaced.
-pub fn redact_keys(text: &str, keys: &[ApiKey]) -> String {
-    let mut text = text.to_owned();
-    for key in keys {
-        if text.contains(key.expose()) {
-            text = redact(&text, Some(key));
-        }
-    }
-    text
-}
-
-/// The shortest key whose cut pieces are hidden: a shorter key's pieces
-/// are too short to tell from ordinary text.
-const CUT_KEY_CHARS: usize = 8;
-/// The shortest piece of a key hidden at a line's edge.
-const CUT_PIECE_CHARS: usize = 4;
-
-/// For a text that is a cut piece: at the end of each line, the longest
-/// start of a key (of at least [`CUT_PIECE_CHARS`] characters, keys of at
-/// least [`CUT_KEY_CHARS`]) is replaced by `***`; at the start of each
-/// line, the longest end of a key. Whole keys are [`redact_keys`]'s.
-pub fn redact_cut_edges(text: &str, keys: &[ApiKey]) -> String {
-    let keys: Vec<&str> = keys
-        .iter()
-        .map(ApiKey::expose)
-        .filter(|key| key.chars().count() >= CUT_KEY_CHARS)
-        .collect();
-    if keys.is_empty() {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let body = line.trim_end_matches(['\n', '\r']);
-        let ending = &line[body.len()..];
-        let head = keys
-            .iter()
-            .filter_map(|key| key_end_at_start(body, key))
-            .max()
-            .unwrap_or(0);
-        let rest = &body[head..];
-        let tail = keys
-            .iter()
-            .filter_map(|key| key_start_at_end(rest, key))
-            .max()
-            .unwrap_or(0);
-        if head > 0 {
-            out.push_str("***");
-        }
-        out.push_str(&rest[..rest.len() - tail]);
-        if tail > 0 {
-            out.push_str("***");
-        }
-        out.push_str(ending);
-    }
-    out
-}
-
-/// The byte length of the longest proper end of `key` that `line` starts
-/// with, if it is long enough to hide.
-fn key_end_at_start(line: &str, key: &str) -> Option<usize> {
-    key.char_indices()
-        .skip(1)
-        .map(|(at, _)| &key[at..])
-        .find(|end| line.starts_with(end))
-        .filter(|end| end.chars().count() >= CUT_PIECE_CHARS)
-        .map(str::len)
-}
-
-/// The byte length of the longest proper start of `key` that `line` ends
-/// with, if it is long enough to hide.
-fn key_start_at_end(line: &str, key: &str) -> Option<usize> {
-    key.char_indices()
-        .rev()
-        .map(|(at, _)| &key[..at])
-        .find(|start| !start.is_empty() && line.ends_with(start))
-        .filter(|start| start.chars().count() >= CUT_PIECE_CHARS)
-        .map(str::len)
 }
 
 fn redact_value(value: &mut Value, keys: &[ApiKey]) {
@@ -184,6 +81,7 @@ impl Tool for Redacted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secret::key_set;
     use crate::tools::testing::call;
     use serde_json::json;
 

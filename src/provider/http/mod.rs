@@ -19,6 +19,7 @@ use serde::de::IgnoredAny;
 
 use super::ApiKey;
 use super::driver::retry;
+pub use crate::secret::redact;
 
 /// How long establishing a connection (TCP and TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -218,53 +219,6 @@ fn not_an_event_stream(content_type: &str) -> Option<&'static str> {
     } else {
         None
     }
-}
-
-/// Keys at least this long are redacted wherever they occur; shorter ones
-/// only where they stand as a whole token (see [`redact`]).
-pub const SHORT_KEY_CHARS: usize = 8;
-
-/// `text` with the key replaced by `***`, so a server that echoes the key
-/// (in an error body, a URL) cannot leak it.
-///
-/// A real key is long and random, so every occurrence is replaced. A key
-/// shorter than [`SHORT_KEY_CHARS`] characters (a local server's `x` or
-/// `test`) would otherwise turn "text" into "***" and "latest" into
-/// "la***" all over a message: such a key is replaced only where it
-/// stands as a whole token, not inside a longer word (neighbours that
-/// are letters, digits, `-` or `_` make it part of one), and one made of
-/// no letter or digit at all is left alone. A short key is no secret
-/// worth the name; it still never appears on its own.
-pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
-    let Some(secret) = key.map(ApiKey::expose).filter(|secret| !secret.is_empty()) else {
-        return text.to_string();
-    };
-    if secret.chars().count() >= SHORT_KEY_CHARS {
-        return text.replace(secret, "***");
-    }
-    if !secret.chars().any(char::is_alphanumeric) {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    for (at, _) in text.match_indices(secret) {
-        let end = at + secret.len();
-        let before = text[..at].chars().next_back();
-        let after = text[end..].chars().next();
-        if !before.is_some_and(is_token_char) && !after.is_some_and(is_token_char) {
-            out.push_str(&text[copied..at]);
-            out.push_str("***");
-            copied = end;
-        }
-    }
-    out.push_str(&text[copied..]);
-    out
-}
-
-/// A character that continues a word or a key (`sk-ab_12`), for telling a
-/// short key on its own from one inside a longer token.
-fn is_token_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '-' || c == '_'
 }
 
 /// The message a provider put in an error body: `error.message` (OpenAI,

@@ -145,7 +145,7 @@ pub(crate) fn request_body<'a>(
                 json_schema: JsonSchemaFormat {
                     name: "leash_output",
                     schema,
-                    strict: crate::run::output_schema::strict_compatible(schema),
+                    strict: strict_compatible(schema),
                 },
             }),
         messages,
@@ -224,6 +224,35 @@ fn chat_tool(tool: &ToolSpec) -> ChatTool<'_> {
             description: &tool.description,
             parameters: &tool.parameters,
         },
+    }
+}
+
+/// Whether OpenAI's `strict: true` can be used: every object schema lists
+/// all its properties as required and forbids others. A schema that does
+/// not is sent with `strict: false` (the server would refuse it otherwise);
+/// leash validates the reply either way.
+pub(in crate::provider) fn strict_compatible(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            let is_object = map.get("type") == Some(&Value::String("object".into()));
+            if is_object {
+                let closed = map.get("additionalProperties") == Some(&Value::Bool(false));
+                let properties = map.get("properties").and_then(Value::as_object);
+                let required: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let all_required = properties
+                    .is_none_or(|props| props.keys().all(|k| required.contains(&k.as_str())));
+                if !closed || !all_required {
+                    return false;
+                }
+            }
+            map.values().all(strict_compatible)
+        }
+        Value::Array(items) => items.iter().all(strict_compatible),
+        _ => true,
     }
 }
 

@@ -137,7 +137,7 @@ pub(crate) fn request_body<'a>(
                 kind: "json_schema",
                 name: "leash_output",
                 schema,
-                strict: crate::run::output_schema::strict_compatible(schema),
+                strict: crate::provider::openai::request::strict_compatible(schema),
             },
         }),
         input,

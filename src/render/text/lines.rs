@@ -13,9 +13,9 @@ use owo_colors::OwoColorize;
 use serde_json::Value;
 
 use crate::agent::types::AgentEvent;
+use crate::policy::cost::{Cost, Price};
 use crate::protocol::{AssistantContent, AssistantMessage, Message, StopReason, Usage};
 use crate::render::{MAX_LINE_CHARS, inert};
-use crate::run::cost::{Cost, Price};
 
 /// The most characters of the model's interim text on its line.
 const MODEL_TEXT_CHARS: usize = 300;

@@ -145,7 +145,7 @@ fn turn_and_run_end_lines_show_tokens_and_with_a_price_the_cost() {
     renderer.event(&AgentEvent::TurnStart);
     renderer.event(&event);
     let mut report = failed_report();
-    report.status = crate::run::outcome::Status::Ok;
+    report.status = crate::exit::Status::Ok;
     report.turns = 2;
     report.usage = usage;
     report.cost = Some(price.cost(&usage));
@@ -202,7 +202,7 @@ fn text_from_servers_and_models_cannot_forge_lines() {
 
 fn failed_report() -> RunReport {
     RunReport {
-        status: crate::run::outcome::Status::Error,
+        status: crate::exit::Status::Error,
         message: "it broke".into(),
         reply: String::new(),
         output: None,

@@ -160,3 +160,20 @@ fn the_prompt_cache_key_is_sent_when_set_and_messages_come_last() {
 fn settings_without_key() -> HttpSettings {
     settings("http://x", None)
 }
+
+#[test]
+fn strictness_needs_closed_objects_with_everything_required() {
+    assert!(strict_compatible(&json!({
+        "type": "object",
+        "properties": {"verdict": {"enum": ["pass", "fail"]}, "reasons": {"type": "array", "items": {"type": "string"}}},
+        "required": ["verdict", "reasons"],
+        "additionalProperties": false
+    })));
+    assert!(!strict_compatible(
+        &json!({"type": "object", "properties": {"a": {}}})
+    ));
+    assert!(!strict_compatible(&json!({
+        "type": "object", "properties": {"a": {"type": "object", "properties": {}}},
+        "required": ["a"], "additionalProperties": false
+    })));
+}

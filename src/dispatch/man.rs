@@ -11,7 +11,7 @@ use clap_mangen::Man;
 use crate::cli::help::SETTINGS_HELP;
 use crate::cli::{COMMANDS, command_tree};
 use crate::config::file::variable_keys;
-use crate::run::outcome::exit_lines;
+use crate::exit::exit_lines;
 
 /// Writes the page as roff.
 pub fn render(out: &mut dyn Write) -> io::Result<()> {

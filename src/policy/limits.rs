@@ -22,11 +22,31 @@ use serde_json::Value;
 use crate::agent::QueueHandle;
 use crate::agent::types::{Block, TurnDecision};
 use crate::agent::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
+use crate::policy::cost::{Cost, Price, cost_exceeded};
+use crate::policy::output_schema::{OutputSchema, correction_message};
 use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall};
-use crate::run::cost::{Cost, Price, cost_exceeded};
-use crate::run::outcome::LimitReport;
-use crate::run::output_schema::{OutputSchema, correction_message};
 use crate::tools::changes::FileChange;
+
+/// What the run's limits saw, for the decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LimitReport {
+    /// The turn limit ended the run.
+    pub turn_limit_reached: bool,
+    /// The last tool batch asked to terminate (every result did).
+    pub batch_terminated: bool,
+    /// The token budget stopped the run before a request it wanted.
+    pub budget_exhausted: bool,
+    /// Tokens the run used, as the budget counts them.
+    pub tokens_used: u64,
+    /// The budget that stopped the run was `--max-cost`, not `--max-tokens-total`.
+    pub cost_exhausted: bool,
+    /// What the run cost so far, at `--price` (zero without one).
+    pub cost_used: Cost,
+    /// The `--output-schema` corrective turn was asked for.
+    pub corrected: bool,
+    /// The repeat guard (`--max-same-call`) blocked a call in the last turn.
+    pub repeat_blocked: bool,
+}
 
 /// The limits of one run, as the flags give them.
 #[derive(Debug, Clone)]

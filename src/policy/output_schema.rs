@@ -251,35 +251,6 @@ pub fn correction_message(problem: &NonCompliance) -> String {
     text
 }
 
-/// Whether OpenAI's `strict: true` can be used: every object schema lists
-/// all its properties as required and forbids others. A schema that does
-/// not is sent with `strict: false` (the server would refuse it otherwise);
-/// leash validates the reply either way.
-pub fn strict_compatible(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => {
-            let is_object = map.get("type") == Some(&Value::String("object".into()));
-            if is_object {
-                let closed = map.get("additionalProperties") == Some(&Value::Bool(false));
-                let properties = map.get("properties").and_then(Value::as_object);
-                let required: Vec<&str> = map
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let all_required = properties
-                    .is_none_or(|props| props.keys().all(|k| required.contains(&k.as_str())));
-                if !closed || !all_required {
-                    return false;
-                }
-            }
-            map.values().all(strict_compatible)
-        }
-        Value::Array(items) => items.iter().all(strict_compatible),
-        _ => true,
-    }
-}
-
 /// Removes one Markdown code fence around the whole reply, if present.
 fn strip_code_fence(reply: &str) -> &str {
     let trimmed = reply.trim();
@@ -411,17 +382,5 @@ mod tests {
                 .to_string()
                 .starts_with("--output-schema bad.json is not a valid JSON Schema")
         );
-    }
-
-    #[test]
-    fn strictness_needs_closed_objects_with_everything_required() {
-        assert!(strict_compatible(verdict_schema().schema()));
-        assert!(!strict_compatible(
-            &json!({"type": "object", "properties": {"a": {}}})
-        ));
-        assert!(!strict_compatible(&json!({
-            "type": "object", "properties": {"a": {"type": "object", "properties": {}}},
-            "required": ["a"], "additionalProperties": false
-        })));
     }
 }

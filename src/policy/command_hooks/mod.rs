@@ -10,16 +10,14 @@
 //! in and out, `policy` the patterns, `chain` the order and the
 //! fail-closed rules.
 
-pub mod chain;
-pub mod policy;
 pub mod process;
-pub mod protocol;
 pub mod spec;
+pub mod wire;
 
 use std::time::Duration;
 
-pub use chain::HookChain;
-pub use policy::Policy;
+pub use crate::policy::chain::HookChain;
+pub use crate::policy::tool_patterns::Policy;
 pub use spec::{HookEvent, HookSpec, SpecError, ToolPattern};
 
 /// `--hook-timeout`'s default.

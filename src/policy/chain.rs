@@ -21,22 +21,22 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::policy::Policy;
-use super::process::{self, RunError};
-use super::protocol::{
+use super::command_hooks::process::{self, RunError};
+use super::command_hooks::spec::{HookEvent, HookSpec};
+use super::command_hooks::wire::{
     Action, AfterReply, Assistant, BeforeReply, CallInput, FinishReply, HookInput, ResultInput,
     parse,
 };
-use super::spec::{HookEvent, HookSpec};
-use super::{HookFailure, HookSettings, HookVerdict};
+use super::command_hooks::{HookFailure, HookSettings, HookVerdict};
+use super::tool_patterns::Policy;
 use crate::agent::types::{Block, ResultOverride, TurnDecision};
 use crate::agent::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, QueueHandle, ToolCallContext,
 };
+use crate::policy::limits::{Limits, RunLimits, budget_exceeded};
 use crate::protocol::{Content, Message, StopReason, Usage};
 use crate::provider::ApiKey;
-use crate::run::limits::{Limits, RunLimits, budget_exceeded};
-use crate::tools::redact::redact_keys;
+use crate::secret::redact_keys;
 use crate::tools::sandbox::Sandbox;
 
 /// The most characters of a hook's stderr that become a reason.

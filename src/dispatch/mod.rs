@@ -13,20 +13,21 @@ use std::io::{IsTerminal, Write};
 use anyhow::Context;
 use clap::ValueEnum;
 
-use crate::cli::reason::clap_reason;
-use crate::cli::schema::schema;
-use crate::cli::{
-    Cli, CommandName, EventsFormat, OutputFormat, PrintCommand, command_name, command_tree,
-    run_command,
-};
+pub mod man;
+pub mod usage;
+
+use crate::cli::{Cli, CommandName, PrintCommand, command_name, command_tree, run_command};
 use crate::config::file::{ConfigFile, ConfigFileError};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
 use crate::config::show::{describe, render_settings};
 use crate::config::{self, Inputs};
+use crate::dispatch::usage::clap_reason;
+use crate::exit::{Outcome, Status};
+use crate::render::format::{EventsFormat, OutputFormat};
+use crate::render::schema::schema;
 use crate::render::transcript::reader_left;
 use crate::run::input::InputError;
 use crate::run::job::{self, Streams};
-use crate::run::outcome::{Outcome, Status};
 use crate::run::report;
 
 /// Runs what `args` (program name first) ask for and returns how it
@@ -296,7 +297,7 @@ fn print_command(command: PrintCommand, stdout: &mut dyn Write) -> anyhow::Resul
             "the completions"
         }
         PrintCommand::Man => {
-            crate::cli::man::render(&mut text).context("cannot render the man page")?;
+            man::render(&mut text).context("cannot render the man page")?;
             "the man page"
         }
         PrintCommand::Schema(kind) => {

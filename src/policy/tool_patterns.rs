@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::spec::ToolPattern;
+use super::command_hooks::spec::ToolPattern;
 use crate::tools::sandbox::{Lexical, Sandbox, lexical};
 
 /// The arguments of the built-in tools that name a path under the root

@@ -7,13 +7,11 @@
 //! a field skipped when empty is optional, an `Option` written as `null`
 //! is required and nullable.
 
-use schemars::generate::{SchemaGenerator, SchemaSettings};
-use schemars::{Schema, json_schema};
+use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
 use crate::render::jsonl::{SCHEMA_VERSION, WireEvent};
 use crate::render::result::JsonResult;
-use crate::run::outcome::status_names;
 
 /// Which schema `leash schema` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -47,17 +45,6 @@ pub fn schema(kind: SchemaKind) -> Value {
     schema.insert("title".to_owned(), Value::String(title));
     schema.insert("description".to_owned(), Value::String(description));
     schema.to_value()
-}
-
-/// The schema of a `status` field: one of the status names. (`Status` is
-/// written as a string by the renderers, so its schema is given here.)
-pub fn status_schema(_: &mut SchemaGenerator) -> Schema {
-    let names = status_names();
-    json_schema!({
-        "type": "string",
-        "enum": names,
-        "description": "How the run ended; each status has its own exit code."
-    })
 }
 
 #[cfg(test)]
