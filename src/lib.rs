@@ -82,7 +82,7 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::agent::assistant_stream::stream_assistant_response;
-    pub use crate::policy::limits::{Limits, RunLimits};
+    pub use crate::policy::limits::{LimitSettings, RunLimits};
     pub use crate::tools::join_finished_tool_threads;
 
     /// The `.env` reader: its syntax and what leash takes from it.

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use leash::agent::{Agent, LoopConfig, QueueHandle, ToolExecution};
-use leash::internals::{Limits, RunLimits, join_finished_tool_threads};
+use leash::internals::{LimitSettings, RunLimits, join_finished_tool_threads};
 use leash::protocol::StreamEvent;
 use leash::protocol::{Message, StopReason};
 use leash::provider::{Provider, Request};
@@ -97,7 +97,7 @@ fuzz_target!(|data: &[u8]| {
             } else {
                 ToolExecution::Sequential
             },
-            hooks: Arc::new(RunLimits::new(Limits::new(4, 1), queues.clone())),
+            hooks: Arc::new(RunLimits::new(LimitSettings::new(4, 1), queues.clone())),
         },
         queues,
     );

@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::run::{
+use super::agent_loop::{
     ContinueError, LoopConfig, MessageQueues, RunInputs, run_agent_loop, run_agent_loop_continue,
 };
 use super::types::{AgentEvent, EventSink};

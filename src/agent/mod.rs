@@ -1,25 +1,26 @@
-//! The agent loop (ARCHITECTURE.md §1): the pure two-level loop (`run`), one tool
-//! call's pipeline (`tool_call`) and a batch of them (`tool_batch`), one
+//! The agent loop (ARCHITECTURE.md §1): the pure two-level loop
+//! (`agent_loop`, named after Pi's `agent-loop.ts`), one tool call's
+//! pipeline (`tool_call`) and a batch of them (`tool_batch`), one
 //! streamed reply (`assistant_stream`), the stateful wrapper (`agent`), the
 //! hooks, and the types they share.
 
 #[allow(clippy::module_inception)]
 mod agent;
+mod agent_loop;
 pub(crate) mod assistant_stream;
 mod hooks;
-mod run;
 mod tool_batch;
 pub(crate) mod tool_call;
 pub mod types;
 
 pub use agent::{Agent, AgentError, AsyncListener, QueueHandle, QueueMode, Subscription};
+pub use agent_loop::{
+    ContinueError, LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop,
+    run_agent_loop_continue,
+};
 pub use hooks::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, NextTurnChanges, NoHooks,
     RequestChanges, RequestContext, ToolCallContext,
-};
-pub use run::{
-    ContinueError, LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop,
-    run_agent_loop_continue,
 };
 pub use tool_batch::{BatchOutcome, ToolExecution};
 pub use types::EventSink;

@@ -39,7 +39,7 @@ use crate::config::precedence::{
 use crate::mcp::McpPlan;
 use crate::policy::command_hooks::{HookSettings, HookSpec, Policy, ToolPattern};
 use crate::policy::cost::{Cost, Price};
-use crate::policy::limits::Limits;
+use crate::policy::limits::LimitSettings;
 use crate::policy::output_schema::{OutputSchema, SchemaError};
 use crate::provider::catalog;
 use crate::provider::faux::Script;
@@ -112,7 +112,7 @@ pub struct RunPlan {
     /// resolved; `None` for no timer (or one too long for the clock).
     pub deadline: Option<Instant>,
     /// The turn limit, the repeat guard, the budget, `--output-schema`.
-    pub limits: Limits,
+    pub limits: LimitSettings,
     /// `--hook`, `--hook-timeout`, `--deny-tool`, `--allow-tool`.
     pub hooks: HookSettings,
     /// The tools offered to the model, with their root; `None` for none.
@@ -338,7 +338,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         model,
         timeout,
         deadline,
-        limits: Limits {
+        limits: LimitSettings {
             max_turns: cli.max_turns,
             max_same_call: cli.max_same_call,
             max_tokens_total: cli.max_tokens_total,

@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::command_hooks::process::{self, RunError};
+use super::command_hooks::process::{self, HookRunError};
 use super::command_hooks::spec::{HookEvent, HookSpec};
 use super::command_hooks::wire::{
     Action, AfterReply, Assistant, BeforeReply, CallInput, FinishReply, HookInput, ResultInput,
@@ -33,7 +33,7 @@ use crate::agent::types::{Block, ResultOverride, TurnDecision};
 use crate::agent::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, QueueHandle, ToolCallContext,
 };
-use crate::policy::limits::{Limits, RunLimits, budget_exceeded};
+use crate::policy::limits::{LimitSettings, RunLimits, budget_exceeded};
 use crate::protocol::{Content, Message, StopReason, Usage};
 use crate::provider::ApiKey;
 use crate::secret::redact_keys;
@@ -93,7 +93,7 @@ struct ChainState {
 /// The hook chain of one run.
 pub struct HookChain {
     builtins: Arc<RunLimits>,
-    limits: Limits,
+    limits: LimitSettings,
     policy: Policy,
     hooks: Vec<Numbered>,
     timeout: Duration,
@@ -118,7 +118,7 @@ impl HookChain {
     /// agent's).
     pub fn new(
         builtins: Arc<RunLimits>,
-        limits: Limits,
+        limits: LimitSettings,
         settings: &HookSettings,
         failures: FailureSink,
         queues: QueueHandle,
@@ -216,7 +216,7 @@ impl HookChain {
         )
         .await
         .map_err(|error| match error {
-            RunError::Aborted => Problem::Aborted,
+            HookRunError::Aborted => Problem::Aborted,
             other => Problem::Failed(other.to_string()),
         })?;
         // Whatever a hook wrote may reach the model and the events: a key

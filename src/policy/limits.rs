@@ -50,7 +50,7 @@ pub struct LimitReport {
 
 /// The limits of one run, as the flags give them.
 #[derive(Debug, Clone)]
-pub struct Limits {
+pub struct LimitSettings {
     /// `--max-turns`.
     pub max_turns: u32,
     /// `--max-same-call`.
@@ -65,10 +65,10 @@ pub struct Limits {
     pub output_schema: Option<Arc<OutputSchema>>,
 }
 
-impl Limits {
+impl LimitSettings {
     /// `--max-turns` and `--max-same-call`, with no budget and no schema.
     pub fn new(max_turns: u32, max_same_call: u32) -> Self {
-        Limits {
+        LimitSettings {
             max_turns,
             max_same_call,
             max_tokens_total: None,
@@ -82,7 +82,7 @@ impl Limits {
 /// The limits of one run at work, as loop hooks.
 #[derive(Debug)]
 pub struct RunLimits {
-    limits: Limits,
+    limits: LimitSettings,
     /// Where the corrective message goes: the queues of the run's agent.
     queues: QueueHandle,
     state: Mutex<LimitState>,
@@ -116,7 +116,7 @@ impl std::fmt::Debug for QueueHandle {
 impl RunLimits {
     /// `limits` at work on the run of the agent that holds `queues`
     /// (see [`crate::agent::Agent::with_queues`]).
-    pub fn new(limits: Limits, queues: QueueHandle) -> Self {
+    pub fn new(limits: LimitSettings, queues: QueueHandle) -> Self {
         RunLimits {
             limits,
             queues,
@@ -384,7 +384,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_third_identical_call_is_blocked_with_terminate() {
-        let limits = RunLimits::new(Limits::new(4, 2), QueueHandle::default());
+        let limits = RunLimits::new(LimitSettings::new(4, 2), QueueHandle::default());
         let args = json!({"path": "a"});
         let mut verdicts = Vec::new();
         for _ in 0..3 {
@@ -432,7 +432,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_change_to_a_file_resets_the_repeat_counts() {
-        let limits = RunLimits::new(Limits::new(9, 2), QueueHandle::default());
+        let limits = RunLimits::new(LimitSettings::new(9, 2), QueueHandle::default());
         let args = json!({"path": "a"});
         let read = call("read_file");
         let mut context = vec![];
@@ -456,7 +456,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_limit_ends_the_nth_turn_only_when_it_still_asks_for_tools() {
-        let limits = RunLimits::new(Limits::new(2, 2), QueueHandle::default());
+        let limits = RunLimits::new(LimitSettings::new(2, 2), QueueHandle::default());
         let text = AssistantMessage::default();
         let tools = with_tool_call();
         let cancel = CancellationToken::new();
@@ -482,10 +482,10 @@ mod tests {
     #[tokio::test]
     async fn the_cost_budget_ends_a_run_that_wants_another_turn() {
         let limits = RunLimits::new(
-            Limits {
+            LimitSettings {
                 price: Some(Price::parse("1000000,0").unwrap()),
                 max_cost: Some(Cost::parse_usd("1.5").unwrap()),
-                ..Limits::new(8, 8)
+                ..LimitSettings::new(8, 8)
             },
             QueueHandle::default(),
         );
@@ -521,7 +521,7 @@ mod tests {
 
     #[tokio::test]
     async fn error_turns_do_not_count() {
-        let limits = RunLimits::new(Limits::new(1, 2), QueueHandle::default());
+        let limits = RunLimits::new(LimitSettings::new(1, 2), QueueHandle::default());
         let failed = AssistantMessage {
             stop_reason: StopReason::Error,
             ..with_tool_call()

@@ -36,7 +36,7 @@ pub const SCHEMA_VERSION: u32 = 1;
     rename_all = "snake_case",
     rename_all_fields = "camelCase"
 )]
-pub enum WireEvent<'a> {
+pub enum JsonlEvent<'a> {
     /// The run began.
     AgentStart {
         /// [`SCHEMA_VERSION`].
@@ -184,25 +184,25 @@ fn assistant_role(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"const": "assistant"})
 }
 
-impl<'a> WireEvent<'a> {
+impl<'a> JsonlEvent<'a> {
     /// The wire shape of an internal event, its cost at `price` where
     /// it has one.
     pub fn from_event(event: &'a AgentEvent, price: Option<&Price>) -> Self {
         match event {
-            AgentEvent::AgentStart => WireEvent::AgentStart {
+            AgentEvent::AgentStart => JsonlEvent::AgentStart {
                 schema_version: SCHEMA_VERSION,
             },
-            AgentEvent::TurnStart => WireEvent::TurnStart,
-            AgentEvent::MessageStart { message } => WireEvent::MessageStart { message },
-            AgentEvent::MessageUpdate { event } => WireEvent::MessageUpdate {
+            AgentEvent::TurnStart => JsonlEvent::TurnStart,
+            AgentEvent::MessageStart { message } => JsonlEvent::MessageStart { message },
+            AgentEvent::MessageUpdate { event } => JsonlEvent::MessageUpdate {
                 assistant_message_event: event,
             },
-            AgentEvent::MessageEnd { message } => WireEvent::MessageEnd { message },
+            AgentEvent::MessageEnd { message } => JsonlEvent::MessageEnd { message },
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
-            } => WireEvent::ToolExecutionStart {
+            } => JsonlEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
@@ -211,7 +211,7 @@ impl<'a> WireEvent<'a> {
                 tool_call_id,
                 tool_name,
                 partial,
-            } => WireEvent::ToolExecutionUpdate {
+            } => JsonlEvent::ToolExecutionUpdate {
                 tool_call_id,
                 tool_name,
                 partial_result: partial,
@@ -222,7 +222,7 @@ impl<'a> WireEvent<'a> {
                 result,
                 is_error,
                 duration_ms,
-            } => WireEvent::ToolExecutionEnd {
+            } => JsonlEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 result,
@@ -233,7 +233,7 @@ impl<'a> WireEvent<'a> {
             AgentEvent::TurnEnd {
                 message,
                 tool_results,
-            } => WireEvent::TurnEnd {
+            } => JsonlEvent::TurnEnd {
                 message: Assistant {
                     role: "assistant",
                     message,
@@ -245,12 +245,12 @@ impl<'a> WireEvent<'a> {
                 attempt,
                 delay_ms,
                 reason,
-            } => WireEvent::Retry {
+            } => JsonlEvent::Retry {
                 attempt: *attempt,
                 delay_ms: *delay_ms,
                 reason,
             },
-            AgentEvent::AgentEnd { messages } => WireEvent::AgentEnd { messages },
+            AgentEvent::AgentEnd { messages } => JsonlEvent::AgentEnd { messages },
         }
     }
 }
@@ -284,13 +284,13 @@ impl JsonlRenderer {
         self
     }
 
-    fn write(&mut self, event: &WireEvent<'_>) {
-        let is_start = matches!(event, WireEvent::AgentStart { .. });
+    fn write(&mut self, event: &JsonlEvent<'_>) {
+        let is_start = matches!(event, JsonlEvent::AgentStart { .. });
         if self.started && is_start {
             return;
         }
         if !self.started && !is_start {
-            self.write(&WireEvent::AgentStart {
+            self.write(&JsonlEvent::AgentStart {
                 schema_version: SCHEMA_VERSION,
             });
         }
@@ -308,15 +308,15 @@ impl JsonlRenderer {
 impl EventRenderer for JsonlRenderer {
     fn event(&mut self, event: &AgentEvent) {
         let price = self.price;
-        self.write(&WireEvent::from_event(event, price.as_ref()));
+        self.write(&JsonlEvent::from_event(event, price.as_ref()));
     }
 
     fn notice(&mut self, text: &str) {
-        self.write(&WireEvent::Notice { message: text });
+        self.write(&JsonlEvent::Notice { message: text });
     }
 
     fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {
-        self.write(&WireEvent::HookFailed {
+        self.write(&JsonlEvent::HookFailed {
             hook: &failure.hook,
             event: failure.event.as_str(),
             tool_call_id: failure.tool_call_id.as_deref(),
@@ -325,7 +325,7 @@ impl EventRenderer for JsonlRenderer {
     }
 
     fn run_end(&mut self, report: &RunReport) {
-        self.write(&WireEvent::RunEnd {
+        self.write(&JsonlEvent::RunEnd {
             status: report.status.as_str(),
             exit_code: report.status.code(),
             message: &report.message,
@@ -344,7 +344,7 @@ mod tests {
     use serde_json::json;
 
     fn wire(event: &AgentEvent) -> Value {
-        serde_json::to_value(WireEvent::from_event(event, None)).unwrap()
+        serde_json::to_value(JsonlEvent::from_event(event, None)).unwrap()
     }
 
     #[test]

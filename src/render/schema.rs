@@ -1,6 +1,6 @@
 //! `leash schema events|result`: the published JSON Schemas of the two
 //! machine-readable outputs, generated from the very types that serialize
-//! them (`render::jsonl::WireEvent`, `render::result::JsonResult`), so a
+//! them (`render::jsonl::JsonlEvent`, `render::result::JsonResult`), so a
 //! schema cannot drift from what leash writes.
 //!
 //! Schemas describe what leash *writes* (serde's serialize contract):
@@ -10,7 +10,7 @@
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-use crate::render::jsonl::{SCHEMA_VERSION, WireEvent};
+use crate::render::jsonl::{JsonlEvent, SCHEMA_VERSION};
 use crate::render::result::JsonResult;
 
 /// Which schema `leash schema` prints.
@@ -29,7 +29,7 @@ pub fn schema(kind: SchemaKind) -> Value {
         .into_generator();
     let (mut schema, title, description) = match kind {
         SchemaKind::Events => (
-            generator.into_root_schema_for::<WireEvent<'static>>(),
+            generator.into_root_schema_for::<JsonlEvent<'static>>(),
             "leash event".to_owned(),
             format!(
                 "One line of `leash --events jsonl` (schemaVersion {SCHEMA_VERSION}): the first \

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 pub use self::args::GitCommand;
 pub use self::repo::{Repository, RepositoryError};
 pub use self::run::find_git;
-use self::run::{Invocation, RunError, run_git};
+use self::run::{GitRunError, Invocation, run_git};
 use super::read_file::MAX_BYTES;
 use super::sandbox::{Sandbox, SandboxError, push_escaped};
 use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
@@ -467,11 +467,11 @@ fn first_lines(stderr: &[u8]) -> String {
     out
 }
 
-fn run_error(command: GitCommand, error: RunError) -> GitError {
+fn run_error(command: GitCommand, error: GitRunError) -> GitError {
     match error {
-        RunError::Spawn(e) => GitError::Spawn(e.to_string()),
-        RunError::Cancelled => Interrupted::Cancelled { tool: Git::NAME }.into(),
-        RunError::TimedOut => GitError::TimedOut {
+        GitRunError::Spawn(e) => GitError::Spawn(e.to_string()),
+        GitRunError::Cancelled => Interrupted::Cancelled { tool: Git::NAME }.into(),
+        GitRunError::TimedOut => GitError::TimedOut {
             command: command.name(),
         },
     }

@@ -44,7 +44,7 @@ pub struct Finished {
 
 /// Why a hook gave no answer.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub enum HookRunError {
     /// The program could not be started.
     #[error("could not start: {0}")]
     Spawn(io::Error),
@@ -71,7 +71,7 @@ pub async fn run(
     timeout: Duration,
     cancel: &CancellationToken,
     keys: &[ApiKey],
-) -> Result<Finished, RunError> {
+) -> Result<Finished, HookRunError> {
     let mut command = Command::new(&hook.program);
     command
         .args(&hook.args)
@@ -80,10 +80,11 @@ pub async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let (mut child, _group) = child::spawn(&mut command, Stop::AtOnce).map_err(RunError::Spawn)?;
+    let (mut child, _group) =
+        child::spawn(&mut command, Stop::AtOnce).map_err(HookRunError::Spawn)?;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (stdin, stdout, stderr) else {
-        return Err(RunError::Lost("no pipes".into()));
+        return Err(HookRunError::Lost("no pipes".into()));
     };
     // A hook that never reads its input must not stall the writer's caller:
     // the writer is a thread, and EPIPE is ignored.
@@ -103,10 +104,10 @@ pub async fn run(
         let _ = wait_sender.send(child.wait());
     })?;
     let finished = async {
-        let lost = |what: &str| RunError::Lost(format!("its {what} reader stopped"));
+        let lost = |what: &str| HookRunError::Lost(format!("its {what} reader stopped"));
         let stdout = out.await.map_err(|_| lost("stdout"))?.map_err(lost_io)?;
         if stdout.len() > STDOUT_LIMIT {
-            return Err(RunError::TooLarge);
+            return Err(HookRunError::TooLarge);
         }
         let stderr = err.await.map_err(|_| lost("stderr"))?.map_err(lost_io)?;
         let status = waited.await.map_err(|_| lost("wait"))?.map_err(lost_io)?;
@@ -118,17 +119,17 @@ pub async fn run(
     };
     tokio::select! {
         finished = finished => finished,
-        () = tokio::time::sleep(timeout) => Err(RunError::Timeout(timeout)),
-        () = cancel.cancelled() => Err(RunError::Aborted),
+        () = tokio::time::sleep(timeout) => Err(HookRunError::Timeout(timeout)),
+        () = cancel.cancelled() => Err(HookRunError::Aborted),
     }
     // `_group` is dropped here: the group is killed whatever happened.
 }
 
-fn lost_io(error: io::Error) -> RunError {
-    RunError::Lost(error.to_string())
+fn lost_io(error: io::Error) -> HookRunError {
+    HookRunError::Lost(error.to_string())
 }
 
-fn spawn(name: &str, work: impl FnOnce() + Send + 'static) -> Result<(), RunError> {
+fn spawn(name: &str, work: impl FnOnce() + Send + 'static) -> Result<(), HookRunError> {
     std::thread::Builder::new()
         .name(name.to_owned())
         .spawn(work)
@@ -180,7 +181,7 @@ mod tests {
         )
         .await
         .unwrap_err();
-        assert!(matches!(error, RunError::Timeout(_)), "{error}");
+        assert!(matches!(error, HookRunError::Timeout(_)), "{error}");
         assert!(started.elapsed() < Duration::from_secs(3));
         let pid = std::fs::read_to_string(&pid_file).unwrap();
         let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
@@ -211,7 +212,7 @@ mod tests {
         )
         .await
         .unwrap_err();
-        assert!(matches!(error, RunError::Aborted), "{error}");
+        assert!(matches!(error, HookRunError::Aborted), "{error}");
         assert!(started.elapsed() < Duration::from_secs(3));
     }
 
@@ -226,7 +227,7 @@ mod tests {
         )
         .await
         .unwrap_err();
-        assert!(matches!(error, RunError::TooLarge), "{error}");
+        assert!(matches!(error, HookRunError::TooLarge), "{error}");
         let missing = HookSpec::parse("finish-turn=/nonexistent/hook").unwrap();
         let error = run(
             &missing,

@@ -57,7 +57,7 @@ pub(super) struct Ran {
 
 /// Why a git run gave no result.
 #[derive(Debug)]
-pub(super) enum RunError {
+pub(super) enum GitRunError {
     /// The binary could not be started.
     Spawn(io::Error),
     /// The run was cancelled; git was killed.
@@ -89,10 +89,11 @@ pub(super) fn run_git(
     how: &Invocation<'_>,
     args: &[OsString],
     cancel: &CancellationToken,
-) -> Result<Ran, RunError> {
+) -> Result<Ran, GitRunError> {
     let mut command = hardened_command(how);
     command.args(args);
-    let (mut child, group) = child::spawn(&mut command, Stop::AtOnce).map_err(RunError::Spawn)?;
+    let (mut child, group) =
+        child::spawn(&mut command, Stop::AtOnce).map_err(GitRunError::Spawn)?;
     let (tx, rx) = mpsc::channel();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -121,16 +122,16 @@ pub(super) fn run_git(
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if cancel.is_cancelled() {
                     kill(&mut child, &group);
-                    return Err(RunError::Cancelled);
+                    return Err(GitRunError::Cancelled);
                 }
                 if started.elapsed() >= how.limit {
                     kill(&mut child, &group);
-                    return Err(RunError::TimedOut);
+                    return Err(GitRunError::TimedOut);
                 }
             }
         }
     }
-    let status = child.wait().map_err(RunError::Spawn)?;
+    let status = child.wait().map_err(GitRunError::Spawn)?;
     // Whatever git left behind goes with its group.
     drop(group);
     let stdout = stdout.unwrap_or_default();
@@ -231,7 +232,7 @@ mod tests {
             limit: Duration::from_millis(300),
         };
         let outcome = run_git(&how, &[], &CancellationToken::new());
-        assert!(matches!(outcome, Err(RunError::TimedOut)), "{outcome:?}");
+        assert!(matches!(outcome, Err(GitRunError::TimedOut)), "{outcome:?}");
         assert_helper_gone(&helper);
 
         std::fs::remove_file(&helper).unwrap();
@@ -246,7 +247,10 @@ mod tests {
             ..how
         };
         let outcome = run_git(&how, &[], &cancel);
-        assert!(matches!(outcome, Err(RunError::Cancelled)), "{outcome:?}");
+        assert!(
+            matches!(outcome, Err(GitRunError::Cancelled)),
+            "{outcome:?}"
+        );
         assert_helper_gone(&helper);
     }
 }

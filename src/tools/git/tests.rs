@@ -532,7 +532,7 @@ fn a_cancelled_call_kills_git_at_once() {
     let how = invocation(&git, dir.path(), Duration::from_secs(60));
     let outcome = run::run_git(&how, &[], &cancel);
     assert!(
-        matches!(outcome, Err(run::RunError::Cancelled)),
+        matches!(outcome, Err(run::GitRunError::Cancelled)),
         "{outcome:?}"
     );
     assert!(
@@ -550,7 +550,7 @@ fn a_slow_git_is_stopped_at_its_time_limit() {
     let how = invocation(&git, dir.path(), Duration::from_millis(200));
     let outcome = run::run_git(&how, &[], &CancellationToken::new());
     assert!(
-        matches!(outcome, Err(run::RunError::TimedOut)),
+        matches!(outcome, Err(run::GitRunError::TimedOut)),
         "{outcome:?}"
     );
     assert!(
