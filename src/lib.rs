@@ -56,12 +56,14 @@ pub use tools::{Tool, TypedTool};
 /// first (never exported), then the command line, the run and its report;
 /// the exit code comes from the one exit table.
 pub fn run_process(args: Vec<OsString>) -> ExitCode {
+    // argv, read once: everything after reads this one result.
+    let invocation = cli::argv::read(args, &|name| std::env::var(name).ok());
     let env = config::layers::Environment::process(config::dotenv::load_dotenv(
-        &config::dotenv::env_file_choice(&args),
+        &config::dotenv::env_file_choice(&invocation),
     ));
     let stderr_is_terminal = std::io::stderr().is_terminal();
     let streams = run::job::Streams::process();
-    let outcome = match dispatch::main(args, env, stderr_is_terminal, streams) {
+    let outcome = match dispatch::main(invocation, env, stderr_is_terminal, streams) {
         Ok(outcome) => outcome,
         // `--help` and `--version`: clap prints them.
         Err(shown) => {

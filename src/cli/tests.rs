@@ -1,4 +1,6 @@
 use super::*;
+use clap::{Command, CommandFactory};
+use std::ffi::OsString;
 
 #[test]
 fn the_commands_are_well_formed() {

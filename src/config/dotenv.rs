@@ -10,14 +10,13 @@
 //! that says where the setting belongs; every other name is ignored.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
 use clap::parser::ValueSource;
 
-use crate::cli::{ApiName, CommandName, ProviderName, run_command};
+use crate::cli::{ApiName, Invocation, ProviderName, run_command};
 use crate::config::input::{FILE_LIMIT, FileReadError, read_text_file};
 use crate::provider::catalog;
 
@@ -35,24 +34,12 @@ pub enum EnvFileChoice {
 /// Decides from the command line and the process environment (before any
 /// `.env` is loaded, so a `.env` cannot choose itself) which `.env` to
 /// load. The flag beats the variable; `--no-env-file` beats `--env-file`
-/// within a layer. Parsing is best-effort: a bad flag elsewhere is
-/// reported by the real parse later.
-pub fn env_file_choice(args: &[OsString]) -> EnvFileChoice {
-    let run_args: Vec<OsString> = match crate::cli::command_name(args) {
-        Some(CommandName::Config) => args
-            .iter()
-            .take(1)
-            .chain(args.iter().skip(2))
-            .cloned()
-            .collect(),
-        Some(_) => return EnvFileChoice::Off("not a run"),
-        None => args.to_vec(),
-    };
-    let Ok(matches) = run_command()
-        .ignore_errors(true)
-        .try_get_matches_from(&run_args)
-    else {
-        return EnvFileChoice::Search;
+/// within a layer. A refused command line reads none: its error is all it
+/// reports.
+pub fn env_file_choice(invocation: &Invocation) -> EnvFileChoice {
+    let matches = match invocation {
+        Invocation::Run(run) | Invocation::Config(run) => &run.matches,
+        _ => return EnvFileChoice::Off("not a run"),
     };
     let source = |id: &str| match matches.value_source(id) {
         Some(ValueSource::CommandLine) => 0,

@@ -171,6 +171,10 @@ pub(super) fn named_by_source<'a>(
     inputs: &'a Inputs<'_>,
     id: &'static str,
 ) -> impl Fn(ConfigError) -> ConfigError + 'a {
+    debug_assert!(
+        inputs.origins.knows(id),
+        "`{id}` is no flag id of the run's parser"
+    );
     move |error| in_source(inputs, &inputs.origins.source(id), id)(error)
 }
 

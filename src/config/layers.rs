@@ -19,7 +19,7 @@ use std::fmt;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
-use crate::cli::{Cli, run_command};
+use crate::cli::{Cli, RunArgs};
 use crate::config::dotenv::{self, DotEnv, DotEnvError, DotEnvStatus};
 use crate::config::file::{ConfigFile, ConfigFileError};
 
@@ -159,10 +159,17 @@ pub struct Origins(HashMap<String, Origin>);
 impl Origins {
     /// Where the argument `id` came from ([`Source::Unset`] if nowhere).
     pub fn source(&self, id: &str) -> Source {
+        debug_assert!(self.knows(id), "`{id}` is no flag id of the run's parser");
         self.0
             .get(id)
             .map(|origin| origin.source.clone())
             .unwrap_or(Source::Unset)
+    }
+
+    /// Whether `id` is one of the run parser's argument ids: a typo in an
+    /// id would otherwise read as a flag nobody set.
+    pub fn knows(&self, id: &str) -> bool {
+        self.0.contains_key(id)
     }
 
     /// The argument `id` as given, if it was.
@@ -172,8 +179,11 @@ impl Origins {
 
     /// The origins of a parse; `lower` says which arguments a lower layer
     /// supplied (as flags placed before the user's own) and which.
-    fn from_matches(matches: &ArgMatches, lower: &HashMap<String, Source>) -> Self {
-        let command = run_command();
+    fn from_matches(
+        command: &Command,
+        matches: &ArgMatches,
+        lower: &HashMap<String, Source>,
+    ) -> Self {
         let mut origins = HashMap::new();
         for arg in command.get_arguments() {
             let id = arg.get_id().as_str();
@@ -233,15 +243,14 @@ pub enum ParseError {
 /// environment, so the two lower layers are fed in as flags placed before
 /// the user's own, each value keeping its [`Source`].
 pub fn parse_run(
-    args: &[OsString],
+    run: &RunArgs,
     env: &Environment,
     file: Option<&ConfigFile>,
 ) -> Result<ParsedRun, ParseError> {
-    let command = run_command();
-    let first = command.clone().try_get_matches_from(args)?;
-    let mut lower = Lower::new(&command, &first);
+    let (command, first, args) = (&run.command, &run.matches, &run.words);
+    let mut lower = Lower::new(command, first);
     for (name, value) in env.dotenv_values.iter() {
-        if let Some(arg) = dotenv::selection_flag(name).and_then(|id| find(&command, id)) {
+        if let Some(arg) = dotenv::selection_flag(name).and_then(|id| find(command, id)) {
             lower.offer(arg, value, Source::DotEnv(name.clone()));
         }
     }
@@ -269,14 +278,14 @@ pub fn parse_run(
         }
     }
     if lower.args.is_empty() {
-        return Ok(ParsedRun::from_matches(&first, &lower.sources)?);
+        return Ok(ParsedRun::from_matches(command, first, &lower.sources)?);
     }
     let mut layered: Vec<OsString> = args.iter().take(1).cloned().collect();
     layered.extend(lower.args.iter().cloned());
     layered.extend(args.iter().skip(1).cloned());
     let parse = || {
         let matches = command.clone().try_get_matches_from(&layered)?;
-        ParsedRun::from_matches(&matches, &lower.sources)
+        ParsedRun::from_matches(command, &matches, &lower.sources)
     };
     match (parse(), file) {
         (Ok(parsed), _) => Ok(parsed),
@@ -352,8 +361,8 @@ fn find<'a>(command: &'a Command, id: &str) -> Option<&'a Arg> {
 
 /// Parses a run's `args` from the command line, the environment and the
 /// `.env`, without a config file.
-pub fn parse_flags(args: &[OsString], env: &Environment) -> Result<ParsedRun, clap::Error> {
-    parse_run(args, env, None).map_err(|error| match error {
+pub fn parse_flags(run: &RunArgs, env: &Environment) -> Result<ParsedRun, clap::Error> {
+    parse_run(run, env, None).map_err(|error| match error {
         ParseError::Clap(error) => error,
         // Only a config file value is reported as one; there is none here.
         ParseError::File(error) => {
@@ -364,12 +373,13 @@ pub fn parse_flags(args: &[OsString], env: &Environment) -> Result<ParsedRun, cl
 
 impl ParsedRun {
     fn from_matches(
+        command: &Command,
         matches: &ArgMatches,
         lower: &HashMap<String, Source>,
     ) -> Result<Self, clap::Error> {
         Ok(ParsedRun {
             cli: Cli::from_arg_matches(matches)?,
-            origins: Origins::from_matches(matches, lower),
+            origins: Origins::from_matches(command, matches, lower),
         })
     }
 }

@@ -295,7 +295,12 @@ mod tests {
             .chain(args.iter().copied())
             .map(OsString::from)
             .collect();
-        let parsed = parse_run(&argv, &env, file.as_ref()).unwrap();
+        let parsed = parse_run(
+            &crate::cli::RunArgs::parse(argv).unwrap(),
+            &env,
+            file.as_ref(),
+        )
+        .unwrap();
         let inputs = Inputs {
             origins: &parsed.origins,
             env: &env,

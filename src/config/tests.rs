@@ -1,8 +1,16 @@
+use super::resolve::limits::parse_timeout;
+use super::resolve::tools::parse_tools;
 use super::*;
+use crate::config::file::ConfigFile;
+use crate::config::input::FILE_LIMIT;
+use crate::config::layers::Environment;
 use crate::config::layers::parse_run;
 use crate::provider::ApiKey;
+use crate::provider::{HttpSettings, catalog};
+use crate::render::format::{EventsFormat, Terminal};
 use std::ffi::OsString;
 use std::path::Path;
+use std::time::Duration;
 
 fn resolve_with(args: &[&str], vars: &[(&str, &str)]) -> Result<RunPlan, ConfigError> {
     resolve_layered(args, vars, None, false)
@@ -45,7 +53,12 @@ fn resolve_in(
         .chain(args.iter().copied())
         .map(OsString::from)
         .collect();
-    let run = parse_run(&argv, env, file.as_ref()).unwrap();
+    let run = parse_run(
+        &crate::cli::RunArgs::parse(argv).unwrap(),
+        env,
+        file.as_ref(),
+    )
+    .unwrap();
     resolve(
         run.cli,
         &Inputs {

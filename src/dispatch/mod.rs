@@ -11,12 +11,11 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
-use clap::ValueEnum;
 
 pub mod man;
 pub mod usage;
 
-use crate::cli::{Cli, CommandName, PrintCommand, command_name, command_tree, run_command};
+use crate::cli::{Cli, CommandName, Invocation, PrintCommand, RunArgs, command_tree, run_command};
 use crate::config::file::{ConfigFile, ConfigFileError};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
 use crate::config::show::{describe, render_settings};
@@ -30,16 +29,16 @@ use crate::run::input::InputError;
 use crate::run::job::{self, Streams};
 use crate::run::report;
 
-/// Runs what `args` (program name first) ask for and returns how it
-/// ended; `--help` and `--version` come back as the `clap::Error` that
-/// shows them, for `main` to print (see [`shown`]).
+/// Runs what the command line asked for ([`Invocation`], argv read once)
+/// and returns how it ended; `--help` and `--version` come back as the
+/// `clap::Error` that shows them, for `main` to print (see [`shown`]).
 pub fn main(
-    args: Vec<OsString>,
+    invocation: Invocation,
     env: Environment,
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Result<Outcome, clap::Error> {
-    dispatch(args, env, stderr_is_terminal, streams).map(Outcome)
+    dispatch(invocation, env, stderr_is_terminal, streams).map(Outcome)
 }
 
 /// How a run ends whose `--help` or `--version` clap printed.
@@ -52,129 +51,61 @@ pub fn shown(error: &clap::Error) -> Outcome {
 }
 
 fn dispatch(
-    args: Vec<OsString>,
+    invocation: Invocation,
     env: Environment,
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Result<Status, clap::Error> {
-    match command_name(&args) {
-        None => run(&args, &env, stderr_is_terminal, streams),
-        Some(CommandName::Config) => show_config(&args, &env, stderr_is_terminal, streams),
-        Some(_) => match command_tree().try_get_matches_from(&args) {
-            Ok(matches) => {
-                let (mut stdout, mut stderr) = (streams.stdout, streams.stderr);
-                let Some(command) = PrintCommand::from_matches(&matches) else {
-                    return Ok(Status::Ok);
-                };
-                Ok(match print_command(command, &mut stdout) {
-                    Ok(()) => Status::Ok,
-                    Err(error) => {
-                        // The one line that says why; if stderr is gone
-                        // too, the exit code still does.
-                        let _ = writeln!(stderr, "leash: {error:#}");
-                        Status::Error
-                    }
-                })
-            }
-            Err(error) => refuse_args(error, &args, &env, streams),
-        },
+    match invocation {
+        Invocation::Run(run) => run_once(&run, &env, stderr_is_terminal, streams),
+        Invocation::Config(run) => show_config(&run, &env, stderr_is_terminal, streams),
+        Invocation::Print(None) => Ok(Status::Ok),
+        Invocation::Print(Some(command)) => {
+            let (mut stdout, mut stderr) = (streams.stdout, streams.stderr);
+            Ok(match print_command(command, &mut stdout) {
+                Ok(()) => Status::Ok,
+                Err(error) => {
+                    // The one line that says why; if stderr is gone
+                    // too, the exit code still does.
+                    let _ = writeln!(stderr, "leash: {error:#}");
+                    Status::Error
+                }
+            })
+        }
+        Invocation::Shown(error) => Err(error),
+        Invocation::Refused(refused) => Ok(report::report_usage_error(
+            clap_reason(&refused.error, &refused.args, &env),
+            refused.events,
+            refused.output,
+            streams,
+        )),
     }
 }
 
-/// A command line clap refused: `--help` and `--version` go back to `main`
-/// (clap prints them, exit 0); anything else is a usage error that keeps
-/// the failure contract: exit 2, the reason as the last stderr line, a
-/// `run_end` line under `--events jsonl`, the result under `--output
-/// json` (those two read from `args` best-effort, since they did not parse).
-fn refuse_args(
+/// A command line the layered parse refused (a value from the `.env` or
+/// the config file clap would not take; argv itself parsed): a usage error
+/// in the formats argv asked for. `args` is the whole command line.
+fn refuse_layered(
     error: clap::Error,
+    run: &RunArgs,
     args: &[OsString],
     env: &Environment,
     streams: Streams,
-) -> Result<Status, clap::Error> {
-    use clap::error::ErrorKind;
-    if matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
-        return Err(error);
-    }
-    let (events, output) = formats_of(args, env);
-    Ok(report::report_usage_error(
-        clap_reason(&error, args, env),
-        events,
-        output,
-        streams,
-    ))
-}
-
-/// Whether `flag` (`--long` or `-s`, no value attached) is one of
-/// `command`'s options that take a value: the word after it is that value.
-pub(super) fn takes_value(command: &clap::Command, flag: &str) -> bool {
-    let short = match flag.strip_prefix('-') {
-        Some(rest) if !rest.starts_with('-') && rest.chars().count() == 1 => rest.chars().next(),
-        _ => None,
-    };
-    let long = flag.strip_prefix("--");
-    command.get_arguments().any(|arg| {
-        arg.get_action().takes_values()
-            && ((long.is_some() && long == arg.get_long())
-                || (short.is_some() && short == arg.get_short()))
-    })
-}
-
-/// `--events`/`-q` and `--output` as `args` and the environment give them,
-/// read without clap (which refused `args`): the last occurrence wins, the
-/// values of other flags are skipped, nothing after `--` counts.
-pub fn formats_of(args: &[OsString], env: &Environment) -> (EventsFormat, OutputFormat) {
-    let command = run_command();
-    let takes_value = |flag: &str| takes_value(&command, flag);
-    let mut events = env.get("LEASH_EVENTS");
-    let mut output = env.get("LEASH_OUTPUT");
-    let mut quiet = false;
-    let mut words = args.iter().skip(1).filter_map(|arg| arg.to_str());
-    while let Some(word) = words.next() {
-        if word == "--" {
-            break;
-        }
-        let (flag, inline) = match word.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
-            _ => (word, None),
-        };
-        let mut value = || inline.clone().or_else(|| words.next().map(str::to_owned));
-        match flag {
-            "--events" => events = value(),
-            "--output" => output = value(),
-            "-q" | "--quiet" => quiet = true,
-            _ if inline.is_none() && takes_value(flag) => {
-                let _ = words.next();
-            }
-            _ => {}
-        }
-    }
-    let events = match (quiet, events.as_deref().map(str::trim)) {
-        (true, _) => EventsFormat::None,
-        (false, Some(value)) => EventsFormat::from_str(value, true).unwrap_or(EventsFormat::Text),
-        (false, None) => EventsFormat::Text,
-    };
-    let output = output
-        .and_then(|value| OutputFormat::from_str(value.trim(), true).ok())
-        .unwrap_or(OutputFormat::Text);
-    (events, output)
+) -> Status {
+    let (events, output) = run.formats();
+    report::report_usage_error(clap_reason(&error, args, env), events, output, streams)
 }
 
 /// `leash [OPTIONS] [PROMPT]`: one run.
-fn run(
-    args: &[OsString],
+fn run_once(
+    run: &RunArgs,
     env: &Environment,
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Result<Status, clap::Error> {
-    let (file, parsed) = match layered_parse(args, env) {
+    let (file, parsed) = match layered_parse(run, env) {
         Layered::Ok { file, parsed } => (file, parsed),
-        Layered::Clap(error) => return refuse_args(error, args, env, streams),
+        Layered::Clap(error) => return Ok(refuse_layered(error, run, &run.words, env, streams)),
         Layered::File { error, parsed } => {
             return Ok(report::report_usage_error(
                 error.to_string(),
@@ -264,8 +195,8 @@ enum Layered {
     },
 }
 
-fn layered_parse(args: &[OsString], env: &Environment) -> Layered {
-    let without_file = |error: ConfigFileError| match parse_flags(args, env) {
+fn layered_parse(run: &RunArgs, env: &Environment) -> Layered {
+    let without_file = |error: ConfigFileError| match parse_flags(run, env) {
         Ok(parsed) => Layered::File { error, parsed },
         Err(error) => Layered::Clap(error),
     };
@@ -276,7 +207,7 @@ fn layered_parse(args: &[OsString], env: &Environment) -> Layered {
         },
         None => None,
     };
-    match parse_run(args, env, file.as_ref()) {
+    match parse_run(run, env, file.as_ref()) {
         Ok(parsed) => Layered::Ok { file, parsed },
         Err(ParseError::Clap(error)) => Layered::Clap(error),
         Err(ParseError::File(error)) => without_file(error),
@@ -333,24 +264,20 @@ fn print_command(command: PrintCommand, stdout: &mut dyn Write) -> anyhow::Resul
 /// use, each with its source, as TOML a config file could start from; then
 /// the run's checks (exit 2 and the reason if one fails).
 fn show_config(
-    args: &[OsString],
+    run: &RunArgs,
     env: &Environment,
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Result<Status, clap::Error> {
-    if let Err(error) = command_tree().try_get_matches_from(args) {
-        return refuse_args(error, args, env, streams);
-    }
-    let run_args: Vec<OsString> = args
-        .iter()
-        .take(1)
-        .chain(args.iter().skip(2))
-        .cloned()
-        .collect();
     let location = ConfigFile::location(&|name| env.get(name));
-    let (file, parsed, problem) = match layered_parse(&run_args, env) {
+    let (file, parsed, problem) = match layered_parse(run, env) {
         Layered::Ok { file, parsed } => (file, parsed, None),
-        Layered::Clap(error) => return refuse_args(error, args, env, streams),
+        Layered::Clap(error) => {
+            // The whole line, `config` in it, as the user typed it.
+            let mut args = run.words.clone();
+            args.insert(1.min(args.len()), CommandName::Config.name().into());
+            return Ok(refuse_layered(error, run, &args, env, streams));
+        }
         Layered::File { error, parsed } => (None, parsed, Some(error.to_string())),
     };
     let inputs = Inputs {

@@ -11,9 +11,9 @@ use std::ffi::OsString;
 use clap::Command;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
+use crate::cli::argv::takes_value;
 use crate::cli::{command_name, command_tree, run_command};
 use crate::config::layers::{Environment, Source};
-use crate::dispatch::takes_value;
 
 /// clap's error in one line: the reason with its details, then its tips.
 pub fn clap_reason(error: &clap::Error, args: &[OsString], env: &Environment) -> String {

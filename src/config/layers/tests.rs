@@ -16,7 +16,12 @@ fn file(text: &str) -> ConfigFile {
 fn the_file_fills_in_only_what_the_command_line_left_at_the_default() {
     let env = Environment::from_pairs(&[], &[]);
     let file = file("model = \"from-file\"\nmax-turns = 9\nstream = true\n");
-    let run = parse_run(&args(&["-m", "from-flag", "hi"]), &env, Some(&file)).unwrap();
+    let run = parse_run(
+        &RunArgs::parse(args(&["-m", "from-flag", "hi"])).unwrap(),
+        &env,
+        Some(&file),
+    )
+    .unwrap();
     assert_eq!(run.cli.model.as_deref(), Some("from-flag"));
     assert_eq!(run.origins.source("model"), Source::Flag);
     assert_eq!(run.cli.max_turns, 9);
@@ -34,7 +39,12 @@ fn the_file_fills_in_only_what_the_command_line_left_at_the_default() {
 fn a_prompt_that_looks_like_a_flag_value_stays_the_prompt() {
     let env = Environment::from_pairs(&[], &[]);
     let file = file("system = \"--be terse\"\n");
-    let run = parse_run(&args(&["--", "-q"]), &env, Some(&file)).unwrap();
+    let run = parse_run(
+        &RunArgs::parse(args(&["--", "-q"])).unwrap(),
+        &env,
+        Some(&file),
+    )
+    .unwrap();
     assert_eq!(run.cli.system.as_deref(), Some("--be terse"));
     assert_eq!(run.cli.prompt.as_deref(), Some("-q"));
     assert!(!run.cli.quiet);
@@ -44,7 +54,12 @@ fn a_prompt_that_looks_like_a_flag_value_stays_the_prompt() {
 fn a_flag_beats_a_conflicting_file_value() {
     let env = Environment::from_pairs(&[], &[]);
     let file = file("system-file = \"prompt.md\"\n");
-    let run = parse_run(&args(&["-s", "inline", "hi"]), &env, Some(&file)).unwrap();
+    let run = parse_run(
+        &RunArgs::parse(args(&["-s", "inline", "hi"])).unwrap(),
+        &env,
+        Some(&file),
+    )
+    .unwrap();
     assert_eq!(
         crate::config::precedence::choose_system(&run.cli, &run.origins),
         crate::config::precedence::SystemChoice::Text("inline")
@@ -55,7 +70,7 @@ fn a_flag_beats_a_conflicting_file_value() {
 fn a_bad_file_value_is_named_with_its_file_and_key() {
     let env = Environment::from_pairs(&[], &[]);
     let file = file("max-turns = 0\n");
-    let error = parse_run(&args(&["hi"]), &env, Some(&file))
+    let error = parse_run(&RunArgs::parse(args(&["hi"])).unwrap(), &env, Some(&file))
         .unwrap_err()
         .to_string();
     assert!(

@@ -1,0 +1,144 @@
+//! The plan of one run, as `resolve` leaves it: every setting decided and
+//! checked, nothing a placeholder for the runner to fill in.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::agent::ToolExecution;
+use crate::config::file::ConfigFile;
+use crate::config::input::StdinMode;
+use crate::config::layers::{Environment, Origins};
+use crate::mcp::McpPlan;
+use crate::policy::command_hooks::HookSettings;
+use crate::policy::limits::LimitSettings;
+use crate::provider::faux::Script;
+use crate::provider::{ApiKey, HttpSettings};
+use crate::render::format::{EventsFormat, OutputFormat, Terminal};
+use crate::tools::git::Git;
+use crate::tools::sandbox::Sandbox;
+
+/// The tools leash can give the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolName {
+    /// `read_file`.
+    ReadFile,
+    /// `list_dir`.
+    ListDir,
+    /// `grep`.
+    Grep,
+    /// `find`.
+    Find,
+    /// `git` (offered by default when the root is in a git work tree).
+    Git,
+    /// `write_file` (only with `--allow-write` or named in `--tools`).
+    WriteFile,
+    /// `edit_file` (only with `--allow-write` or named in `--tools`).
+    EditFile,
+}
+
+/// Which provider, with what it needs.
+#[derive(Debug, Clone)]
+pub enum ProviderConfig {
+    /// The scripted model.
+    Faux(Script),
+    /// Chat Completions.
+    OpenAi(HttpSettings),
+    /// The OpenAI Responses API (`--api responses`).
+    OpenAiResponses(HttpSettings),
+    /// Anthropic Messages.
+    Anthropic(HttpSettings),
+}
+
+impl ProviderConfig {
+    /// The provider's name as messages carry it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProviderConfig::Faux(_) => "faux",
+            ProviderConfig::OpenAi(_) | ProviderConfig::OpenAiResponses(_) => "openai",
+            ProviderConfig::Anthropic(_) => "anthropic",
+        }
+    }
+}
+
+/// A run, resolved once from every layer and validated: nothing in it is
+/// a placeholder for the runner to fill in.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The prompt as given on the command line (`None` or `-`: stdin).
+    pub prompt: Option<String>,
+    /// How stdin is treated.
+    pub stdin: StdinMode,
+    /// The system message (empty for none).
+    pub system: String,
+    /// The provider, with its endpoint, retry policy and request options
+    /// (the deadline and `--output-schema` included).
+    pub provider: ProviderConfig,
+    /// The model.
+    pub model: String,
+    /// The abort timer; `None` = never.
+    pub timeout: Option<Duration>,
+    /// When the abort timer fires: `timeout` from the moment the run was
+    /// resolved; `None` for no timer (or one too long for the clock).
+    pub deadline: Option<Instant>,
+    /// The turn limit, the repeat guard, the budget, `--output-schema`.
+    pub limits: LimitSettings,
+    /// `--hook`, `--hook-timeout`, `--deny-tool`, `--allow-tool`.
+    pub hooks: HookSettings,
+    /// The tools offered to the model, with their root; `None` for none.
+    pub tools: Option<FileTools>,
+    /// Parallel or sequential batches.
+    pub tool_execution: ToolExecution,
+    /// Follow-up messages, delivered one at a time.
+    pub follow_ups: Vec<String>,
+    /// How events are shown.
+    pub events: EventsFormat,
+    /// What stdout holds.
+    pub output: OutputFormat,
+    /// Where to write the transcript (checked, not yet created).
+    pub transcript: Option<PathBuf>,
+    /// `--output-last-message`: where the reply is also written (checked,
+    /// not yet created).
+    pub output_last_message: Option<PathBuf>,
+    /// How stderr is used, decided once.
+    pub terminal: Terminal,
+    /// The MCP servers to start, and how long each has to start.
+    pub mcp: McpPlan,
+    /// What the user should know before the run starts (an API chosen
+    /// against the model's family), shown as notices.
+    pub notices: Vec<String>,
+    /// Every API key leash knows of (the run's, and the values of
+    /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
+    /// file's keys): tool results never show them.
+    pub known_keys: Vec<ApiKey>,
+}
+
+/// The file tools of a run: which ones, and the root they may read (and,
+/// with `write_file`/`edit_file`, write).
+#[derive(Debug, Clone)]
+pub struct FileTools {
+    /// The tools, in `--tools` order.
+    pub names: Vec<ToolName>,
+    /// The root, opened once.
+    pub sandbox: Arc<Sandbox>,
+    /// The `git` tool, when `names` holds it: the repository around the
+    /// root, found once.
+    pub git: Option<Arc<Git>>,
+    /// Why `git`, which would have joined the default tools, was left out
+    /// (the repository around the root is refused): a notice for the run.
+    pub git_left_out: Option<String>,
+}
+
+/// Everything besides the parsed flags that a config is resolved from.
+pub struct Inputs<'a> {
+    /// Where each parsed flag came from.
+    pub origins: &'a Origins,
+    /// The environment (with `.env` merged under it).
+    pub env: &'a Environment,
+    /// The config file, if there is one.
+    pub file: Option<&'a ConfigFile>,
+    /// Whether stderr is a terminal.
+    pub stderr_is_terminal: bool,
+}

@@ -1,0 +1,63 @@
+//! [`resolve`]: the plan of a run, in named steps, each in its own file.
+//! The steps run in the order their errors are reported, so the first
+//! problem a user can fix on the command line comes first and a missing
+//! key (which only the environment fixes) last.
+
+pub(super) mod hooks;
+pub(super) mod limits;
+pub(super) mod mcp;
+pub(super) mod outputs;
+pub(super) mod prompt;
+pub(super) mod provider;
+pub(super) mod tools;
+
+use crate::agent::ToolExecution;
+use crate::cli::{Cli, ToolExecutionArg};
+use crate::config::dotenv::DotEnvStatus;
+use crate::config::precedence::{choose_model, choose_provider, decide_terminal};
+use crate::config::{ConfigError, Inputs, RunPlan};
+
+/// Resolves the layered flags into the plan of a run.
+pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
+    if let DotEnvStatus::Failed(problem) = inputs.env.dotenv() {
+        return Err(ConfigError::DotEnv(problem.clone()));
+    }
+    let (provider_name, _) = choose_provider(&cli, inputs.origins);
+    let (model, _) = choose_model(&cli, provider_name);
+    let bounds = limits::resolve(&cli, inputs, &model)?;
+    let (system, stdin) = prompt::resolve(&cli, inputs)?;
+    let tools = tools::resolve(&cli, inputs)?;
+    outputs::check(&cli, inputs)?;
+    let hooks = hooks::resolve(&cli, inputs)?;
+    let mcp = mcp::resolve(&cli, inputs)?;
+    // The provider last: its missing key is the one error a user cannot fix
+    // by correcting the command line, so every argument error comes first.
+    let (provider, notices) = provider::resolve(&cli, inputs, provider_name, &bounds)?;
+    let events = cli.events_format();
+    let terminal = decide_terminal(&cli, events, inputs);
+    Ok(RunPlan {
+        prompt: cli.prompt,
+        stdin,
+        system,
+        provider,
+        model,
+        timeout: bounds.timeout,
+        deadline: bounds.deadline,
+        limits: bounds.settings,
+        hooks,
+        tools,
+        tool_execution: match cli.tool_execution {
+            ToolExecutionArg::Parallel => ToolExecution::Parallel,
+            ToolExecutionArg::Sequential => ToolExecution::Sequential,
+        },
+        follow_ups: cli.follow_up,
+        events,
+        output: cli.output,
+        transcript: cli.transcript,
+        output_last_message: cli.output_last_message,
+        terminal,
+        mcp,
+        known_keys: provider::known_keys(inputs),
+        notices,
+    })
+}

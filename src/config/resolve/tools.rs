@@ -1,0 +1,107 @@
+//! The tools step: `--tools` and `--allow-write` over `--root`, opened
+//! once; `git` joins the default list when the root is in a work tree.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::cli::Cli;
+use crate::config::error::named_by_source;
+use crate::config::layers::Source;
+use crate::config::{ConfigError, FileTools, Inputs, ToolName};
+use crate::tools::git::Git;
+use crate::tools::sandbox::Sandbox;
+
+/// The run's file tools; `None` for none.
+pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools>, ConfigError> {
+    let named = |id: &'static str| named_by_source(inputs, id);
+    let mut names = parse_tools(&cli.tools).map_err(named("tools"))?;
+    if cli.allow_write {
+        for tool in [ToolName::WriteFile, ToolName::EditFile] {
+            if !names.contains(&tool) {
+                names.push(tool);
+            }
+        }
+    }
+    Ok(match names.is_empty() {
+        true => None,
+        false => Some(
+            file_tools(
+                names,
+                Arc::new(open_root(&cli.root).map_err(named("root"))?),
+                inputs.origins.source("tools") == Source::Default,
+            )
+            .map_err(named("tools"))?,
+        ),
+    })
+}
+
+/// `--root` must be a directory the tools can open; opened once, here.
+fn open_root(root: &Path) -> Result<Sandbox, ConfigError> {
+    Sandbox::new(root).map_err(|error| ConfigError::Root {
+        path: root.display().to_string(),
+        problem: error.to_string(),
+    })
+}
+
+/// The tools named, over the root; with the default list, `git` joins
+/// them when the root is in a git work tree. Naming `git` for a root in
+/// none (or with no git binary) is a usage error.
+fn file_tools(
+    mut names: Vec<ToolName>,
+    sandbox: Arc<Sandbox>,
+    default_list: bool,
+) -> Result<FileTools, ConfigError> {
+    let named_git = names.contains(&ToolName::Git);
+    let mut git_left_out = None;
+    let git = match (named_git || default_list).then(|| Git::for_root(Arc::clone(&sandbox))) {
+        Some(Ok(git)) => Some(Arc::new(git)),
+        Some(Err(error)) if named_git => {
+            return Err(ConfigError::GitUnavailable(error));
+        }
+        Some(Err(error)) => {
+            git_left_out = error
+                .is_refusal()
+                .then(|| format!("git is left out: {error}"));
+            None
+        }
+        None => None,
+    };
+    if git.is_some() && !named_git {
+        names.push(ToolName::Git);
+    }
+    Ok(FileTools {
+        names,
+        sandbox,
+        git,
+        git_left_out,
+    })
+}
+
+/// `read_file,list_dir,grep,find,git,write_file,edit_file` (any of them),
+/// or `none`.
+pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
+    if list.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    let mut tools = Vec::new();
+    for name in list
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
+        let tool = match name {
+            "read_file" => ToolName::ReadFile,
+            "list_dir" => ToolName::ListDir,
+            "grep" => ToolName::Grep,
+            "find" => ToolName::Find,
+            "git" => ToolName::Git,
+            "write_file" => ToolName::WriteFile,
+            "edit_file" => ToolName::EditFile,
+            other => return Err(ConfigError::UnknownTool(other.to_owned())),
+        };
+        if !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
+    Ok(tools)
+}
