@@ -14,6 +14,7 @@
 mod support;
 
 use support::hostile::*;
+use support::run::{last_line, stderr};
 use support::sse::openai as openai_support;
 
 const MIB: u64 = 1024;

@@ -5,12 +5,11 @@
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
-use crate::support::shell::{fixtures_dir, sample_path};
+use crate::support::run::Run;
+use crate::support::shell::sample_path;
 use crate::support::sse::anthropic as anthropic_support;
 
-use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anthropic_support::*;
 use pretty_assertions::assert_eq;
@@ -23,47 +22,12 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const REPLY: &str =
     "`first([])` returns `undefined`: indexing past the end of an array does not throw.";
 
-/// Runs `leash` on the Anthropic provider at `server` with `extra` flags;
-/// provider variables of the calling environment are not inherited.
-async fn leash(server: &MockServer, extra: &[&str]) -> (Output, Duration) {
-    let dir = fixtures_dir();
-    let mut cmd = support::leash(dir.path());
-    cmd.current_dir(dir.path());
-    cmd.env("ANTHROPIC_API_KEY", KEY)
-        .args(["--provider", "anthropic", "--base-url"])
-        .arg(server.uri())
-        .args(["-m", "claude-test", "--root", "fixtures", "--no-stdin"])
-        .args(extra)
-        .arg(SEED_PROMPT);
-    let started = Instant::now();
-    let output = tokio::task::spawn_blocking(move || {
-        let output = cmd.output().unwrap();
-        drop(dir);
-        output
-    })
-    .await
-    .unwrap();
-    (output, started.elapsed())
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn assert_key_absent(output: &Output) {
-    assert!(
-        !String::from_utf8_lossy(&output.stdout).contains(KEY),
-        "key on stdout"
-    );
-    assert!(!stderr(output).contains(KEY), "key on stderr");
-}
-
-fn last_stderr_line(output: &Output) -> String {
-    stderr(output)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_string()
+/// The seed task on the Anthropic mock at `server`, with [`KEY`].
+fn seed(server: &MockServer) -> Run {
+    Run::anthropic(server)
+        .key(KEY)
+        .args(["--root", "fixtures", "--no-stdin"])
+        .prompt(SEED_PROMPT)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -97,13 +61,16 @@ async fn the_seed_task_reads_the_file_and_prints_the_reply() {
         .mount(&server)
         .await;
 
-    let (output, _) = leash(&server, &["--timeout", "20s"]).await;
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let output = seed(&server)
+        .args(["--timeout", "20s"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", output.stderr());
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         format!("{REPLY}\n")
     );
-    assert_key_absent(&output);
+    output.assert_key_absent(KEY);
 
     let bodies = request_bodies(&server).await;
     assert_eq!(bodies.len(), 2);
@@ -164,16 +131,16 @@ async fn a_mid_stream_overloaded_error_exits_1() {
         .respond_with(sse(body))
         .mount(&server)
         .await;
-    let (output, _) = leash(&server, &["--retries", "2"]).await;
-    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    let output = seed(&server).args(["--retries", "2"]).output_async().await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", output.stderr());
     assert!(
-        last_stderr_line(&output).contains("Overloaded"),
+        output.last_line().contains("Overloaded"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
     // The body was used: no retry.
     assert_eq!(request_bodies(&server).await.len(), 1);
-    assert_key_absent(&output);
+    output.assert_key_absent(KEY);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -190,17 +157,17 @@ async fn status_529_then_success_exits_0() {
         .respond_with(sse(text_reply(REPLY)))
         .mount(&server)
         .await;
-    let (output, _) = leash(&server, &["--retries", "2"]).await;
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let output = seed(&server).args(["--retries", "2"]).output_async().await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", output.stderr());
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         format!("{REPLY}\n")
     );
     assert_eq!(request_bodies(&server).await.len(), 2);
     assert!(
-        stderr(&output).contains("529"),
+        output.stderr().contains("529"),
         "no retry shown: {}",
-        stderr(&output)
+        output.stderr()
     );
 }
 
@@ -215,16 +182,19 @@ async fn status_401_exits_1_without_retry_and_without_the_key() {
         ))
         .mount(&server)
         .await;
-    let (output, _) = leash(&server, &["--retries", "2", "--events", "jsonl"]).await;
-    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    let output = seed(&server)
+        .args(["--retries", "2", "--events", "jsonl"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", output.stderr());
     assert_eq!(request_bodies(&server).await.len(), 1);
-    assert!(stderr(&output).contains("401"), "{}", stderr(&output));
+    assert!(output.stderr().contains("401"), "{}", output.stderr());
     assert!(
-        stderr(&output).contains("invalid x-api-key"),
+        output.stderr().contains("invalid x-api-key"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
-    assert_key_absent(&output);
+    output.assert_key_absent(KEY);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -240,12 +210,12 @@ async fn a_stream_cut_before_message_stop_exits_1() {
         .respond_with(sse(body))
         .mount(&server)
         .await;
-    let (output, _) = leash(&server, &["--retries", "2"]).await;
-    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    let output = seed(&server).args(["--retries", "2"]).output_async().await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", output.stderr());
     assert!(
-        last_stderr_line(&output).contains("message_stop"),
+        output.last_line().contains("message_stop"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
     assert_eq!(request_bodies(&server).await.len(), 1);
 }
@@ -257,13 +227,14 @@ async fn a_stalled_server_is_cut_by_the_timeout_with_exit_124() {
         .respond_with(sse(text_reply(REPLY)).set_delay(Duration::from_secs(30)))
         .mount(&server)
         .await;
-    let (output, elapsed) = leash(&server, &["--timeout", "1s"]).await;
+    let output = seed(&server).args(["--timeout", "1s"]).output_async().await;
+    let elapsed = output.elapsed;
     assert_eq!(
         output.status.code(),
         Some(124),
         "stderr: {}",
-        stderr(&output)
+        output.stderr()
     );
     assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
-    assert_key_absent(&output);
+    output.assert_key_absent(KEY);
 }

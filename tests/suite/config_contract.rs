@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 use crate::support::hostile;
+use crate::support::run::{stderr, stdout};
 use crate::support::shell;
 
 use std::process::Stdio;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use hostile::HostileServer;
 use serde_json::{Value, json};
-use shell::{Workspace, stderr, stdout, tool_call};
+use shell::{Workspace, tool_call};
 
 const KEY: &str = "sk-exported-KEY-7c1d";
 
@@ -373,7 +374,9 @@ fn bad_paths_are_reported_before_stdin_is_read() {
     ] {
         // --stdin waits for a pipe nobody writes to, up to the timeout.
         // Through the one launcher, then a deliberately empty environment.
-        let mut cmd = crate::support::leash(&ws.path("home"));
+        let mut cmd = crate::support::run::Run::new()
+            .home(ws.path("home"))
+            .command();
         let mut child = cmd
             .current_dir(ws.dir.path())
             .env_clear()

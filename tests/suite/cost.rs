@@ -13,11 +13,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
-use crate::support::shell::fixtures_dir;
+use crate::support::run::{Outcome, Run};
 use crate::support::sse::{anthropic, openai, responses, serve_in_order};
-
-use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -33,52 +30,19 @@ enum Api {
     Anthropic,
 }
 
-/// Runs leash on `api` at `server` with `args` (the prompt last) and `env`.
-async fn leash(server: &MockServer, api: Api, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let dir = fixtures_dir();
-    let mut cmd = support::leash(dir.path());
-    cmd.current_dir(dir.path());
-    match api {
-        Api::OpenAi => cmd
-            .env("OPENAI_API_KEY", "sk-cost-test")
-            .args(["--provider", "openai", "-m", "gpt-test", "--base-url"])
-            .arg(format!("{}/v1", server.uri())),
-        Api::Responses => cmd
-            .env("OPENAI_API_KEY", "sk-cost-test")
-            .args(["--provider", "openai", "--api", "responses"])
-            .args(["-m", "gpt-test", "--base-url"])
-            .arg(format!("{}/v1", server.uri())),
-        Api::Anthropic => cmd
-            .env("ANTHROPIC_API_KEY", "sk-ant-cost-test")
-            .args(["--provider", "anthropic", "-m", "claude-test", "--base-url"])
-            .arg(server.uri()),
-    };
-    cmd.args(["--root", "fixtures", "--no-stdin", "--timeout", "20s"])
-        .envs(env.iter().copied())
-        .args(args);
-    tokio::task::spawn_blocking(move || {
-        let output = cmd.output().unwrap();
-        drop(dir);
-        output
-    })
-    .await
-    .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn result(output: &Output) -> Value {
+fn result(output: &Outcome) -> Value {
     serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|_| panic!("stdout is not JSON; stderr: {}", stderr(output)))
+        .unwrap_or_else(|_| panic!("stdout is not JSON; stderr: {}", output.stderr()))
 }
 
-fn events(output: &Output) -> Vec<Value> {
-    stderr(output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+/// A run on `api` at `server`, with the fixtures as its root.
+fn on(server: &MockServer, api: Api) -> Run {
+    let run = match api {
+        Api::OpenAi => Run::openai(server).key("sk-cost-test"),
+        Api::Responses => Run::responses(server).key("sk-cost-test"),
+        Api::Anthropic => Run::anthropic(server).key("sk-ant-cost-test"),
+    };
+    run.args(["--root", "fixtures", "--no-stdin", "--timeout", "20s"])
 }
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -258,12 +222,12 @@ async fn each_request_repeats_the_one_before_as_an_exact_prefix_on_every_provide
         let mut args = vec!["-s", "You are terse.", "--max-turns", "5"];
         args.extend(extra.iter().copied());
         args.push("Read sample.ts, then list the directory.");
-        let output = leash(&server, api, &args, &[]).await;
+        let output = on(&server, api).args(&args).output_async().await;
         assert_eq!(
             output.status.code(),
             Some(0),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         let bodies = raw_bodies(&server).await;
         assert_eq!(bodies.len(), 3, "{api:?}");
@@ -280,18 +244,15 @@ async fn each_request_repeats_the_one_before_as_an_exact_prefix_on_every_provide
 #[tokio::test(flavor = "multi_thread")]
 async fn anthropic_breakpoints_sit_on_the_last_tool_the_system_and_the_last_block() {
     let server = three_turns(Api::Anthropic).await;
-    let output = leash(
-        &server,
-        Api::Anthropic,
-        &[
+    let output = on(&server, Api::Anthropic)
+        .args([
             "-s",
             "You are terse.",
             "Read sample.ts, then list the directory.",
-        ],
-        &[],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        ])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     let ephemeral = json!({"type": "ephemeral"});
     for body in anthropic::request_bodies(&server).await {
         let tools = body["tools"].as_array().unwrap();
@@ -343,12 +304,16 @@ async fn no_cache_removes_every_breakpoint_in_flag_variable_and_config_file() {
         let server = three_turns(Api::Anthropic).await;
         let mut args = args;
         args.splice(0..0, ["-s", "You are terse."]);
-        let output = leash(&server, Api::Anthropic, &args, &env).await;
+        let output = on(&server, Api::Anthropic)
+            .envs(env.iter().copied())
+            .args(&args)
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(0),
             "{env:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         for body in raw_bodies(&server).await {
             assert!(!body.contains("cache_control"), "{env:?}: {body}");
@@ -360,21 +325,22 @@ async fn no_cache_removes_every_breakpoint_in_flag_variable_and_config_file() {
 #[tokio::test(flavor = "multi_thread")]
 async fn openai_gets_the_prompt_cache_key_only_when_set() {
     let server = three_turns(Api::OpenAi).await;
-    let output = leash(
-        &server,
-        Api::OpenAi,
-        &["Read sample.ts."],
-        &[("LEASH_PROMPT_CACHE_KEY", "repo-7")],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = on(&server, Api::OpenAi)
+        .envs([("LEASH_PROMPT_CACHE_KEY", "repo-7")])
+        .args(["Read sample.ts."])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     for body in openai::request_bodies(&server).await {
         assert_eq!(body["prompt_cache_key"], "repo-7");
         assert!(!body.to_string().contains("cache_control"));
     }
     let server = three_turns(Api::OpenAi).await;
-    let output = leash(&server, Api::OpenAi, &["Read sample.ts."], &[]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = on(&server, Api::OpenAi)
+        .args(["Read sample.ts."])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     for body in raw_bodies(&server).await {
         assert!(!body.contains("prompt_cache_key"), "{body}");
     }
@@ -407,12 +373,12 @@ async fn cached_tokens_are_reported_per_turn_and_for_the_run() {
             "jsonl",
             "Read sample.ts, then list the directory.",
         ];
-        let output = leash(&server, api, &args, &[]).await;
+        let output = on(&server, api).args(args).output_async().await;
         assert_eq!(
             output.status.code(),
             Some(0),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         let result = result(&output);
         assert_eq!(counts(&result["usage"]), total, "{api:?}");
@@ -424,7 +390,7 @@ async fn cached_tokens_are_reported_per_turn_and_for_the_run() {
             .collect();
         assert_eq!(per_turn, turns, "{api:?}");
         assert_eq!(result.get("cost"), None, "no price, no cost");
-        let events = events(&output);
+        let events = output.events();
         let run_end = events.last().unwrap();
         assert_eq!(run_end["type"], "run_end");
         assert_eq!(run_end["usage"], result["usage"]);
@@ -450,8 +416,8 @@ async fn a_price_reports_the_cost_of_each_turn_and_of_the_run() {
         "jsonl",
         "Read sample.ts, then list the directory.",
     ];
-    let output = leash(&server, Api::Anthropic, &args, &[]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = on(&server, Api::Anthropic).args(args).output_async().await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     let result = result(&output);
     // Turn 1: 10×3 + 20×15 + 1000×3.75 = 4080 µ$; turn 2: 30 + 300 + 300 +
     // 750 = 1380; turn 3: 30 + 150 + 360 + 750 = 1290 (per million tokens).
@@ -463,7 +429,7 @@ async fn a_price_reports_the_cost_of_each_turn_and_of_the_run() {
         .collect();
     assert_eq!(costs, [0.00408, 0.00138, 0.00129]);
     assert_eq!(result["cost"].as_f64(), Some(0.00675));
-    let events = events(&output);
+    let events = output.events();
     assert_eq!(events.last().unwrap()["cost"].as_f64(), Some(0.00675));
     let turn_costs: Vec<f64> = of_type(&events, "turn_end")
         .iter()
@@ -473,15 +439,12 @@ async fn a_price_reports_the_cost_of_each_turn_and_of_the_run() {
 
     // The same run with text events: each turn_end line and the run_end line.
     let server = three_turns(Api::Anthropic).await;
-    let output = leash(
-        &server,
-        Api::Anthropic,
-        &["--price", "3,15,0.3,3.75", "Read sample.ts."],
-        &[],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let text = stderr(&output);
+    let output = on(&server, Api::Anthropic)
+        .args(["--price", "3,15,0.3,3.75", "Read sample.ts."])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
+    let text = output.stderr();
     assert!(
         text.contains(
             "[turn 1] 1 tool call · tokens: 10 input, 20 output, 0 cache read, 1000 cache write · cost $0.004080\n"
@@ -507,14 +470,12 @@ async fn the_config_file_prices_the_model_by_name() {
     )
     .unwrap();
     let server = three_turns(Api::OpenAi).await;
-    let output = leash(
-        &server,
-        Api::OpenAi,
-        &["--output", "json", "Read sample.ts."],
-        &[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = on(&server, Api::OpenAi)
+        .envs([("XDG_CONFIG_HOME", dir.path().to_str().unwrap())])
+        .args(["--output", "json", "Read sample.ts."])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     // 1400 input × $2 + 50 output × $8 + 2200 cached × $0.50, per 1M.
     assert_eq!(result(&output)["cost"].as_f64(), Some(0.0043));
 }
@@ -533,19 +494,19 @@ async fn max_cost_stops_the_run_with_exit_7_and_names_the_cost_budget() {
             "5",
             "Read sample.ts.",
         ];
-        let output = leash(&server, api, &args, &[]).await;
+        let output = on(&server, api).args(args).output_async().await;
         assert_eq!(
             output.status.code(),
             Some(7),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         assert_eq!(
             raw_bodies(&server).await.len(),
             1,
             "no request after the budget"
         );
-        let text = stderr(&output);
+        let text = output.stderr();
         let last = text.lines().last().unwrap();
         assert!(
             last.starts_with("leash: cost budget used up: $")
@@ -554,15 +515,13 @@ async fn max_cost_stops_the_run_with_exit_7_and_names_the_cost_budget() {
         );
     }
     let server = three_turns(Api::OpenAi).await;
-    let output = leash(
-        &server,
-        Api::OpenAi,
-        &["--events", "jsonl", "--output", "json", "Read sample.ts."],
-        &[("LEASH_PRICE", "1000000,0"), ("LEASH_MAX_COST", "0.5")],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
-    let run_end = events(&output).pop().unwrap();
+    let output = on(&server, Api::OpenAi)
+        .envs([("LEASH_PRICE", "1000000,0"), ("LEASH_MAX_COST", "0.5")])
+        .args(["--events", "jsonl", "--output", "json", "Read sample.ts."])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(7), "{}", output.stderr());
+    let run_end = output.events().pop().unwrap();
     assert_eq!(run_end["status"], "budget");
     assert_eq!(
         run_end["message"],
@@ -574,19 +533,27 @@ async fn max_cost_stops_the_run_with_exit_7_and_names_the_cost_budget() {
 #[tokio::test(flavor = "multi_thread")]
 async fn max_cost_without_a_price_is_a_usage_error() {
     let server = three_turns(Api::OpenAi).await;
-    let output = leash(&server, Api::OpenAi, &["--max-cost", "1", "hi"], &[]).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let output = on(&server, Api::OpenAi)
+        .args(["--max-cost", "1", "hi"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", output.stderr());
     assert!(
-        stderr(&output).starts_with("leash: --max-cost needs a price"),
+        output
+            .stderr()
+            .starts_with("leash: --max-cost needs a price"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
     assert!(raw_bodies(&server).await.is_empty());
-    let output = leash(&server, Api::OpenAi, &["--price", "2", "hi"], &[]).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let output = on(&server, Api::OpenAi)
+        .args(["--price", "2", "hi"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", output.stderr());
     assert!(
-        stderr(&output).contains("invalid price '2'"),
+        output.stderr().contains("invalid price '2'"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
 }

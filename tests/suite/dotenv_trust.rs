@@ -8,13 +8,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+use crate::support::run::{last_line, stderr, stdout};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::hostile::{HostileServer, Workspace, last_line, stderr, stdout};
+use crate::support::hostile::{HostileServer, Workspace};
 use crate::support::sse::openai;
 
 const KEY: &str = "sk-operator-exported-4f2a";
@@ -38,7 +39,10 @@ fn fake_proxy() -> HostileServer {
 /// `leash config ARGS` in `dir`, isolated like the workspace's runs.
 fn config_in(ws: &Workspace, dir: &Path, args: &[&str]) -> Output {
     let home = ws.path("");
-    let mut cmd = crate::support::leash_with_config_home(&home, &home.join("config"));
+    let mut cmd = crate::support::run::Run::new()
+        .home(&home)
+        .config_home(home.join("config"))
+        .command();
     cmd.current_dir(dir).arg("config").args(args);
     cmd.output().unwrap()
 }
@@ -334,7 +338,10 @@ fn a_dotenv_still_supplies_the_key_and_the_model_as_data() {
     ws.write("config/leash/config.toml", "model = \"from-the-file\"\n");
     let output = config_in(&ws, &ws.path(""), &[]);
     assert!(listed(&output, "model").ends_with("# .env LEASH_MODEL"));
-    let mut cmd = crate::support::leash_with_config_home(&ws.path(""), &ws.path("config"));
+    let mut cmd = crate::support::run::Run::new()
+        .home(ws.path(""))
+        .config_home(ws.path("config"))
+        .command();
     let output = cmd
         .current_dir(ws.path(""))
         .env("LEASH_MODEL", "from-the-env")

@@ -6,12 +6,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+use crate::support::run::{stderr, stdout};
 use crate::support::shell;
 
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
-use shell::{Workspace, copy_sample, has, stderr, stdout, tool_call};
+use shell::{Workspace, copy_sample, has, tool_call};
 
 // ---------------------------------------------------------------- schemas
 

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support::hostile::*;
+use crate::support::run::{last_line, stderr, stdout};
 use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 use std::collections::BTreeMap;

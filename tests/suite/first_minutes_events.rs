@@ -5,9 +5,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support::run::{stderr, stdout};
 use serde_json::{Value, json};
 
-use crate::support::shell::{Workspace, stderr, stdout, tool_call};
+use crate::support::shell::{Workspace, tool_call};
 
 /// One faux response that calls `name` with `args`.
 fn calls(name: &str, args: Value) -> Value {

@@ -7,13 +7,12 @@
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
+use crate::support::run::Run;
 use crate::support::shell::git;
 use crate::support::sse::{anthropic, openai, serve_in_order};
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -56,16 +55,13 @@ fn repo() -> Repo {
 }
 
 /// `leash` on `provider` at `base_url`, in `cwd`, with the default tools.
-async fn leash(cwd: &Path, home: &Path, provider: &str, base_url: String, key_var: &str) -> Output {
-    let mut cmd = support::leash(home);
-    cmd.current_dir(cwd)
-        .env(key_var, "sk-git-tool-test")
-        .args(["--provider", provider, "--base-url", &base_url])
-        .args(["-m", "m", "--no-stdin", "--timeout", "20s"])
-        .arg(PROMPT);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
+fn review(cwd: &Path, home: &Path, provider: &str, base_url: String) -> Run {
+    Run::provider(provider, base_url, "m")
+        .key("sk-git-tool-test")
+        .home(home)
+        .current_dir(cwd)
+        .args(["--no-stdin", "--timeout", "20s"])
+        .prompt(PROMPT)
 }
 
 fn offered(body: &Value, name_of: impl Fn(&Value) -> &Value) -> Vec<String> {
@@ -111,7 +107,9 @@ async fn openai_a_model_reads_the_diff_then_answers() {
     )
     .await;
     let base = format!("{}/v1", server.uri());
-    let output = leash(&repo.top, repo.dir.path(), "openai", base, "OPENAI_API_KEY").await;
+    let output = review(&repo.top, repo.dir.path(), "openai", base)
+        .output_async()
+        .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(
@@ -157,14 +155,9 @@ async fn anthropic_a_model_reads_the_diff_then_answers() {
     )
     .await;
     let root = repo.top.join("src");
-    let output = leash(
-        &root,
-        repo.dir.path(),
-        "anthropic",
-        server.uri(),
-        "ANTHROPIC_API_KEY",
-    )
-    .await;
+    let output = review(&root, repo.dir.path(), "anthropic", server.uri())
+        .output_async()
+        .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(
@@ -188,7 +181,8 @@ async fn anthropic_a_model_reads_the_diff_then_answers() {
 #[test]
 fn naming_git_outside_a_work_tree_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let output = support::leash(dir.path())
+    let output = Run::new()
+        .home(dir.path())
         .current_dir(dir.path())
         .args([
             "--provider",
@@ -200,8 +194,7 @@ fn naming_git_outside_a_work_tree_is_a_usage_error() {
             "--no-stdin",
             "hi",
         ])
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::hostile;
+use crate::support::run::{last_line, stderr, stdout};
 use crate::support::sse::openai as openai_support;
 
 use hostile::*;

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::hostile;
+use crate::support::run::{last_line, stderr};
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

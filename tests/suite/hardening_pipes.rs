@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::support::run::{stderr, stdout};
 use crate::support::{self, hostile};
 
 use std::io::Read;
@@ -53,7 +54,7 @@ fn the_same_through_a_shell_pipeline() {
         .env("XDG_CONFIG_HOME", ws.path("config"))
         .arg("-c")
         .arg(r#"set -o pipefail; "$0" --provider faux --faux-script "$1" --no-stdin go | head -c1"#)
-        .arg(support::leash_bin())
+        .arg(support::run::bin())
         .arg(&script)
         .stdin(Stdio::null())
         .output()
@@ -67,7 +68,7 @@ fn the_same_through_a_shell_pipeline() {
 fn a_closed_stdout_or_stderr_ends_the_run_with_its_own_code() {
     let ws = Workspace::new();
     let ok = ws.script(big_reply());
-    let leash = support::leash_bin();
+    let leash = support::run::bin();
     for (redirect, script, code) in [(">&-", &ok, 0), ("2>&-", &ok, 0), (">&- 2>&-", &ok, 0)] {
         let status = shell(&ws, "sh")
             .current_dir(ws.path(""))
@@ -120,6 +121,6 @@ fn a_stderr_reader_that_goes_away_does_not_stop_the_run() {
 /// ([`support::isolate`]), with the workspace's `HOME` and config home.
 fn shell(ws: &Workspace, program: &str) -> std::process::Command {
     let mut cmd = std::process::Command::new(program);
-    support::isolate(&mut cmd, &ws.path(""), &ws.path("config"));
+    support::run::isolate(&mut cmd, &ws.path(""), &ws.path("config"));
     cmd
 }

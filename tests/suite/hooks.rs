@@ -4,6 +4,7 @@
 //! Anthropic mocks. Every failure of a hook must fail closed and show on
 //! the event stream; a hook must never hang the run.
 
+use crate::support::run::{last_line, stderr, stdout};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Output;
@@ -12,9 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
-use crate::support::hostile::{
-    Workspace, assert_calm, assert_jsonl, last_line, run, stderr, stdout,
-};
+use crate::support::hostile::{Workspace, assert_calm, assert_jsonl, run};
 use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 /// Writes an executable script `name` in the workspace.

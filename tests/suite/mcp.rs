@@ -9,6 +9,7 @@
 //! any exit (0, 124, 130, 143, 8, a second signal), and the run's key
 //! never in a server's environment.
 
+use crate::support::run::{stderr, stdout};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -18,7 +19,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
-use crate::support::shell::{Workspace, stderr, stdout, tool_call};
+use crate::support::shell::{Workspace, tool_call};
 use crate::support::sse::openai::*;
 use crate::support::sse::{request_bodies, serve_in_order};
 

@@ -5,12 +5,11 @@
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
-use crate::support::shell::{fixtures_dir, sample_path};
+use crate::support::run::Run;
+use crate::support::shell::sample_path;
 use crate::support::sse::openai as openai_support;
 
-use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use openai_support::*;
 use pretty_assertions::assert_eq;
@@ -23,55 +22,16 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const REPLY: &str =
     "`first([])` returns `undefined`: indexing past the end of an array does not throw.";
 
-/// Runs `leash --provider openai` against `base_url` with `extra` flags and
-/// `key` as `OPENAI_API_KEY`; provider variables of the calling
-/// environment are not inherited. Returns the output and how long it took.
-async fn leash(base_url: &str, key: Option<&str>, extra: &[&str]) -> (Output, Duration) {
-    let dir = fixtures_dir();
-    let mut cmd = support::leash(dir.path());
-    cmd.current_dir(dir.path());
-    if let Some(key) = key {
-        cmd.env("OPENAI_API_KEY", key);
-    }
-    cmd.args(["--provider", "openai", "--base-url", base_url])
-        .args(["-m", "gpt-test", "--root", "fixtures", "--no-stdin"])
-        .args(extra)
-        .arg(SEED_PROMPT);
-    let started = Instant::now();
-    let output = tokio::task::spawn_blocking(move || {
-        let output = cmd.output().unwrap();
-        drop(dir);
-        output
-    })
-    .await
-    .unwrap();
-    (output, started.elapsed())
-}
-
 /// The base URL of a mock server, as users write it.
 fn base(server: &MockServer) -> String {
     format!("{}/v1", server.uri())
 }
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn last_stderr_line(output: &Output) -> String {
-    stderr(output)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn assert_key_absent(output: &Output) {
-    assert!(!stdout(output).contains(KEY), "key on stdout");
-    assert!(!stderr(output).contains(KEY), "key on stderr");
+/// The seed task on the OpenAI provider at `base_url`.
+fn seed(base_url: &str) -> Run {
+    Run::provider("openai", base_url, "gpt-test")
+        .args(["--root", "fixtures", "--no-stdin"])
+        .prompt(SEED_PROMPT)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,10 +67,14 @@ async fn the_seed_task_reads_the_file_and_prints_the_reply() {
         .mount(&server)
         .await;
 
-    let (output, _) = leash(&base(&server), Some(KEY), &["--timeout", "20s"]).await;
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
-    assert_eq!(stdout(&output), format!("{REPLY}\n"));
-    assert_key_absent(&output);
+    let output = seed(&base(&server))
+        .key(KEY)
+        .args(["--timeout", "20s"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", output.stderr());
+    assert_eq!(output.stdout(), format!("{REPLY}\n"));
+    output.assert_key_absent(KEY);
 
     let bodies = request_bodies(&server).await;
     assert_eq!(bodies.len(), 2);
@@ -184,18 +148,23 @@ async fn rate_limited_once_then_served_exits_0() {
         .respond_with(sse(text_reply(&[REPLY])))
         .mount(&server)
         .await;
-    let (output, elapsed) = leash(&base(&server), Some(KEY), &["--retries", "2"]).await;
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
-    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    let output = seed(&base(&server))
+        .key(KEY)
+        .args(["--retries", "2"])
+        .output_async()
+        .await;
+    let elapsed = output.elapsed;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", output.stderr());
+    assert_eq!(output.stdout(), format!("{REPLY}\n"));
     assert_eq!(request_bodies(&server).await.len(), 2);
     assert!(
         elapsed >= Duration::from_secs(1),
         "retry-after not honoured: {elapsed:?}"
     );
     assert!(
-        stderr(&output).contains("429"),
+        output.stderr().contains("429"),
         "no retry shown: {}",
-        stderr(&output)
+        output.stderr()
     );
 }
 
@@ -209,17 +178,21 @@ async fn status_401_exits_1_without_retry_and_without_the_key() {
         ))
         .mount(&server)
         .await;
-    let (output, _) = leash(&base(&server), Some(KEY), &["--retries", "2"]).await;
-    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    let output = seed(&base(&server))
+        .key(KEY)
+        .args(["--retries", "2"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", output.stderr());
     assert_eq!(request_bodies(&server).await.len(), 1);
-    let last = last_stderr_line(&output);
+    let last = output.last_line();
     assert!(
         last.contains("401") && last.contains("Incorrect API key provided"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
-    assert_eq!(stdout(&output), "");
-    assert_key_absent(&output);
+    assert_eq!(output.stdout(), "");
+    output.assert_key_absent(KEY);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -232,26 +205,26 @@ async fn server_errors_exhaust_the_retries_and_exit_1() {
         ))
         .mount(&server)
         .await;
-    let (output, _) = leash(
-        &base(&server),
-        Some(KEY),
-        &["--retries", "2", "--events", "jsonl"],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    let output = seed(&base(&server))
+        .key(KEY)
+        .args(["--retries", "2", "--events", "jsonl"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", output.stderr());
     assert_eq!(request_bodies(&server).await.len(), 3);
-    let retries: Vec<serde_json::Value> = stderr(&output)
+    let retries: Vec<serde_json::Value> = output
+        .stderr()
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|event| event["type"] == "retry")
         .collect();
-    assert_eq!(retries.len(), 2, "{}", stderr(&output));
+    assert_eq!(retries.len(), 2, "{}", output.stderr());
     assert_eq!(retries[0]["attempt"], 1);
     assert_eq!(retries[1]["attempt"], 2);
     assert!(
-        last_stderr_line(&output).contains("HTTP 500"),
+        output.last_line().contains("HTTP 500"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
 }
 
@@ -265,13 +238,13 @@ async fn a_stream_cut_before_the_end_exits_1_without_retry() {
         )))
         .mount(&server)
         .await;
-    let (output, _) = leash(&base(&server), Some(KEY), &["--retries", "2"]).await;
-    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
-    assert!(
-        last_stderr_line(&output).contains("[DONE]"),
-        "{}",
-        stderr(&output)
-    );
+    let output = seed(&base(&server))
+        .key(KEY)
+        .args(["--retries", "2"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", output.stderr());
+    assert!(output.last_line().contains("[DONE]"), "{}", output.stderr());
     assert_eq!(request_bodies(&server).await.len(), 1);
 }
 
@@ -285,8 +258,12 @@ async fn a_reply_cut_by_the_token_limit_exits_5() {
         )))
         .mount(&server)
         .await;
-    let (output, _) = leash(&base(&server), Some(KEY), &["--max-tokens", "3"]).await;
-    assert_eq!(output.status.code(), Some(5), "stderr: {}", stderr(&output));
+    let output = seed(&base(&server))
+        .key(KEY)
+        .args(["--max-tokens", "3"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(5), "stderr: {}", output.stderr());
     // The name the o-series accepts; they refuse `max_tokens`.
     let body = &request_bodies(&server).await[0];
     assert_eq!(body["max_completion_tokens"], 3);
@@ -300,25 +277,33 @@ async fn a_stalled_server_is_cut_by_the_timeout_with_exit_124() {
         .respond_with(sse(text_reply(&[REPLY])).set_delay(Duration::from_secs(10)))
         .mount(&server)
         .await;
-    let (output, elapsed) = leash(&base(&server), Some(KEY), &["--timeout", "1s"]).await;
+    let output = seed(&base(&server))
+        .key(KEY)
+        .args(["--timeout", "1s"])
+        .output_async()
+        .await;
+    let elapsed = output.elapsed;
     assert_eq!(
         output.status.code(),
         Some(124),
         "stderr: {}",
-        stderr(&output)
+        output.stderr()
     );
     assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
-    assert_key_absent(&output);
+    output.assert_key_absent(KEY);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_key_for_a_remote_server_is_a_usage_error() {
-    let (output, _) = leash("https://api.example.invalid/v1", None, &[]).await;
-    assert_eq!(output.status.code(), Some(2), "stderr: {}", stderr(&output));
+    let output = seed("https://api.example.invalid/v1")
+        .no_key()
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(2), "stderr: {}", output.stderr());
     assert!(
-        last_stderr_line(&output).contains("OPENAI_API_KEY"),
+        output.last_line().contains("OPENAI_API_KEY"),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
 }
 
@@ -330,9 +315,12 @@ async fn a_local_server_needs_no_key_and_gets_no_authorization() {
         .respond_with(sse(text_reply(&[REPLY])))
         .mount(&server)
         .await;
-    let (output, _) = leash(&format!("{}/", base(&server)), None, &[]).await;
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
-    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+    let output = seed(&format!("{}/", base(&server)))
+        .no_key()
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", output.stderr());
+    assert_eq!(output.stdout(), format!("{REPLY}\n"));
     let requests = server.received_requests().await.unwrap_or_default();
     assert_eq!(requests.len(), 1);
     assert!(requests[0].headers.get("authorization").is_none());

@@ -8,14 +8,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
-use crate::support::shell::{fixtures_dir, sample_path};
+use crate::support::run::Run;
+use crate::support::shell::sample_path;
 use crate::support::sse::openai as chat;
 use crate::support::sse::responses;
 use crate::support::sse::{request_bodies, sse};
 
-use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -102,59 +101,16 @@ impl Api {
     }
 }
 
-/// Runs `leash --provider openai --api API` against `base_url` with
-/// `extra` flags and the seed prompt; returns the output and how long it
-/// took.
-async fn leash(api: Api, base_url: &str, extra: &[&str]) -> (Output, Duration) {
-    leash_prompt(api, base_url, extra, SEED_PROMPT).await
-}
-
-/// [`leash`] with `prompt`.
-async fn leash_prompt(
-    api: Api,
-    base_url: &str,
-    extra: &[&str],
-    prompt: &str,
-) -> (Output, Duration) {
-    let dir = fixtures_dir();
-    let mut cmd = support::leash(dir.path());
-    cmd.current_dir(dir.path());
-    cmd.env("OPENAI_API_KEY", KEY)
-        .args(["--provider", "openai", "--api", api.flag()])
-        .args(["--base-url", base_url])
-        .args(["-m", "gpt-test", "--root", "fixtures", "--no-stdin"])
-        .args(extra)
-        .arg(prompt);
-    let started = Instant::now();
-    let output = tokio::task::spawn_blocking(move || {
-        let output = cmd.output().unwrap();
-        drop(dir);
-        output
-    })
-    .await
-    .unwrap();
-    (output, started.elapsed())
+/// The seed task on `api` at `base_url`, with [`KEY`].
+fn seed(api: Api, base_url: &str) -> Run {
+    Run::provider("openai", base_url, "gpt-test")
+        .key(KEY)
+        .args(["--api", api.flag(), "--root", "fixtures", "--no-stdin"])
+        .prompt(SEED_PROMPT)
 }
 
 fn base(server: &MockServer) -> String {
     format!("{}/v1", server.uri())
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn last_line(output: &Output) -> String {
-    stderr(output).lines().last().unwrap_or_default().to_owned()
-}
-
-fn assert_key_absent(output: &Output) {
-    assert!(!stdout(output).contains(KEY), "key on stdout");
-    assert!(!stderr(output).contains(KEY), "key on stderr");
 }
 
 /// A server whose successive requests to `api`'s path get `replies`
@@ -215,15 +171,18 @@ async fn the_seed_task_on_both_apis() {
             .mount(&server)
             .await;
 
-        let (output, _) = leash(api, &base(&server), &["--timeout", "20s"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--timeout", "20s"])
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(0),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
-        assert_eq!(stdout(&output), format!("{REPLY}\n"), "{api:?}");
-        assert_key_absent(&output);
+        assert_eq!(output.stdout(), format!("{REPLY}\n"), "{api:?}");
+        output.assert_key_absent(KEY);
 
         let bodies = request_bodies(&server).await;
         assert_eq!(bodies.len(), 2, "{api:?}");
@@ -283,12 +242,15 @@ async fn the_turn_limit_on_both_apis_exits_3() {
             ))],
         )
         .await;
-        let (output, _) = leash(api, &base(&server), &["--max-turns", "1"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--max-turns", "1"])
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(3),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         assert_eq!(request_bodies(&server).await.len(), 1, "{api:?}");
     }
@@ -298,12 +260,15 @@ async fn the_turn_limit_on_both_apis_exits_3() {
 async fn the_output_limit_on_both_apis_exits_5_and_names_the_apis_field() {
     for api in BOTH {
         let server = serve(api, vec![sse(api.length("The answer is"))]).await;
-        let (output, _) = leash(api, &base(&server), &["--max-tokens", "3"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--max-tokens", "3"])
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(5),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         let body = &request_bodies(&server).await[0];
         let field = match api {
@@ -327,50 +292,59 @@ async fn errors_on_both_apis_exit_1_retried_as_the_driver_says() {
             )],
         )
         .await;
-        let (output, _) = leash(api, &base(&server), &["--retries", "2"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--retries", "2"])
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(1),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         assert_eq!(request_bodies(&server).await.len(), 1);
-        let last = last_line(&output);
+        let last = output.last_line();
         assert!(
             last.contains("401") && last.contains("Incorrect API key"),
             "{last}"
         );
-        assert_key_absent(&output);
+        output.assert_key_absent(KEY);
 
         // 500s: every retry used, then exit 1.
         let server = serve(api, vec![chat::http_error(500, "The server had an error.")]).await;
-        let (output, _) = leash(api, &base(&server), &["--retries", "1"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--retries", "1"])
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(1),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         assert_eq!(request_bodies(&server).await.len(), 2, "{api:?}");
         assert!(
-            last_line(&output).contains("HTTP 500"),
+            output.last_line().contains("HTTP 500"),
             "{}",
-            stderr(&output)
+            output.stderr()
         );
 
         // A cut stream: exit 1, the incomplete-reply words, no retry.
         let server = serve(api, vec![sse(api.cut("An answer that never ends"))]).await;
-        let (output, _) = leash(api, &base(&server), &["--retries", "2"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--retries", "2"])
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(1),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         assert!(
-            last_line(&output).contains("the reply is incomplete"),
+            output.last_line().contains("the reply is incomplete"),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         assert_eq!(request_bodies(&server).await.len(), 1);
     }
@@ -387,20 +361,24 @@ async fn rate_limited_once_then_served_on_both_apis() {
             ],
         )
         .await;
-        let (output, elapsed) = leash(api, &base(&server), &["--retries", "2"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--retries", "2"])
+            .output_async()
+            .await;
+        let elapsed = output.elapsed;
         assert_eq!(
             output.status.code(),
             Some(0),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
-        assert_eq!(stdout(&output), format!("{REPLY}\n"));
+        assert_eq!(output.stdout(), format!("{REPLY}\n"));
         assert_eq!(request_bodies(&server).await.len(), 2);
         assert!(
             elapsed >= Duration::from_secs(1),
             "retry-after: {elapsed:?}"
         );
-        assert!(stderr(&output).contains("429"), "{}", stderr(&output));
+        assert!(output.stderr().contains("429"), "{}", output.stderr());
     }
 }
 
@@ -412,15 +390,19 @@ async fn a_stalled_server_on_both_apis_is_cut_by_the_timeout_with_124() {
             vec![sse(api.text(&[REPLY])).set_delay(Duration::from_secs(10))],
         )
         .await;
-        let (output, elapsed) = leash(api, &base(&server), &["--timeout", "1s"]).await;
+        let output = seed(api, &base(&server))
+            .args(["--timeout", "1s"])
+            .output_async()
+            .await;
+        let elapsed = output.elapsed;
         assert_eq!(
             output.status.code(),
             Some(124),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
         assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
-        assert_key_absent(&output);
+        output.assert_key_absent(KEY);
     }
 }
 
@@ -438,20 +420,18 @@ async fn structured_output_on_both_apis_asks_for_the_schema() {
         std::fs::write(&schema_path, schema.to_string()).unwrap();
         let server = serve(api, vec![sse(api.text(&[r#"{"verdict":"pass"}"#]))]).await;
         let schema_arg = schema_path.display().to_string();
-        let (output, _) = leash_prompt(
-            api,
-            &base(&server),
-            &["--tools", "none", "--output-schema", &schema_arg],
-            "Is it good?",
-        )
-        .await;
+        let output = seed(api, &base(&server))
+            .args(["--tools", "none", "--output-schema", &schema_arg])
+            .prompt("Is it good?")
+            .output_async()
+            .await;
         assert_eq!(
             output.status.code(),
             Some(0),
             "{api:?}: {}",
-            stderr(&output)
+            output.stderr()
         );
-        assert_eq!(stdout(&output), "{\"verdict\":\"pass\"}\n");
+        assert_eq!(output.stdout(), "{\"verdict\":\"pass\"}\n");
         let body = &request_bodies(&server).await[0];
         let format = match api {
             Api::Chat => {
@@ -488,8 +468,8 @@ async fn parallel_function_calls_are_answered_by_call_id() {
         ],
     )
     .await;
-    let (output, _) = leash(api, &base(&server), &[]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = seed(api, &base(&server)).output_async().await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     let bodies = request_bodies(&server).await;
     let turn = conversation(api, &bodies[1]);
     let kinds: Vec<_> = turn.iter().map(|item| item["type"].clone()).collect();
@@ -535,20 +515,18 @@ async fn reasoning_items_go_back_byte_for_byte_in_the_next_request() {
         vec![sse(first), sse(second), sse(api.text(&["unused"]))],
     )
     .await;
-    let (output, _) = leash(
-        api,
-        &base(&server),
-        &[
+    let output = seed(api, &base(&server))
+        .args([
             "--follow-up",
             "And first([1])?",
             "--events",
             "jsonl",
             "-s",
             "Be brief.",
-        ],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        ])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 3);
     let first_item =
@@ -592,12 +570,13 @@ async fn reasoning_items_go_back_byte_for_byte_in_the_next_request() {
     assert_eq!(turn[2]["type"], "function_call");
     // The summary is shown as thinking.
     assert!(
-        stderr(&output).contains("I should read the file."),
+        output.stderr().contains("I should read the file."),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
     // Cached input is reported apart.
-    let usage: Vec<Value> = stderr(&output)
+    let usage: Vec<Value> = output
+        .stderr()
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|event| event["type"] == "message_end" && event["message"]["role"] == "assistant")
@@ -616,12 +595,15 @@ async fn failed_and_error_events_exit_1_with_the_servers_message() {
     let error = responses::error_event("server_is_overloaded", "Try again later.");
     for (body, words) in [(failed, "The model crashed"), (error, "Try again later.")] {
         let server = serve(api, vec![sse(body)]).await;
-        let (output, _) = leash(api, &base(&server), &["--retries", "2"]).await;
-        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-        let last = last_line(&output);
+        let output = seed(api, &base(&server))
+            .args(["--retries", "2"])
+            .output_async()
+            .await;
+        assert_eq!(output.status.code(), Some(1), "{}", output.stderr());
+        let last = output.last_line();
         assert!(last.contains(words), "{last}");
         assert_eq!(request_bodies(&server).await.len(), 1, "not retried");
-        assert_key_absent(&output);
+        output.assert_key_absent(KEY);
     }
 }
 
@@ -638,15 +620,18 @@ async fn a_completed_event_whose_status_failed_is_an_error_not_an_answer() {
         .event("response.completed", json!({"response": failed}))
         .body();
     let server = serve(api, vec![sse(failed)]).await;
-    let (output, _) = leash(api, &base(&server), &["--retries", "2"]).await;
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let output = seed(api, &base(&server))
+        .args(["--retries", "2"])
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(1), "{}", output.stderr());
     assert!(
-        last_line(&output).contains("The model fell over."),
+        output.last_line().contains("The model fell over."),
         "{}",
-        stderr(&output)
+        output.stderr()
     );
-    assert_eq!(stdout(&output), "");
-    assert_key_absent(&output);
+    assert_eq!(output.stdout(), "");
+    output.assert_key_absent(KEY);
 
     let mut cut = responses::response("incomplete", json!([]), responses::usage(40, 0, 3, 0));
     cut["incomplete_details"] = json!({"reason": "max_output_tokens"});
@@ -655,16 +640,14 @@ async fn a_completed_event_whose_status_failed_is_an_error_not_an_answer() {
         .event("response.completed", json!({"response": cut}))
         .body();
     let server = serve(api, vec![sse(cut)]).await;
-    let (output, _) = leash(api, &base(&server), &[]).await;
-    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    let output = seed(api, &base(&server)).output_async().await;
+    assert_eq!(output.status.code(), Some(5), "{}", output.stderr());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn leash_api_selects_responses_and_other_providers_refuse_it() {
     let server = serve(Api::Responses, vec![sse(responses::text_reply(&[REPLY]))]).await;
-    let dir = fixtures_dir();
-    let output = support::leash(dir.path())
-        .current_dir(dir.path())
+    let output = Run::new()
         .env("LEASH_API", "responses")
         .env("OPENAI_API_KEY", KEY)
         .args([
@@ -675,13 +658,12 @@ async fn leash_api_selects_responses_and_other_providers_refuse_it() {
             "--no-stdin",
             "hi",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", output.stderr());
     assert_eq!(request_bodies(&server).await.len(), 1);
 
-    let output = support::leash(dir.path())
-        .current_dir(dir.path())
+    let output = Run::new()
         .env("ANTHROPIC_API_KEY", "sk-ant-x")
         .args([
             "--api",
@@ -691,8 +673,8 @@ async fn leash_api_selects_responses_and_other_providers_refuse_it() {
             "--no-stdin",
             "hi",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(last_line(&output).contains("--api"), "{}", stderr(&output));
+        .output_async()
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", output.stderr());
+    assert!(output.last_line().contains("--api"), "{}", output.stderr());
 }

@@ -6,13 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+use crate::support::run::{stderr, stdout};
 use crate::support::shell;
 
 use std::path::Path;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use shell::{Workspace, has, stderr, stdout, tool_call};
+use shell::{Workspace, has, tool_call};
 
 /// The code block that follows `<!-- recipe: NAME -->` in the README.
 pub(super) fn recipe(name: &str) -> String {

@@ -6,11 +6,8 @@
 // A failed setup step (temp dir, spawn, JSON shape) should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
-use crate::support::shell::fixtures_dir;
+use crate::support::run::Run;
 use crate::support::sse::{anthropic, openai, serve_in_order};
-
-use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -21,33 +18,6 @@ const REPLY: &str = "In sample.ts, line 3.";
 const GREP_RESULT: &str = "sample.ts:3:export function first<T>(items: T[]): T {";
 const FIND_RESULT: &str = "sample.ts";
 
-/// `leash` on `provider` at `base_url` with the fixtures as its root and
-/// the default tools.
-async fn leash(provider: &str, base_url: String, key_var: &str) -> Output {
-    let dir = fixtures_dir();
-    let mut cmd = support::leash(dir.path());
-    cmd.current_dir(dir.path())
-        .env(key_var, "sk-search-tools-test")
-        .args(["--provider", provider, "--base-url", &base_url])
-        .args([
-            "-m",
-            "m",
-            "--root",
-            "fixtures",
-            "--no-stdin",
-            "--timeout",
-            "20s",
-        ])
-        .arg(PROMPT);
-    tokio::task::spawn_blocking(move || {
-        let output = cmd.output().unwrap();
-        drop(dir);
-        output
-    })
-    .await
-    .unwrap()
-}
-
 /// The tool names a request offered.
 fn offered(body: &Value, name_of: impl Fn(&Value) -> &Value) -> Vec<String> {
     body["tools"]
@@ -56,6 +26,15 @@ fn offered(body: &Value, name_of: impl Fn(&Value) -> &Value) -> Vec<String> {
         .iter()
         .map(|tool| name_of(tool).as_str().unwrap().to_owned())
         .collect()
+}
+
+/// `leash` on `provider` at `base_url` with the fixtures as its root and
+/// the default tools.
+fn ask(provider: &str, base_url: String) -> Run {
+    Run::provider(provider, base_url, "m")
+        .key("sk-search-tools-test")
+        .args(["--root", "fixtures", "--no-stdin", "--timeout", "20s"])
+        .prompt(PROMPT)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -80,7 +59,9 @@ async fn openai_a_model_greps_and_finds_then_answers() {
         vec![first, openai::text_reply(&[REPLY])],
     )
     .await;
-    let output = leash("openai", format!("{}/v1", server.uri()), "OPENAI_API_KEY").await;
+    let output = ask("openai", format!("{}/v1", server.uri()))
+        .output_async()
+        .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(
@@ -135,7 +116,7 @@ async fn anthropic_a_model_greps_and_finds_then_answers() {
         vec![first, anthropic::text_reply(REPLY)],
     )
     .await;
-    let output = leash("anthropic", server.uri(), "ANTHROPIC_API_KEY").await;
+    let output = ask("anthropic", server.uri()).output_async().await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(

@@ -7,13 +7,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::hostile;
+use crate::support::run::{last_line, stderr, stdout};
 use crate::support::sse::openai as openai_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hostile::{Workspace, assert_calm, last_line, run, stderr, stdout};
+use crate::support::run::Run;
+use hostile::{Workspace, assert_calm};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls;
 
@@ -125,25 +127,16 @@ async fn read_request<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> Option
     }
 }
 
-/// Runs `leash` on the OpenAI provider at `https://localhost:PORT/v1` with
-/// no certificate variable of the caller, then `env`.
-async fn leash(server: &TlsServer, env: &[(&str, String)]) -> (std::process::Output, Duration) {
+/// `leash` on the OpenAI provider at `https://localhost:PORT/v1` with no
+/// certificate variable of the caller.
+fn over_tls(server: &TlsServer) -> Run {
     let ws = Workspace::new();
     let base = format!("https://localhost:{}/v1", server.port);
-    let mut cmd = ws.http("openai", &base, KEY);
-    cmd.env_remove("SSL_CERT_FILE")
+    ws.http_run("openai", &base, KEY)
+        .keep(ws)
+        .env_remove("SSL_CERT_FILE")
         .env_remove("SSL_CERT_DIR")
-        .args(["--retries", "2", "--timeout", "30s", "hello"]);
-    for (name, value) in env {
-        cmd.env(name, value);
-    }
-    tokio::task::spawn_blocking(move || {
-        let result = run(&mut cmd);
-        drop(ws);
-        result
-    })
-    .await
-    .unwrap()
+        .args(["--retries", "2", "--timeout", "30s", "hello"])
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -152,7 +145,10 @@ async fn a_certificate_trusted_through_ssl_cert_file_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("local-ca.pem");
     std::fs::write(&file, &server.cert_pem).unwrap();
-    let (output, _) = leash(&server, &[("SSL_CERT_FILE", file.display().to_string())]).await;
+    let output = over_tls(&server)
+        .envs([("SSL_CERT_FILE", file.display().to_string())])
+        .output_async()
+        .await;
     assert_calm(&output);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "Hello over TLS.\n");
@@ -166,11 +162,10 @@ async fn a_certificate_trusted_through_ssl_cert_dir_is_accepted() {
     // OpenSSL's directory layout names files by subject hash; any file
     // holding PEM certificates is read too.
     std::fs::write(dir.path().join("local-ca.pem"), &server.cert_pem).unwrap();
-    let (output, _) = leash(
-        &server,
-        &[("SSL_CERT_DIR", dir.path().display().to_string())],
-    )
-    .await;
+    let output = over_tls(&server)
+        .envs([("SSL_CERT_DIR", dir.path().display().to_string())])
+        .output_async()
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "Hello over TLS.\n");
 }
@@ -178,7 +173,8 @@ async fn a_certificate_trusted_through_ssl_cert_dir_is_accepted() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_untrusted_certificate_fails_at_once_with_exit_1_and_no_retry() {
     let server = tls_server().await;
-    let (output, elapsed) = leash(&server, &[]).await;
+    let output = over_tls(&server).output_async().await;
+    let elapsed = output.elapsed;
     assert_calm(&output);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let last = last_line(&output);
@@ -209,7 +205,10 @@ async fn an_ssl_cert_file_without_the_servers_ca_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("other.pem");
     std::fs::write(&file, other.cert.pem()).unwrap();
-    let (output, _) = leash(&server, &[("SSL_CERT_FILE", file.display().to_string())]).await;
+    let output = over_tls(&server)
+        .envs([("SSL_CERT_FILE", file.display().to_string())])
+        .output_async()
+        .await;
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let last = last_line(&output);
     assert!(
@@ -229,7 +228,10 @@ async fn a_certificate_file_that_cannot_be_read_is_an_error_not_a_panic() {
         "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
     )
     .unwrap();
-    let (output, _) = leash(&server, &[("SSL_CERT_FILE", file.display().to_string())]).await;
+    let output = over_tls(&server)
+        .envs([("SSL_CERT_FILE", file.display().to_string())])
+        .output_async()
+        .await;
     assert_calm(&output);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let last = last_line(&output);

@@ -15,6 +15,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+use crate::support::run::{stderr, stdout};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ use wiremock::MockServer;
 
 use super::recipes::recipe;
 use crate::support::hostile::HostileServer;
-use crate::support::shell::{Workspace, git, stderr, stdout};
+use crate::support::shell::{Workspace, git};
 use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 const KEY: &str = "sk-operator-key-5b1d9e77";

@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::hostile;
+use crate::support::run::Run;
+use crate::support::run::{last_line, stderr, stdout};
 use crate::support::sse::anthropic as anthropic_support;
 use crate::support::sse::openai as openai_support;
 
@@ -34,15 +36,12 @@ fn streaming(body: String) -> HostileServer {
     })
 }
 
-/// Runs `leash --provider PROVIDER` against `server` with `args`.
-fn leash(provider: &str, server: &HostileServer, key: &str, args: &[&str]) -> std::process::Output {
+/// `leash --provider PROVIDER` against `server`, asked one question.
+fn ask(provider: &str, server: &HostileServer, key: &str) -> Run {
     let ws = Workspace::new();
-    let (output, _) = run(ws
-        .http(provider, &base(provider, server), key)
-        .args(args)
-        .arg("question"));
-    assert_calm(&output);
-    output
+    ws.http_run(provider, &base(provider, server), key)
+        .keep(ws)
+        .prompt("question")
 }
 
 fn anthropic_text_start(index: usize) -> String {
@@ -83,7 +82,10 @@ fn a_stream_that_never_says_how_the_reply_ended_is_an_incomplete_reply() {
     ];
     for (case, provider, body) in cases {
         let server = streaming(body);
-        let output = leash(provider, &server, KEY, &["--retries", "2"]);
+        let output = ask(provider, &server, KEY)
+            .args(["--retries", "2"])
+            .output();
+        assert_calm(&output);
         assert_eq!(output.status.code(), Some(1), "{case}: {}", stderr(&output));
         assert_eq!(
             last_line(&output),
@@ -121,7 +123,10 @@ fn a_mid_stream_error_leaves_the_same_result_on_both_providers() {
         .into_iter()
         .map(|(provider, body)| {
             let server = streaming(body);
-            let output = leash(provider, &server, KEY, &["--output", "json"]);
+            let output = ask(provider, &server, KEY)
+                .args(["--output", "json"])
+                .output();
+            assert_calm(&output);
             assert_eq!(output.status.code(), Some(1), "{provider}");
             serde_json::from_slice(&output.stdout).unwrap()
         })
@@ -171,7 +176,10 @@ fn redacted_thinking_is_kept_and_sent_back_unchanged() {
             conn.respond(200, "text/event-stream", second.as_bytes());
         }),
     ]);
-    let output = leash("anthropic", &server, KEY, &["--events", "jsonl"]);
+    let output = ask("anthropic", &server, KEY)
+        .args(["--events", "jsonl"])
+        .output();
+    assert_calm(&output);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "Two files.\n");
     let requests = server.requests();
@@ -270,7 +278,10 @@ fn x_should_retry_false_stops_a_retry_and_true_asks_for_one() {
         );
         conn.send(body);
     });
-    let output = leash("openai", &refused, KEY, &["--retries", "3"]);
+    let output = ask("openai", &refused, KEY)
+        .args(["--retries", "3"])
+        .output();
+    assert_calm(&output);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(refused.connections(), 1, "{}", stderr(&output));
     assert!(
@@ -301,7 +312,10 @@ fn x_should_retry_false_stops_a_retry_and_true_asks_for_one() {
             conn.respond(200, "text/event-stream", reply.as_bytes());
         }),
     ]);
-    let output = leash("anthropic", &asked, KEY, &["--retries", "1"]);
+    let output = ask("anthropic", &asked, KEY)
+        .args(["--retries", "1"])
+        .output();
+    assert_calm(&output);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "Served.\n");
     assert_eq!(asked.connections(), 2);
@@ -313,7 +327,8 @@ fn a_short_key_does_not_mangle_messages() {
         let body = br#"{"error":{"message":"invalid key test: the latest test-suite rejects it"}}"#;
         conn.respond(401, "application/json", body);
     });
-    let output = leash("openai", &server, "test", &[]);
+    let output = ask("openai", &server, "test").output();
+    assert_calm(&output);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         last_line(&output),

@@ -6,6 +6,7 @@
 
 use super::edit_tools::snapshot;
 use crate::support::hostile::*;
+use crate::support::run::{last_line, stderr};
 
 use std::path::Path;
 use std::process::{Output, Stdio};

@@ -72,13 +72,13 @@ fn bare_leash_on_a_terminal_prints_the_usage_not_the_key_error() {
     }
     let ws = workspace();
     // `script` runs leash on a pseudo-terminal (stdin, stdout, stderr).
-    let bin = crate::support::leash_bin();
+    let bin = crate::support::run::bin();
     let mut cmd = std::process::Command::new("script");
     cmd.args(["-qec", &format!("'{}'", bin.display()), "/dev/null"])
         .current_dir(ws.dir.path())
         .stdin(Stdio::null());
     let home = ws.home();
-    crate::support::isolate(&mut cmd, &home, &home.join(".config"));
+    crate::support::run::isolate(&mut cmd, &home, &home.join(".config"));
     let output = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&output.stdout).replace('\r', "");
     assert_eq!(output.status.code(), Some(2), "{text}");

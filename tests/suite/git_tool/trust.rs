@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support;
 use crate::support::shell::git;
 
 /// A test fails, rather than blocks, when leash hangs: past `limit` the
@@ -100,7 +99,7 @@ impl Setup {
             json!({"responses": [{"toolCalls": calls}, {"text": "done"}]}).to_string(),
         )
         .unwrap();
-        let mut cmd = support::leash(&self.home());
+        let mut cmd = crate::support::run::Run::new().home(self.home()).command();
         cmd.current_dir(&self.top)
             .args(["--provider", "faux", "--faux-script"])
             .arg(script)
@@ -111,7 +110,7 @@ impl Setup {
     }
 
     fn config(&self) -> Command {
-        let mut cmd = support::leash(&self.home());
+        let mut cmd = crate::support::run::Run::new().home(self.home()).command();
         cmd.current_dir(&self.top).args([
             "config",
             "--provider",

@@ -6,7 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 use super::{TARGET, VERSION, release, repo_file, version_of};
-use crate::support::shell::{Workspace, has, stdout, tool_call};
+use crate::support::run::stdout;
+use crate::support::shell::{Workspace, has, tool_call};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -96,7 +97,7 @@ pub(crate) fn action_step(
 
 /// The action's run step (action/run.sh) on the debug leash with `inputs`.
 pub(crate) fn run_action(ws: &Workspace, inputs: &[(&str, &str)]) -> ActionRun {
-    let bin = crate::support::leash_bin();
+    let bin = crate::support::run::bin();
     let mut env = vec![("LEASH_BIN", bin.to_str().unwrap())];
     env.extend_from_slice(inputs);
     action_step(ws, "run.sh", &[], &env)

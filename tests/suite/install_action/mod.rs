@@ -10,7 +10,8 @@ mod action;
 
 pub(crate) use action::run_action;
 
-use crate::support::shell::{Workspace, stderr, stdout};
+use crate::support::run::{stderr, stdout};
+use crate::support::shell::Workspace;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -43,7 +44,7 @@ pub(crate) fn release(dir: &Path) -> PathBuf {
     "#;
     let output = Command::new("sh")
         .args(["-c", script, "sh", &name])
-        .env("BIN", crate::support::leash_bin())
+        .env("BIN", crate::support::run::bin())
         .current_dir(&assets)
         .output()
         .unwrap();
