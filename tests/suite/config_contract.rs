@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 use crate::support::hostile;
-use crate::support::run::{stderr, stdout};
+use crate::support::run::{last_line, stderr, stdout};
 use crate::support::shell;
 
 use std::process::Stdio;
@@ -41,10 +41,6 @@ fn auth(server: &HostileServer) -> Vec<String> {
 
 fn code(output: &std::process::Output) -> i32 {
     output.status.code().unwrap()
-}
-
-fn last_line(output: &std::process::Output) -> String {
-    stderr(output).lines().last().unwrap_or_default().to_owned()
 }
 
 /// `key = value  # source` of `leash config`, by key (comments included).

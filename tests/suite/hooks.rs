@@ -4,7 +4,7 @@
 //! Anthropic mocks. Every failure of a hook must fail closed and show on
 //! the event stream; a hook must never hang the run.
 
-use crate::support::run::{last_line, stderr, stdout};
+use crate::support::run::{events, last_line, stderr, stdout};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Output;
@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
-use crate::support::hostile::{Workspace, assert_calm, assert_jsonl, run};
+use crate::support::hostile::{Workspace, assert_calm, run};
 use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 /// Writes an executable script `name` in the workspace.
@@ -36,11 +36,6 @@ fn call(name: &str, args: Value) -> Value {
 /// A faux model that calls `calls` in one turn, then answers "done".
 fn calls_then_done(calls: Vec<Value>) -> Value {
     json!([{"toolCalls": calls}, {"text": "done"}])
-}
-
-/// The JSONL events of a run.
-fn events(output: &Output) -> Vec<Value> {
-    assert_jsonl(&stderr(output), "events")
 }
 
 /// Every `tool_execution_end` in the model's order of the calls (a

@@ -9,7 +9,7 @@
 //! any exit (0, 124, 130, 143, 8, a second signal), and the run's key
 //! never in a server's environment.
 
-use crate::support::run::{stderr, stdout};
+use crate::support::run::{last_line, stderr, stdout};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -52,10 +52,6 @@ fn test_server_flag(name: &str) -> String {
         "{name}=node {}",
         mcp_dir().join("test-server.mjs").display()
     )
-}
-
-fn last_line(output: &Output) -> String {
-    stderr(output).lines().last().unwrap_or_default().to_owned()
 }
 
 /// Running: a zombie waiting for its reaper counts as gone.
@@ -102,8 +98,9 @@ fn server_pids(file: &Path) -> Vec<u32> {
     }
 }
 
-/// The JSON events of a `--events jsonl` run.
-fn events(output: &Output) -> Vec<Value> {
+/// The JSON lines among stderr's of a `--events jsonl` run: unlike
+/// [`crate::support::run::events`], a line that is not JSON is skipped.
+fn json_events(output: &Output) -> Vec<Value> {
     stderr(output)
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
@@ -230,7 +227,7 @@ fn the_streamable_http_transport_reaches_server_everything() {
         .unwrap();
     http.stop();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let end = events(&output)
+    let end = json_events(&output)
         .into_iter()
         .find(|event| event["type"] == "tool_execution_end")
         .unwrap();
@@ -395,12 +392,12 @@ fn a_server_that_dies_mid_run_gives_an_error_result_and_the_run_goes_on() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "carried on\n");
-    let notices: Vec<Value> = events(&output)
+    let notices: Vec<Value> = json_events(&output)
         .into_iter()
         .filter(|event| event["type"] == "notice")
         .collect();
     assert_eq!(notices[0]["message"], "MCP servers started: t (6 tools)");
-    let ends: Vec<Value> = events(&output)
+    let ends: Vec<Value> = json_events(&output)
         .into_iter()
         .filter(|event| event["type"] == "tool_execution_end")
         .collect();
@@ -621,7 +618,7 @@ fn a_message_past_the_cap_is_an_error_result_and_the_server_is_stopped() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", last_line(&output));
     assert_eq!(stdout(&output), "carried on\n");
-    let ends: Vec<Value> = events(&output)
+    let ends: Vec<Value> = json_events(&output)
         .into_iter()
         .filter(|event| event["type"] == "tool_execution_end")
         .collect();
@@ -689,7 +686,7 @@ fn an_http_servers_message_past_the_cap_is_an_error_result_and_the_session_close
             "{mode}: waited for the timer"
         );
         assert_eq!(stdout(&output), "carried on\n");
-        let ends: Vec<Value> = events(&output)
+        let ends: Vec<Value> = json_events(&output)
             .into_iter()
             .filter(|event| event["type"] == "tool_execution_end")
             .collect();

@@ -10,16 +10,8 @@ mod help;
 mod messages;
 mod stdin;
 
+use crate::support::run::last_line;
 use crate::support::shell::Workspace;
-
-/// The last stderr line of a finished run.
-fn last_line(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_owned()
-}
 
 /// A workspace that is no git work tree (the temp directory's).
 fn workspace() -> Workspace {
