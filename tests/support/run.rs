@@ -449,6 +449,11 @@ pub fn last_line(output: &Output) -> String {
         .to_string()
 }
 
+/// The exit code; fails when a signal ended the run.
+pub fn code(output: &Output) -> i32 {
+    output.status.code().expect("an exit code, not a signal")
+}
+
 /// Every stderr line parsed as one JSON event; fails on a line that is not.
 pub fn events(output: &Output) -> Vec<Value> {
     stderr(output)
