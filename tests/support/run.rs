@@ -464,6 +464,14 @@ pub fn events(output: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The `tool_execution_end` events of a `--events jsonl` run, in order.
+pub fn tool_ends(output: &Output) -> Vec<Value> {
+    events(output)
+        .into_iter()
+        .filter(|event| event["type"] == "tool_execution_end")
+        .collect()
+}
+
 /// Neither stream of `output` holds `key`.
 pub fn assert_key_absent(output: &Output, key: &str) {
     assert!(!stdout(output).contains(key), "key on stdout");

@@ -31,7 +31,7 @@ fn result(output: &std::process::Output) -> Value {
 }
 
 /// The last stderr line, without `leash: `.
-fn last_line(output: &std::process::Output) -> String {
+fn last_reason(output: &std::process::Output) -> String {
     let err = stderr(output);
     let line = err.lines().last().unwrap_or_default();
     line.strip_prefix("leash: ")
@@ -83,7 +83,7 @@ fn pure_repeats_still_trip_the_guard() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let line = last_line(&output);
+    let line = last_reason(&output);
     assert!(
         line.contains("read_file was already called 2 times"),
         "{line}"
@@ -103,7 +103,7 @@ fn json_reason(mut cmd: assert_cmd::Command) -> (i32, String) {
         .as_str()
         .unwrap_or_else(|| panic!("no message in {object}"))
         .to_owned();
-    assert_eq!(message, last_line(&output), "{}", stderr(&output));
+    assert_eq!(message, last_reason(&output), "{}", stderr(&output));
     (code, message)
 }
 

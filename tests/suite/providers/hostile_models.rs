@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::hostile;
-use crate::support::run::{last_line, stderr, stdout};
+use crate::support::run::{last_line, stderr, stdout, tool_ends};
 use crate::support::sse::openai as openai_support;
 
 use hostile::*;
@@ -17,14 +17,6 @@ use serde_json::{Value, json};
 /// "Security and limits").
 const MAX_CALLS: usize = 64;
 const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
-
-/// The `tool_execution_end` events of a `--events jsonl` run.
-fn tool_ends(output: &std::process::Output) -> Vec<Value> {
-    assert_jsonl(&stderr(output), "events")
-        .into_iter()
-        .filter(|event| event["type"] == "tool_execution_end")
-        .collect()
-}
 
 fn result_text(end: &Value) -> String {
     end["result"]["content"][0]["text"]

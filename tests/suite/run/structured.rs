@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+use crate::support::run::last_line;
 use crate::support::shell::Workspace;
 
 use std::path::Path;
@@ -33,14 +34,6 @@ fn verdict_schema() -> Value {
         "required": ["verdict"],
         "additionalProperties": false
     })
-}
-
-fn last_stderr_line(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[test]
@@ -123,7 +116,7 @@ fn invalid_twice_exits_6_listing_the_errors() {
         .unwrap();
     assert_eq!(output.status.code(), Some(6));
     assert!(output.stdout.is_empty());
-    let last = last_stderr_line(&output);
+    let last = last_line(&output);
     assert!(
         last.starts_with("leash: the reply is not valid against --output-schema after one corrective turn: at /verdict: "),
         "{last}"
@@ -158,7 +151,7 @@ fn a_schema_that_is_not_a_json_schema_is_a_usage_error_before_any_request() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(last_stderr_line(&output).contains("is not a valid JSON Schema"));
+    assert!(last_line(&output).contains("is not a valid JSON Schema"));
     let not_json = ws.dir.path().join("broken.json");
     std::fs::write(&not_json, "{").unwrap();
     faux(&ws, json!([]))
@@ -204,7 +197,7 @@ fn the_budget_stops_the_run_in_the_turn_it_is_exceeded_and_not_earlier() {
     assert_eq!(result["turns"], 3);
     assert_eq!(result["usage"]["totalTokens"], 300);
     assert_eq!(
-        last_stderr_line(&output),
+        last_line(&output),
         "leash: token budget used up: 300 of 250 tokens after 3 turns; raise it with --max-tokens-total N"
     );
     // Three requests: 100, 200 (under), 300 (over) — then no fourth.
@@ -227,6 +220,6 @@ fn a_final_answer_over_the_budget_still_stands() {
     .unwrap();
     // Over budget, but there was no further request to stop: the answer stands.
     assert_eq!(output.status.code(), Some(0));
-    let run_end: Value = serde_json::from_str(&last_stderr_line(&output)).unwrap();
+    let run_end: Value = serde_json::from_str(&last_line(&output)).unwrap();
     assert_eq!(run_end["usage"]["totalTokens"], 510);
 }

@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support::hostile::*;
-use crate::support::run::{last_line, stderr, stdout};
+use crate::support::run::{last_line, stderr, stdout, tool_ends};
 use crate::support::sse::{anthropic, openai, request_bodies, serve_in_order};
 
 use std::collections::BTreeMap;
@@ -77,14 +77,6 @@ fn offered(body: &Value, name_of: impl Fn(&Value) -> &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The `tool_execution_end` events of a JSONL stream.
-fn tool_ends(output: &Output) -> Vec<Value> {
-    assert_jsonl(&stderr(output), "events")
-        .into_iter()
-        .filter(|event| event["type"] == "tool_execution_end")
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

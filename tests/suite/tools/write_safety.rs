@@ -6,10 +6,10 @@
 
 use super::edit::snapshot;
 use crate::support::hostile::*;
-use crate::support::run::{last_line, stderr};
+use crate::support::run::{last_line, tool_ends};
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -22,14 +22,6 @@ fn workspace() -> Workspace {
     let ws = Workspace::new();
     ws.write("root/src/lib.rs", "pub fn answer() -> u32 {\n    41\n}\n");
     ws
-}
-
-/// The `tool_execution_end` events of a JSONL stream.
-fn tool_ends(output: &Output) -> Vec<Value> {
-    assert_jsonl(&stderr(output), "events")
-        .into_iter()
-        .filter(|event| event["type"] == "tool_execution_end")
-        .collect()
 }
 
 /// Git directories under other names than `.git`, found by what they hold
