@@ -8,7 +8,7 @@
 //! again with such an environment, filtered to [`probe`], which does the
 //! checking.
 
-use crate::support::run::{stderr, stdout};
+use crate::support::run::{Run, stderr, stdout};
 use crate::support::shell::Workspace;
 
 /// Set only in the environment of the second run of this binary.
@@ -58,7 +58,7 @@ fn probe() {
         return; // the first run: the test above starts the second
     }
     let ws = Workspace::new();
-    let cmd = crate::support::run::Run::new().home(ws.home()).command();
+    let cmd = Run::new().home(ws.home()).command();
     for (name, _) in DEVELOPER_ENV {
         assert!(
             cmd.get_envs()

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
-use crate::support::run::{last_line, stderr, stdout};
+use crate::support::run::{Run, last_line, stderr, stdout};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;
@@ -39,7 +39,7 @@ fn fake_proxy() -> HostileServer {
 /// `leash config ARGS` in `dir`, isolated like the workspace's runs.
 fn config_in(ws: &Workspace, dir: &Path, args: &[&str]) -> Output {
     let home = ws.path("");
-    let mut cmd = crate::support::run::Run::new()
+    let mut cmd = Run::new()
         .home(&home)
         .config_home(home.join("config"))
         .command();
@@ -338,7 +338,7 @@ fn a_dotenv_still_supplies_the_key_and_the_model_as_data() {
     ws.write("config/leash/config.toml", "model = \"from-the-file\"\n");
     let output = config_in(&ws, &ws.path(""), &[]);
     assert!(listed(&output, "model").ends_with("# .env LEASH_MODEL"));
-    let mut cmd = crate::support::run::Run::new()
+    let mut cmd = Run::new()
         .home(ws.path(""))
         .config_home(ws.path("config"))
         .command();

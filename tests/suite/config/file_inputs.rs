@@ -3,6 +3,7 @@
 //! is read.
 
 use super::*;
+use crate::support::run::Run;
 
 #[test]
 fn endless_file_inputs_are_refused_naming_the_file() {
@@ -59,9 +60,7 @@ fn bad_paths_are_reported_before_stdin_is_read() {
     ] {
         // --stdin waits for a pipe nobody writes to, up to the timeout.
         // Through the one launcher, then a deliberately empty environment.
-        let mut cmd = crate::support::run::Run::new()
-            .home(ws.path("home"))
-            .command();
+        let mut cmd = Run::new().home(ws.path("home")).command();
         let mut child = cmd
             .current_dir(ws.dir.path())
             .env_clear()

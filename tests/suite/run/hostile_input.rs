@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::hostile;
-use crate::support::run::{last_line, stderr, stdout};
+use crate::support::run::{Run, last_line, stderr, stdout};
 use crate::support::sse::openai as openai_support;
 
 use std::process::{Child, Command, Stdio};
@@ -234,7 +234,7 @@ fn a_result_that_cannot_be_written_fails_the_run_and_says_so() {
 fn a_print_command_that_cannot_write_fails_and_says_so() {
     let home = tempfile::tempdir().unwrap();
     let leash = || {
-        let mut cmd = crate::support::run::Run::new().home(home.path()).command();
+        let mut cmd = Run::new().home(home.path()).command();
         cmd.stdin(Stdio::null()).stderr(Stdio::piped());
         cmd
     };
@@ -371,7 +371,7 @@ fn the_first_event_line_is_agent_start_even_after_a_notice_or_without_a_run() {
     let script = ws.script(json!([{"text": "ok"}]));
     // An open stdin that never writes: leash goes on after a grace, with a notice.
     // Through the one launcher, then a deliberately empty environment.
-    let mut child = crate::support::run::Run::new()
+    let mut child = Run::new()
         .home(ws.path(""))
         .command()
         .current_dir(ws.path(""))

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
+use crate::support::run::Run;
 use crate::support::sse::anthropic as anthropic_support;
 use crate::support::sse::openai as openai_support;
 
@@ -44,7 +45,7 @@ async fn run(provider: &str, server: &MockServer, args: Vec<String>) -> Output {
         // Its own directory and HOME: no `.env`, config file or variable
         // of the developer's may change a result.
         let dir = tempfile::tempdir().unwrap();
-        let mut cmd = crate::support::run::Run::new().home(dir.path()).command();
+        let mut cmd = Run::new().home(dir.path()).command();
         cmd.current_dir(dir.path());
         cmd.env(key_var, KEY)
             .args([

@@ -6,6 +6,7 @@
 //! `.git` byte-identical, a revision must name a commit, and `log
 //! --follow` follows a rename.
 
+use crate::support::run::Run;
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -99,7 +100,7 @@ impl Setup {
             json!({"responses": [{"toolCalls": calls}, {"text": "done"}]}).to_string(),
         )
         .unwrap();
-        let mut cmd = crate::support::run::Run::new().home(self.home()).command();
+        let mut cmd = Run::new().home(self.home()).command();
         cmd.current_dir(&self.top)
             .args(["--provider", "faux", "--faux-script"])
             .arg(script)
@@ -110,7 +111,7 @@ impl Setup {
     }
 
     fn config(&self) -> Command {
-        let mut cmd = crate::support::run::Run::new().home(self.home()).command();
+        let mut cmd = Run::new().home(self.home()).command();
         cmd.current_dir(&self.top).args([
             "config",
             "--provider",
