@@ -118,7 +118,7 @@ fn a_stderr_reader_that_goes_away_does_not_stop_the_run() {
 }
 
 /// `program` (a shell that runs leash), isolated like leash itself
-/// ([`support::isolate`]), with the workspace's `HOME` and config home.
+/// ([`support::run::isolate`]), with the workspace's `HOME` and config home.
 fn shell(ws: &Workspace, program: &str) -> std::process::Command {
     let mut cmd = std::process::Command::new(program);
     support::run::isolate(&mut cmd, &ws.path(""), &ws.path("config"));
