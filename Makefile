@@ -45,7 +45,7 @@ prereqs:
 	command -v node >/dev/null 2>&1 || { echo "make: node not found: install Node.js 20 or newer (the MCP test servers in tests/mcp run on it)" >&2; missing=1; }; \
 	test $$missing = 0
 
-# The real MCP servers tests/suite/mcp.rs starts (the reference
+# The real MCP servers tests/suite/mcp/ starts (the reference
 # server-everything and the official SDK, pinned by package-lock.json),
 # installed with `npm ci` when the lock file changed.
 MCP_DIR := tests/mcp

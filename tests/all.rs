@@ -1,6 +1,6 @@
 //! The integration suite: one test binary (as codex's `tests/all.rs` and
 //! ripgrep's `tests/`), so the many test files link once. Every test runs
-//! the real binary through [`support::leash`], isolated from the
+//! the real binary through [`support::run::Run`], isolated from the
 //! developer's setup, against loopback servers only.
 //!
 //! A test gets a binary of its own only where it measures something

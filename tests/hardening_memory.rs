@@ -1,4 +1,4 @@
-//! Bounded memory against hostile streams (issue 5), measured as the peak
+//! Bounded memory against hostile streams (README "Security and limits"), measured as the peak
 //! resident memory of the real binary: a 100 MB line, an endless stream of
 //! keep-alives, an endless reply, and a huge reply that succeeds.
 //!
@@ -14,6 +14,7 @@
 mod support;
 
 use support::hostile::*;
+use support::run::{last_line, stderr};
 use support::sse::openai as openai_support;
 
 const MIB: u64 = 1024;

@@ -1,4 +1,4 @@
-//! The harness itself ([`crate::support::leash`]): whatever the developer's
+//! The harness itself ([`crate::support::run::Run`]): whatever the developer's
 //! environment holds — `LEASH_*`, provider keys and URLs, TLS roots,
 //! proxies, `NO_COLOR`, a config file in their `HOME` — a test's `leash`
 //! sees none of it.
@@ -8,7 +8,8 @@
 //! again with such an environment, filtered to [`probe`], which does the
 //! checking.
 
-use crate::support::shell::{Workspace, stderr, stdout};
+use crate::support::run::{Run, stderr, stdout};
+use crate::support::shell::Workspace;
 
 /// Set only in the environment of the second run of this binary.
 const PROBE: &str = "LEASH_HARNESS_PROBE";
@@ -57,7 +58,7 @@ fn probe() {
         return; // the first run: the test above starts the second
     }
     let ws = Workspace::new();
-    let cmd = crate::support::leash(&ws.home());
+    let cmd = Run::new().home(ws.home()).command();
     for (name, _) in DEVELOPER_ENV {
         assert!(
             cmd.get_envs()

@@ -1,36 +1,13 @@
-//! The integration tests, one module per part of the contract.
+//! The integration tests, one module per area of the contract (README,
+//! ARCHITECTURE.md): every test runs the real binary through the one
+//! launcher, [`crate::support::run::Run`].
 
-mod anthropic;
-mod children;
 mod cli;
-mod config_contract;
-mod cost;
-mod dotenv_trust;
-mod ecosystem;
-mod edit_tools;
+mod config;
 mod events;
-mod first_minutes;
-mod first_minutes_events;
-mod git_tool;
-mod hardening_contract;
-mod hardening_models;
-mod hardening_panics;
-mod hardening_pipes;
-mod hardening_sandbox;
-mod hardening_secrets;
-mod hardening_servers;
-mod hardening_signals;
 mod harness;
 mod hooks;
-mod install_action;
 mod mcp;
-mod openai;
-mod openai_apis;
-mod recipes;
-mod search_tools;
-mod structured;
-mod structured_http;
-mod tls;
-mod untrusted_checkout;
-mod wire_fidelity;
-mod write_safety;
+mod providers;
+mod run;
+mod tools;

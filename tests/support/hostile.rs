@@ -10,7 +10,7 @@
 //!
 //! [`Workspace`] runs `leash` in a temp directory with no provider
 //! variable, `.env` or config file of the caller (through the one
-//! launcher, [`super::leash_with_config_home`]), and the checks every
+//! launcher, [`super::run::Run`]), and the checks every
 //! failure test makes: no panic, no backtrace, never the key.
 //!
 //! Test code only.
@@ -25,6 +25,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use super::run::{Run, stderr};
 
 /// The longest any connection of a hostile server lives.
 pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
@@ -319,21 +321,24 @@ impl Workspace {
         self.write("script.json", script.to_string())
     }
 
-    /// `leash` in this workspace, isolated ([`super::leash_with_config_home`],
-    /// `HOME` the workspace, config home `config/`): root `root/`
-    /// (`LEASH_ROOT`), no stdin, output and error piped.
-    pub fn leash(&self) -> Command {
+    /// `leash` in this workspace, through the one launcher (`HOME` the
+    /// workspace, config home `config/`): root `root/` (`LEASH_ROOT`),
+    /// `NO_COLOR`, `--no-stdin`.
+    pub fn run(&self) -> Run {
         let home = self.dir.path();
-        let mut cmd = super::leash_with_config_home(home, &home.join("config"));
-        cmd.current_dir(home)
+        Run::new()
+            .home(home)
+            .config_home(home.join("config"))
+            .current_dir(home)
             .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             // As a variable, so a test's own `--root` wins.
             .env("LEASH_ROOT", "root")
-            .arg("--no-stdin");
-        cmd
+            .arg("--no-stdin")
+    }
+
+    /// [`Workspace::run`] as a command: no stdin, output and error piped.
+    pub fn leash(&self) -> Command {
+        piped(self.run().command())
     }
 
     /// `leash` on the faux provider with `script`.
@@ -344,19 +349,25 @@ impl Workspace {
         cmd
     }
 
-    /// `leash --provider NAME --base-url URL` with `key` in the provider's
-    /// key variable.
-    pub fn http(&self, provider: &str, base_url: &str, key: &str) -> Command {
-        let mut cmd = self.leash();
-        let var = if provider == "anthropic" {
-            "ANTHROPIC_API_KEY"
-        } else {
-            "OPENAI_API_KEY"
-        };
-        cmd.env(var, key)
-            .args(["--provider", provider, "--base-url", base_url, "-m", "m"]);
-        cmd
+    /// [`Workspace::run`] with `--provider NAME --base-url URL -m m` and
+    /// `key` in the provider's key variable.
+    pub fn http_run(&self, provider: &str, base_url: &str, key: &str) -> Run {
+        self.run().on(provider, base_url, "m").key(key)
     }
+
+    /// [`Workspace::http_run`] as a command: no stdin, output and error
+    /// piped.
+    pub fn http(&self, provider: &str, base_url: &str, key: &str) -> Command {
+        piped(self.http_run(provider, base_url, key).command())
+    }
+}
+
+/// `cmd` with no stdin and its output and error piped.
+fn piped(mut cmd: Command) -> Command {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
 }
 
 /// Runs `cmd` to its end and times it.
@@ -364,25 +375,6 @@ pub fn run(cmd: &mut Command) -> (Output, Duration) {
     let started = Instant::now();
     let output = cmd.output().expect("run leash");
     (output, started.elapsed())
-}
-
-/// The output's stderr as text.
-pub fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// The output's stdout as text.
-pub fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-/// The last line of stderr.
-pub fn last_line(output: &Output) -> String {
-    stderr(output)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// The run ended by itself with an exit code — not killed by a signal — and

@@ -1,6 +1,6 @@
 //! A temp directory per test, and `leash` (or a bash script calling it)
-//! run there, isolated from the developer's own setup
-//! ([`super::isolate`]), with `HOME` and `XDG_CONFIG_HOME` inside the
+//! run there through the one launcher ([`super::run::Run`]), isolated from
+//! the developer's own setup ([`super::run::isolate`]), with `HOME` and `XDG_CONFIG_HOME` inside the
 //! directory, so no real config file is read.
 
 #![allow(dead_code)] // each test file uses part of this
@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
+
+use super::run::{Run, stderr, stdout};
 
 /// A temp working directory with its own config home.
 pub struct Workspace {
@@ -52,7 +54,7 @@ impl Workspace {
         self.path("home")
     }
 
-    /// `leash` in this directory, isolated ([`super::leash`]).
+    /// `leash` in this directory, isolated ([`Run`]).
     pub fn leash(&self) -> Command {
         Command::from_std(self.child())
     }
@@ -60,9 +62,10 @@ impl Workspace {
     /// `leash` as a plain child process (for signals and open pipes),
     /// isolated like [`Workspace::leash`].
     pub fn child(&self) -> std::process::Command {
-        let mut cmd = super::leash(&self.home());
-        cmd.current_dir(self.dir.path());
-        cmd
+        Run::new()
+            .home(self.home())
+            .current_dir(self.dir.path())
+            .command()
     }
 
     /// `leash` on the faux provider with `script`.
@@ -81,8 +84,8 @@ impl Workspace {
         cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
             .current_dir(self.dir.path());
         let home = self.path("home");
-        super::isolate(&mut cmd, &home, &home.join(".config"));
-        let bin = super::leash_bin();
+        super::run::isolate(&mut cmd, &home, &home.join(".config"));
+        let bin = super::run::bin();
         let dir = bin.parent().unwrap();
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![dir.to_path_buf()];
@@ -111,16 +114,6 @@ pub fn has(program: &str) -> bool {
 /// A tool call block of a faux response.
 pub fn tool_call(name: &str, args: Value) -> Value {
     serde_json::json!({ "name": name, "arguments": args })
-}
-
-/// The stdout of a finished command, as text.
-pub fn stdout(output: &std::process::Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-/// The stderr of a finished command, as text.
-pub fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
 }
 
 /// The sample file the seed task reads (`fixtures/sample.ts`).

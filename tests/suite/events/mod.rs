@@ -1,0 +1,5 @@
+//! What a run prints (README "Events", "The JSON result"): the reviewed snapshots of
+//! the event stream and stdout, and the reasons a person reads at the end.
+
+mod reasons;
+mod snapshots;

@@ -1,0 +1,13 @@
+//! The providers (README "Providers"; ARCHITECTURE.md §2.1, §2.4): the
+//! real binary against loopback OpenAI Chat Completions, OpenAI Responses
+//! and Anthropic Messages servers — the seed task, errors, retries, the
+//! timeout, what passes between a server and the user unchanged, TLS, and
+//! hostile servers and models.
+
+mod anthropic;
+mod apis;
+mod hostile_models;
+mod hostile_servers;
+mod openai;
+mod tls;
+mod wire_fidelity;
