@@ -20,7 +20,7 @@ const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// (tools, system, messages), with everything that is the same on every
 /// turn first and `messages` last: so turn N's body, up to the end of its
 /// last message and without that message's breakpoint, is a byte prefix
-/// of turn N+1's body (`tests/suite/cost.rs` holds leash to it).
+/// of turn N+1's body (`tests/suite/run/cost/caching.rs` holds leash to it).
 #[derive(Debug, Serialize, PartialEq)]
 pub struct WireRequest<'a> {
     model: &'a str,

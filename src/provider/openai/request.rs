@@ -16,7 +16,7 @@ use crate::provider::{HttpSettings, Request};
 /// same on every turn comes first and `messages` last, nothing in the body
 /// changes from turn to turn (no ids, no timestamps; tools in `--tools`
 /// order, schemas as given), so turn N's body up to the end of its last
-/// message is a byte prefix of turn N+1's (`tests/suite/cost.rs`).
+/// message is a byte prefix of turn N+1's (`tests/suite/run/cost/caching.rs`).
 #[derive(Debug, Serialize)]
 pub(crate) struct ChatRequest<'a> {
     model: &'a str,

@@ -20,7 +20,7 @@ const INCLUDE: [&str; 1] = ["reasoning.encrypted_content"];
 /// Completions, OpenAI caches it by prefix on its own: everything that is
 /// the same every turn comes first and `input` last, so turn N's body up to
 /// the end of its last item is a byte prefix of turn N+1's
-/// (`tests/suite/cost.rs`).
+/// (`tests/suite/run/cost/caching.rs`).
 #[derive(Debug, Serialize)]
 pub(crate) struct ResponsesRequest<'a> {
     model: &'a str,
