@@ -3,6 +3,7 @@
 //! line. The codes are the exit table's ([`crate::exit`]).
 
 use crate::exit::{Signal, Status};
+use crate::policy::command_hooks::HookVerdict;
 use crate::policy::cost::Cost;
 use crate::policy::limits::LimitReport;
 use crate::protocol::{AssistantMessage, Message, StopReason};
@@ -26,17 +27,6 @@ impl AbortCause {
     }
 }
 
-/// The status of a run whose result could not be written (stdout, the
-/// `--output-last-message` file, the transcript): a run that had succeeded
-/// fails with `error` (exit 1); a failed run keeps its own status, since
-/// its code already says it failed and the more precise reason.
-pub fn after_write_failure(status: Status) -> Status {
-    match status {
-        Status::Ok => Status::Error,
-        other => other,
-    }
-}
-
 /// `1 turn`, `4 turns`.
 pub fn turns(count: u32) -> String {
     match count {
@@ -45,23 +35,125 @@ pub fn turns(count: u32) -> String {
     }
 }
 
-/// Decides how the run ended from its messages and what stopped it.
-pub fn decide_status(
-    messages: &[Message],
-    abort: Option<AbortCause>,
-    limits: LimitReport,
-) -> Status {
-    let last_assistant = final_assistant(messages);
+/// Every fact the ending depends on, gathered by the run and its report;
+/// [`decide_status`] reads nothing else.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// A run that never reached the loop (a usage error, an MCP server
+    /// that did not start, a signal while stdin was read): its status.
+    pub never_ran: Option<Status>,
+    /// The final assistant message, as far as the ending cares.
+    pub last_reply: Option<LastReply>,
+    /// What stopped the run from outside, if anything did.
+    pub abort: Option<AbortCause>,
+    /// What the built-in limits saw.
+    pub limits: LimitReport,
+    /// What the `finish-turn` hooks said at the end, if they ended it.
+    pub hook: Option<HookVerdict>,
+    /// `--output-schema`'s check of the final reply.
+    pub schema: SchemaVerdict,
+    /// An output (stdout, `--output-last-message`, the transcript) could
+    /// not be written.
+    pub write_failed: bool,
+}
+
+/// The final assistant message, as far as the ending cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastReply {
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// It asked for tools.
+    pub asked_for_tools: bool,
+    /// It is the transcript's last message (no tool results after it).
+    pub is_last_message: bool,
+}
+
+/// `--output-schema`'s check of the final reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchemaVerdict {
+    /// No `--output-schema`.
+    #[default]
+    NotAsked,
+    /// The reply is valid.
+    Valid,
+    /// The reply is not valid (after the one corrective turn, if any).
+    Invalid,
+}
+
+impl LastReply {
+    /// The final assistant message of `messages`, if there is one.
+    pub fn of(messages: &[Message]) -> Option<Self> {
+        let last = final_assistant(messages)?;
+        Some(LastReply {
+            stop_reason: last.stop_reason,
+            asked_for_tools: last.has_tool_calls(),
+            is_last_message: matches!(messages.last(), Some(Message::Assistant(_))),
+        })
+    }
+}
+
+/// How the run ended: the one place a status is decided, from every fact.
+pub fn decide_status(facts: &Facts) -> Status {
+    let status = facts.never_ran.unwrap_or_else(|| status_of_the_run(facts));
+    // A result that could not be written fails a run that had succeeded
+    // (exit 1); a failed run keeps its own, more precise, status.
+    match (facts.write_failed, status) {
+        (true, Status::Ok) => Status::Error,
+        _ => status,
+    }
+}
+
+/// The status of a run the loop ran: the transcript and what stopped it,
+/// then the `finish-turn` hooks' verdict, then `--output-schema`.
+fn status_of_the_run(facts: &Facts) -> Status {
+    let status = status_of_the_loop(facts);
+    // A `finish-turn` hook that failed ended the run: it fails closed, so
+    // even an answer is not reported as a success. One that asked for
+    // more when no turn or token was left: the answer is not confirmed
+    // complete.
+    let status = match &facts.hook {
+        Some(HookVerdict::Failed(_))
+            if matches!(
+                status,
+                Status::Ok | Status::Terminated | Status::TurnLimit | Status::Length
+            ) =>
+        {
+            Status::Terminated
+        }
+        Some(HookVerdict::ContinueRefused { budget: true }) if status == Status::Ok => {
+            Status::Budget
+        }
+        Some(HookVerdict::ContinueRefused { budget: false }) if status == Status::Ok => {
+            Status::TurnLimit
+        }
+        _ => status,
+    };
+    // The final check of `--output-schema`; the limits already gave the
+    // model its one corrective turn.
+    match (status, facts.schema) {
+        (Status::Ok, SchemaVerdict::Invalid) => Status::InvalidOutput,
+        _ => status,
+    }
+}
+
+/// The status the transcript and the abort give, before hooks and schema.
+fn status_of_the_loop(facts: &Facts) -> Status {
+    let (abort, limits) = (facts.abort, facts.limits);
     // An abort that lands after the final answer was complete does not
     // take the answer away.
-    let answered = matches!(messages.last(), Some(Message::Assistant(m))
-        if !m.has_tool_calls() && matches!(m.stop_reason, StopReason::Stop | StopReason::Length));
-    let aborted = last_assistant.is_some_and(|m| m.stop_reason == StopReason::Aborted)
+    let answered = facts.last_reply.is_some_and(|last| {
+        last.is_last_message
+            && !last.asked_for_tools
+            && matches!(last.stop_reason, StopReason::Stop | StopReason::Length)
+    });
+    let aborted = facts
+        .last_reply
+        .is_some_and(|last| last.stop_reason == StopReason::Aborted)
         || (abort.is_some() && !answered);
     if aborted {
         return status_of_abort(abort);
     }
-    let Some(last) = last_assistant else {
+    let Some(last) = facts.last_reply else {
         return Status::Error;
     };
     if last.stop_reason == StopReason::Error {
@@ -70,7 +162,7 @@ pub fn decide_status(
     if limits.budget_exhausted {
         return Status::Budget;
     }
-    if last.has_tool_calls() {
+    if last.asked_for_tools {
         // The run stopped right after a tool batch: either the batch
         // terminated (the repeat guard among others) or the limit ended it.
         // When both hold, the batch's own verdict is the more precise one.

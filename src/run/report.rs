@@ -18,58 +18,57 @@ use crate::render::format::{EventsFormat, OutputFormat};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
 use crate::render::{EventRenderer, RunReport, TurnUsage, renderer};
-use crate::run::ending::{self, AbortCause, Detail};
+use crate::run::ending::{self, AbortCause, Detail, Facts, LastReply, SchemaVerdict};
 use crate::run::job::{Job, Streams};
 use crate::run::signals::{Waited, wait_for_lane};
 
+/// A run's report with the facts its status was decided from, so a
+/// write that fails later is decided by the same function.
+pub(super) struct Ending {
+    /// What the outputs say.
+    pub report: RunReport,
+    /// What the status was decided from.
+    pub facts: Facts,
+}
+
 impl Job {
-    /// The report of a run that happened: decides the status and says why.
+    /// The report of a run that happened: gathers the facts, has
+    /// [`ending::decide_status`] decide, and says why.
     pub(super) fn report(
         &self,
         messages: &[Message],
         cause: Option<AbortCause>,
         limits: LimitReport,
         verdict: Option<HookVerdict>,
-    ) -> RunReport {
-        let mut status = ending::decide_status(messages, cause, limits);
-        // A `finish-turn` hook that failed ended the run: it fails closed,
-        // so even an answer is not reported as a success. One that asked
-        // for more when no turn or token was left: the answer is not
-        // confirmed complete.
-        let mut hook_ended = None;
-        match verdict {
-            Some(HookVerdict::Failed(reason))
-                if matches!(
-                    status,
-                    Status::Ok | Status::Terminated | Status::TurnLimit | Status::Length
-                ) =>
-            {
-                status = Status::Terminated;
-                hook_ended = Some(reason);
-            }
-            Some(HookVerdict::ContinueRefused { budget }) if status == Status::Ok => {
-                status = match budget {
-                    true => Status::Budget,
-                    false => Status::TurnLimit,
-                };
-            }
-            _ => {}
-        }
+    ) -> Ending {
         let last = ending::final_assistant(messages);
         let reply = last.map(|m| m.text()).unwrap_or_default();
-        let mut error_message = last.and_then(|m| m.error_message.clone());
-        // The final check of `--output-schema`; the limits already gave the
-        // model its one corrective turn.
-        let mut output = None;
-        if let (Status::Ok, Some(schema)) = (status, &self.plan.limits.output_schema) {
-            match schema.check(&reply) {
-                Ok(value) => output = Some(value),
-                Err(problem) => {
-                    status = Status::InvalidOutput;
-                    error_message = Some(problem.summary());
-                }
-            }
-        }
+        let checked = self
+            .plan
+            .limits
+            .output_schema
+            .as_ref()
+            .map(|schema| schema.check(&reply));
+        let facts = Facts {
+            never_ran: None,
+            last_reply: LastReply::of(messages),
+            abort: cause,
+            limits,
+            hook: verdict,
+            schema: match &checked {
+                None => SchemaVerdict::NotAsked,
+                Some(Ok(_)) => SchemaVerdict::Valid,
+                Some(Err(_)) => SchemaVerdict::Invalid,
+            },
+            write_failed: false,
+        };
+        let status = ending::decide_status(&facts);
+        let (output, error_message) = match (status, checked) {
+            (Status::Ok, Some(Ok(value))) => (Some(value), None),
+            (Status::InvalidOutput, Some(Err(problem))) => (None, Some(problem.summary())),
+            _ => (None, None),
+        };
+        let error_message = error_message.or_else(|| last.and_then(|m| m.error_message.clone()));
         let price = self.plan.limits.price.as_ref();
         let mut usage = Usage::default();
         let mut turn_usage = Vec::new();
@@ -100,11 +99,11 @@ impl Job {
             repeat_blocked: limits.repeat_blocked,
         };
         // A failed `finish-turn` hook's reason says it all.
-        let message = match &hook_ended {
-            Some(reason) => reason.clone(),
-            None => ending::describe(status, &detail),
+        let message = match (status, &facts.hook) {
+            (Status::Terminated, Some(HookVerdict::Failed(reason))) => reason.clone(),
+            _ => ending::describe(status, &detail),
         };
-        RunReport {
+        let report = RunReport {
             status,
             message,
             reply,
@@ -119,18 +118,24 @@ impl Job {
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
-        }
+        };
+        Ending { report, facts }
     }
 
-    /// The report of a run that never started (usage error, or stopped
-    /// while reading stdin).
-    pub(super) fn report_without_run(&self, status: Status, error: Option<String>) -> RunReport {
+    /// The report of a run that never started (usage error, an MCP server
+    /// that did not start, or stopped while reading stdin).
+    pub(super) fn report_without_run(&self, never_ran: Status, error: Option<String>) -> Ending {
+        let facts = Facts {
+            never_ran: Some(never_ran),
+            ..Facts::default()
+        };
+        let status = ending::decide_status(&facts);
         let detail = Detail {
             error_message: error.as_deref(),
             timeout: self.plan.timeout,
             ..Detail::default()
         };
-        RunReport {
+        let report = RunReport {
             status,
             message: ending::describe(status, &detail),
             reply: String::new(),
@@ -149,7 +154,8 @@ impl Job {
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
-        }
+        };
+        Ending { report, facts }
     }
 
     /// Writes the end of the run (transcript done, last message, stdout,
@@ -158,9 +164,10 @@ impl Job {
     /// on without it after [`GRACE`](crate::run::signals::GRACE), with the code of what stopped it.
     pub(super) async fn deliver(
         &mut self,
-        report: RunReport,
+        ending: Ending,
         abort: &mut watch::Receiver<Option<AbortCause>>,
     ) -> Status {
+        let Ending { report, facts } = ending;
         let stopped =
             |abort: &watch::Receiver<Option<AbortCause>>| ending::status_of_abort(*abort.borrow());
         let mut failures = Vec::new();
@@ -185,6 +192,7 @@ impl Job {
                 .map(|(path, file)| (path.as_path(), file));
             finish_output(
                 report,
+                facts,
                 failures,
                 renderer.as_mut(),
                 output,
@@ -207,6 +215,7 @@ impl Job {
 /// Returns how the run ended, after the writes.
 fn finish_output(
     mut report: RunReport,
+    mut facts: Facts,
     failures: Vec<String>,
     renderer: &mut dyn EventRenderer,
     output: OutputFormat,
@@ -214,7 +223,7 @@ fn finish_output(
     last_message: Option<(&Path, &mut File)>,
 ) -> Status {
     for failure in failures {
-        write_failed(&mut report, failure, renderer);
+        write_failed(&mut report, &mut facts, failure, renderer);
     }
     if let Some((path, file)) = last_message
         && let Err(error) = write_result(OutputFormat::Text, &report, file)
@@ -224,7 +233,7 @@ fn finish_output(
             "cannot write --output-last-message {}: {error}",
             path.display()
         );
-        write_failed(&mut report, failure, renderer);
+        write_failed(&mut report, &mut facts, failure, renderer);
     }
     renderer.settle();
     if let Err(error) = write_result(output, &report, stdout)
@@ -232,6 +241,7 @@ fn finish_output(
     {
         write_failed(
             &mut report,
+            &mut facts,
             format!("cannot write the result to stdout: {error}"),
             renderer,
         );
@@ -240,11 +250,18 @@ fn finish_output(
     report.status
 }
 
-/// A result could not be written: a run that had succeeded now fails and
-/// says so (ARCHITECTURE.md §2.1's rule in [`ending::after_write_failure`]); a run that
-/// had failed keeps its reason as the last line, after a notice.
-fn write_failed(report: &mut RunReport, failure: String, renderer: &mut dyn EventRenderer) {
-    let status = ending::after_write_failure(report.status);
+/// A result could not be written: the status is decided again with that
+/// fact (ARCHITECTURE.md §2.1: a run that had succeeded now fails and
+/// says so; a run that had failed keeps its reason as the last line,
+/// after a notice).
+fn write_failed(
+    report: &mut RunReport,
+    facts: &mut Facts,
+    failure: String,
+    renderer: &mut dyn EventRenderer,
+) {
+    facts.write_failed = true;
+    let status = ending::decide_status(facts);
     if status == report.status {
         renderer.notice(&failure);
         return;
@@ -262,8 +279,12 @@ pub fn report_usage_error(
     output: OutputFormat,
     streams: Streams,
 ) -> Status {
+    let facts = Facts {
+        never_ran: Some(Status::Usage),
+        ..Facts::default()
+    };
     let report = RunReport {
-        status: Status::Usage,
+        status: ending::decide_status(&facts),
         message: message.clone(),
         reply: String::new(),
         output: None,
@@ -281,6 +302,7 @@ pub fn report_usage_error(
     let mut stdout = streams.stdout;
     finish_output(
         report,
+        facts,
         Vec::new(),
         renderer(events, streams.stderr).as_mut(),
         output,

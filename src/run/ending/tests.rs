@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::command_hooks::HookVerdict;
 use crate::protocol::{AssistantContent, ToolCall, ToolResultMessage};
 
 fn assistant(stop: StopReason, tool_call: bool) -> Message {
@@ -30,7 +31,12 @@ fn result() -> Message {
 }
 
 fn decide(messages: &[Message], abort: Option<AbortCause>, limits: LimitReport) -> (Status, u8) {
-    let status = decide_status(messages, abort, limits);
+    let status = decide_status(&Facts {
+        last_reply: LastReply::of(messages),
+        abort,
+        limits,
+        ..Facts::default()
+    });
     (status, status.code())
 }
 
@@ -169,6 +175,13 @@ fn one_turn_is_singular_and_no_correction_is_claimed_that_never_ran() {
 
 #[test]
 fn a_failed_write_fails_only_a_run_that_succeeded() {
+    let after_write_failure = |status: Status| {
+        decide_status(&Facts {
+            never_ran: Some(status),
+            write_failed: true,
+            ..Facts::default()
+        })
+    };
     assert_eq!(after_write_failure(Status::Ok), Status::Error);
     assert_eq!(after_write_failure(Status::Length), Status::Length);
     assert_eq!(after_write_failure(Status::TurnLimit), Status::TurnLimit);
@@ -186,5 +199,59 @@ fn the_budget_line_names_the_cost_budget_when_max_cost_stopped_the_run() {
     assert_eq!(
         describe(Status::Budget, &detail),
         "cost budget used up: $0.012300 of $0.010000 after 2 turns; raise it with --max-cost USD"
+    );
+}
+
+#[test]
+fn a_hook_verdict_and_the_schema_check_are_decided_with_the_rest() {
+    let answered = Facts {
+        last_reply: LastReply::of(&[assistant(StopReason::Stop, false)]),
+        ..Facts::default()
+    };
+    let with = |change: &dyn Fn(&mut Facts)| {
+        let mut facts = answered.clone();
+        change(&mut facts);
+        decide_status(&facts)
+    };
+    assert_eq!(decide_status(&answered), Status::Ok);
+    assert_eq!(
+        with(&|f| f.hook = Some(HookVerdict::Failed("no".into()))),
+        Status::Terminated
+    );
+    assert_eq!(
+        with(&|f| f.hook = Some(HookVerdict::ContinueRefused { budget: true })),
+        Status::Budget
+    );
+    assert_eq!(
+        with(&|f| f.hook = Some(HookVerdict::ContinueRefused { budget: false })),
+        Status::TurnLimit
+    );
+    assert_eq!(
+        with(&|f| f.schema = SchemaVerdict::Invalid),
+        Status::InvalidOutput
+    );
+    assert_eq!(with(&|f| f.schema = SchemaVerdict::Valid), Status::Ok);
+    // A failed hook outranks the schema; a refused continuation of a run
+    // that did not answer changes nothing.
+    assert_eq!(
+        with(&|f| {
+            f.hook = Some(HookVerdict::Failed("no".into()));
+            f.schema = SchemaVerdict::Invalid;
+        }),
+        Status::Terminated
+    );
+    let errored = Facts {
+        last_reply: LastReply::of(&[assistant(StopReason::Error, false)]),
+        hook: Some(HookVerdict::ContinueRefused { budget: true }),
+        ..Facts::default()
+    };
+    assert_eq!(decide_status(&errored), Status::Error);
+    // An invalid reply whose result could not be written keeps its status.
+    assert_eq!(
+        with(&|f| {
+            f.schema = SchemaVerdict::Invalid;
+            f.write_failed = true;
+        }),
+        Status::InvalidOutput
     );
 }
