@@ -14,22 +14,10 @@ use serde_json::value::RawValue;
 
 use crate::protocol::StreamEvent;
 use crate::protocol::{StopReason, Usage};
-use crate::provider::driver::WireDecoder;
+use crate::provider::driver::{
+    Flow, WireDecoder, broken_body, cut_off, provider_error, unreadable_event,
+};
 use crate::provider::{INCOMPLETE, NO_STOP_REASON, http, sse};
-
-impl WireDecoder for Decoder {
-    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {
-        self.feed(event, data, out)
-    }
-    fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
-        out.push(StreamEvent::Error(format!("{error}; {INCOMPLETE}")));
-    }
-    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
-        out.push(StreamEvent::Error(format!(
-            "the stream was cut off (no response.completed, response.incomplete or response.failed); {INCOMPLETE}"
-        )));
-    }
-}
 
 /// One event's `data`, read leniently: each event type uses a few of
 /// these fields; the rest (`sequence_number`, `item_id`, `logprobs`, ...)
@@ -191,75 +179,77 @@ pub struct Decoder {
     unplaced_text: bool,
 }
 
-impl Decoder {
-    /// Decodes one SSE event: `event` is its name, `data` its payload.
-    /// `true` once the stream is over (`Done` or `Error` was produced).
-    pub(crate) fn feed(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {
+impl WireDecoder for Decoder {
+    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> Flow {
         let data = data.trim();
         if data.is_empty() {
-            return false;
+            return Flow::Continue;
         }
         if data == "[DONE]" {
             // Not part of this API; a proxy's end marker before any
             // terminal event ends an incomplete reply.
             out.push(StreamEvent::Error(NO_STOP_REASON.to_owned()));
-            return true;
+            return Flow::End;
         }
         let wire: WireEvent<'_> = match serde_json::from_str(data) {
             Ok(wire) => wire,
             Err(err) => {
-                let what = if err.is_data() {
-                    "an event of an unexpected shape"
-                } else {
-                    "an event that is not JSON"
-                };
-                out.push(StreamEvent::Error(format!(
-                    "the provider sent {what} ({err}): {}",
-                    http::snippet(data)
-                )));
-                return true;
+                out.push(unreadable_event(&err, data));
+                return Flow::End;
             }
         };
         if wire.error.is_some() {
-            out.push(provider_error(None, None, data));
-            return true;
+            out.push(mid_stream_error(None, None, data));
+            return Flow::End;
         }
         let kind = wire.kind.as_deref().unwrap_or(event);
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
                 self.text_delta(&wire, out);
-                false
+                Flow::Continue
             }
             "response.reasoning_summary_text.delta" => {
                 self.summary_delta(&wire, out);
-                false
+                Flow::Continue
             }
             "response.output_item.added" => self.item_added(&wire, out),
             "response.function_call_arguments.delta" => {
                 self.arguments_delta(&wire, out);
-                false
+                Flow::Continue
             }
             "response.function_call_arguments.done" => {
                 self.arguments_done(&wire, out);
-                false
+                Flow::Continue
             }
             "response.output_item.done" => self.item_done(&wire, out),
             "response.completed" | "response.incomplete" | "response.failed" => {
                 self.terminal(kind, wire.response.as_ref(), data, out);
-                true
+                Flow::End
             }
             "error" => {
-                out.push(provider_error(
+                out.push(mid_stream_error(
                     wire.message.as_deref(),
                     wire.code.as_deref(),
                     data,
                 ));
-                true
+                Flow::End
             }
-            _ => false,
+            _ => Flow::Continue,
         }
     }
 
+    fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
+        out.push(broken_body(error));
+    }
+
+    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
+        out.push(cut_off(
+            "no response.completed, response.incomplete or response.failed",
+        ));
+    }
+}
+
+impl Decoder {
     /// A terminal event, judged by the response's own `status` first and
     /// by the event's name where the status says nothing else: a
     /// `response.completed` whose response `failed` is the server's error,
@@ -277,7 +267,7 @@ impl Decoder {
             let error = response.and_then(|r| r.error.as_ref());
             let message = error.and_then(|e| e.message.as_deref());
             let code = error.and_then(|e| e.code.as_deref());
-            out.push(provider_error(message, code, data));
+            out.push(mid_stream_error(message, code, data));
             return;
         }
         self.usage(response, out);
@@ -337,24 +327,24 @@ impl Decoder {
         out.push(StreamEvent::Thinking(delta.clone()));
     }
 
-    fn item_added(&mut self, wire: &WireEvent<'_>, out: &mut Vec<StreamEvent>) -> bool {
+    fn item_added(&mut self, wire: &WireEvent<'_>, out: &mut Vec<StreamEvent>) -> Flow {
         let item = match parse_item(wire.item) {
             Ok(item) => item,
             Err(error) => {
                 out.push(error);
-                return true;
+                return Flow::End;
             }
         };
         let kind = ItemKind::of(item.kind.as_deref());
         let Some(index) = wire.output_index else {
-            return false;
+            return Flow::Continue;
         };
         let state = self.items.entry(index).or_default();
         state.kind = kind;
         if kind == ItemKind::FunctionCall {
             self.start_call(index, &item, out);
         }
-        false
+        Flow::Continue
     }
 
     /// Opens the call at `index` once; arguments already in the item
@@ -430,16 +420,16 @@ impl Decoder {
     /// An item is complete. A function call never announced opens here
     /// with its arguments; a reasoning item is kept whole to be sent back;
     /// a message whose text never streamed gives its text now.
-    fn item_done(&mut self, wire: &WireEvent<'_>, out: &mut Vec<StreamEvent>) -> bool {
+    fn item_done(&mut self, wire: &WireEvent<'_>, out: &mut Vec<StreamEvent>) -> Flow {
         let item = match parse_item(wire.item) {
             Ok(item) => item,
             Err(error) => {
                 out.push(error);
-                return true;
+                return Flow::End;
             }
         };
         let Some(index) = wire.output_index else {
-            return false;
+            return Flow::Continue;
         };
         let state = self.items.entry(index).or_default();
         let streamed = state.streamed;
@@ -470,7 +460,7 @@ impl Decoder {
             }
             ItemKind::Message | ItemKind::Other => {}
         }
-        false
+        Flow::Continue
     }
 
     fn usage(&self, response: Option<&WireResponse>, out: &mut Vec<StreamEvent>) {
@@ -564,20 +554,17 @@ fn incomplete(response: Option<&WireResponse>) -> StreamEvent {
 
 /// `response.failed` and `error`: the server's message in the words the
 /// other formats use; the event's text when it has no message.
-fn provider_error(message: Option<&str>, code: Option<&str>, data: &str) -> StreamEvent {
+fn mid_stream_error(message: Option<&str>, code: Option<&str>, data: &str) -> StreamEvent {
     let message = message
         .map(str::trim)
         .filter(|message| !message.is_empty())
         .map(str::to_owned)
         .or_else(|| http::provider_error_message(data))
         .unwrap_or_else(|| http::snippet(data));
-    let message = match code.filter(|code| !code.is_empty()) {
-        Some(code) => format!("{message} ({code})"),
-        None => message,
-    };
-    StreamEvent::Error(format!(
-        "the provider reported an error mid-stream: {message}"
-    ))
+    match code.filter(|code| !code.is_empty()) {
+        Some(code) => provider_error(&format!("{message} ({code})")),
+        None => provider_error(&message),
+    }
 }
 
 /// The usage of a terminal event: cached input apart from the rest.

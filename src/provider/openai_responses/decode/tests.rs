@@ -1,7 +1,7 @@
 //! The decoder on every wire sequence of the documented event stream.
 
 use super::*;
-use crate::provider::driver::WireDecoder;
+use crate::provider::driver::{Flow, WireDecoder};
 use crate::provider::openai_responses::testing::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -12,7 +12,7 @@ fn decode(events: &Events) -> Vec<StreamEvent> {
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
     for (kind, data) in events.payloads() {
-        if decoder.decode_event(&kind, &data, &mut out) {
+        if decoder.decode_event(&kind, &data, &mut out) == Flow::End {
             return out;
         }
     }
@@ -205,7 +205,10 @@ fn the_raw_item_text_is_kept_byte_for_byte() {
     );
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
-    assert!(!decoder.feed("response.output_item.done", &data, &mut out));
+    assert_eq!(
+        decoder.decode_event("response.output_item.done", &data, &mut out),
+        Flow::Continue
+    );
     assert_eq!(out, vec![StreamEvent::RedactedThinking(raw.to_owned())]);
 }
 
@@ -306,12 +309,19 @@ fn what_is_not_an_event_ends_the_stream_with_an_error() {
     ] {
         let mut decoder = Decoder::default();
         let mut out = Vec::new();
-        assert!(decoder.feed("message", data, &mut out), "{data}");
+        assert_eq!(
+            decoder.decode_event("message", data, &mut out),
+            Flow::End,
+            "{data}"
+        );
         assert!(matches!(&out[..], [StreamEvent::Error(_)]), "{out:?}");
     }
     // `[DONE]` (a proxy's marker) before any terminal event.
     let mut out = Vec::new();
-    assert!(Decoder::default().feed("message", "[DONE]", &mut out));
+    assert_eq!(
+        Decoder::default().decode_event("message", "[DONE]", &mut out),
+        Flow::End
+    );
     assert_eq!(
         out,
         vec![StreamEvent::Error(crate::provider::NO_STOP_REASON.into())]
@@ -322,17 +332,26 @@ fn what_is_not_an_event_ends_the_stream_with_an_error() {
 fn unknown_events_and_a_missing_type_fall_back_to_the_event_name() {
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
-    assert!(!decoder.feed(
-        "response.future_thing",
-        r#"{"type":"response.future_thing"}"#,
-        &mut out
-    ));
-    assert!(!decoder.feed(
-        "response.output_text.delta",
-        r#"{"output_index":0,"delta":"Hi"}"#,
-        &mut out
-    ));
-    assert!(decoder.feed("response.completed", r#"{"response":{}}"#, &mut out));
+    assert_eq!(
+        decoder.decode_event(
+            "response.future_thing",
+            r#"{"type":"response.future_thing"}"#,
+            &mut out
+        ),
+        Flow::Continue
+    );
+    assert_eq!(
+        decoder.decode_event(
+            "response.output_text.delta",
+            r#"{"output_index":0,"delta":"Hi"}"#,
+            &mut out
+        ),
+        Flow::Continue
+    );
+    assert_eq!(
+        decoder.decode_event("response.completed", r#"{"response":{}}"#, &mut out),
+        Flow::End
+    );
     assert_eq!(out, vec![text("Hi"), StreamEvent::Done(StopReason::Stop)]);
 }
 
@@ -340,7 +359,10 @@ fn unknown_events_and_a_missing_type_fall_back_to_the_event_name() {
 fn a_proxys_error_object_in_place_of_an_event_ends_the_stream() {
     let mut out = Vec::new();
     let data = r#"{"error":{"message":"Upstream timed out","type":"proxy_error"}}"#;
-    assert!(Decoder::default().feed("message", data, &mut out));
+    assert_eq!(
+        Decoder::default().decode_event("message", data, &mut out),
+        Flow::End
+    );
     assert_eq!(
         out,
         vec![StreamEvent::Error(
@@ -350,7 +372,10 @@ fn a_proxys_error_object_in_place_of_an_event_ends_the_stream() {
     // `"error": null` (some servers add it to every event) is no error.
     let mut out = Vec::new();
     let data = r#"{"type":"response.output_text.delta","output_index":0,"delta":"x","error":null}"#;
-    assert!(!Decoder::default().feed("message", data, &mut out));
+    assert_eq!(
+        Decoder::default().decode_event("message", data, &mut out),
+        Flow::Continue
+    );
     assert_eq!(out, vec![text("x")]);
 }
 
@@ -361,9 +386,12 @@ fn text_deltas_without_an_output_index_are_not_repeated_by_the_finished_message(
     let delta = r#"{"type":"response.output_text.delta","delta":"Hi"}"#;
     let done = r#"{"type":"response.output_item.done","output_index":0,
         "item":{"type":"message","content":[{"type":"output_text","text":"Hi"}]}}"#;
-    assert!(!decoder.feed("", delta, &mut out));
-    assert!(!decoder.feed("", done, &mut out));
-    assert!(decoder.feed("", r#"{"type":"response.completed"}"#, &mut out));
+    assert_eq!(decoder.decode_event("", delta, &mut out), Flow::Continue);
+    assert_eq!(decoder.decode_event("", done, &mut out), Flow::Continue);
+    assert_eq!(
+        decoder.decode_event("", r#"{"type":"response.completed"}"#, &mut out),
+        Flow::End
+    );
     assert_eq!(out, vec![text("Hi"), StreamEvent::Done(StopReason::Stop)]);
 }
 
@@ -377,8 +405,12 @@ fn a_terminal_events_response_status_decides_how_the_reply_ended() {
         let mut decoder = Decoder::default();
         let mut out = Vec::new();
         let delta = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hal"}"#;
-        assert!(!decoder.decode_event("", delta, &mut out));
-        assert!(decoder.decode_event(event, data, &mut out), "{data}");
+        assert_eq!(decoder.decode_event("", delta, &mut out), Flow::Continue);
+        assert_eq!(
+            decoder.decode_event(event, data, &mut out),
+            Flow::End,
+            "{data}"
+        );
         out
     };
     let failed = feed(
