@@ -240,8 +240,6 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             });
         }
         Ok(HttpSettings {
-            base_url,
-            api_key,
             retries: cli.retries,
             max_tokens: cli.max_tokens,
             temperature: cli.temperature,
@@ -249,6 +247,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
             output_schema: output_schema.as_ref().map(|schema| schema.schema().clone()),
             cache: !cli.no_cache,
             prompt_cache_key: cli.prompt_cache_key.clone(),
+            ..HttpSettings::new(base_url, api_key)
         })
     };
     if inputs.origins.source("system") == Source::Flag

@@ -14,15 +14,8 @@ use wiremock::{MockServer, ResponseTemplate};
 
 pub(crate) fn settings() -> HttpSettings {
     HttpSettings {
-        base_url: "http://localhost".to_string(),
-        api_key: None,
         retries: 0,
-        max_tokens: None,
-        temperature: None,
-        deadline: None,
-        output_schema: None,
-        cache: true,
-        prompt_cache_key: None,
+        ..HttpSettings::new("http://localhost", None)
     }
 }
 

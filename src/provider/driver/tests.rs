@@ -66,15 +66,8 @@ impl WireFormat for Echo {
 
 fn settings(base_url: &str, key: Option<&str>, retries: u32) -> HttpSettings {
     HttpSettings {
-        base_url: base_url.to_owned(),
-        api_key: key.map(ApiKey::new),
         retries,
-        max_tokens: None,
-        temperature: None,
-        deadline: None,
-        output_schema: None,
-        cache: true,
-        prompt_cache_key: None,
+        ..HttpSettings::new(base_url, key.map(ApiKey::new))
     }
 }
 

@@ -12,17 +12,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 pub(crate) fn settings(base_url: &str, key: Option<&str>) -> HttpSettings {
-    HttpSettings {
-        base_url: base_url.to_string(),
-        api_key: key.map(ApiKey::new),
-        retries: 2,
-        max_tokens: None,
-        temperature: None,
-        deadline: None,
-        output_schema: None,
-        cache: true,
-        prompt_cache_key: None,
-    }
+    HttpSettings::new(base_url, key.map(ApiKey::new))
 }
 
 pub(crate) fn text_delta(text: &str) -> String {
