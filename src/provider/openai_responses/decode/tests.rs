@@ -1,6 +1,7 @@
 //! The decoder on every wire sequence of the documented event stream.
 
 use super::*;
+use crate::protocol::Usage;
 use crate::provider::driver::{Flow, WireDecoder};
 use crate::provider::openai_responses::testing::*;
 use pretty_assertions::assert_eq;
