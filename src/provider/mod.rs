@@ -16,8 +16,10 @@ pub(crate) mod http;
 pub mod openai;
 pub mod openai_responses;
 pub(crate) mod sse;
-#[cfg(test)]
-pub(crate) mod testing;
+/// The SSE builders the unit and integration tests share; test builds only.
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 
 use futures::stream::BoxStream;
 use serde_json::Value;

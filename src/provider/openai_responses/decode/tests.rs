@@ -56,7 +56,7 @@ fn text_arrives_delta_by_delta_with_cached_input_apart() {
             json!({"id": "msg_0", "type": "message", "status": "completed", "role": "assistant",
                    "content": [{"type": "output_text", "text": "Hello, wörld", "annotations": []}]}),
         )
-        .completed(wire_usage(100, 20, 60, 8));
+        .completed(usage(100, 60, 20, 8));
     assert_eq!(
         decode(&events),
         vec![
@@ -97,7 +97,7 @@ fn a_tool_call_arrives_in_fragments_and_done_repeats_nothing() {
         .call_args(0, "{\"pa")
         .call_args(0, "th\": \"sample.ts\"}")
         .call_done(0, "call_9", "read_file", "{\"path\": \"sample.ts\"}")
-        .completed(wire_usage(50, 10, 0, 0));
+        .completed(usage(50, 0, 10, 0));
     let decoded = decode(&events);
     assert_eq!(
         decoded[..3],
@@ -174,7 +174,7 @@ fn arguments_that_come_only_whole_are_taken_once() {
 
 #[test]
 fn a_reasoning_item_is_kept_exactly_as_received_after_its_summary() {
-    let item = reasoning_item(0, &["Plan: read", " the file."], Some("gAAAA-enc=="));
+    let item = reasoning_parts(0, &["Plan: read", " the file."], Some("gAAAA-enc=="));
     let events = Events::default()
         .reasoning_added(0)
         .summary(0, 0, "Plan: read")
@@ -215,7 +215,7 @@ fn the_raw_item_text_is_kept_byte_for_byte() {
 
 #[test]
 fn reasoning_without_a_summary_is_a_block_of_its_own() {
-    let item = reasoning_item(0, &[], Some("enc"));
+    let item = reasoning_parts(0, &[], Some("enc"));
     let events = Events::default()
         .reasoning_added(0)
         .item_done(0, item.clone())
@@ -237,8 +237,8 @@ fn reasoning_without_encrypted_content_is_shown_not_kept() {
     let events = Events::default()
         .reasoning_added(0)
         .summary(0, 0, "Thinking.")
-        .item_done(0, reasoning_item(0, &["Thinking."], None))
-        .item_done(1, reasoning_item(1, &["Unstreamed."], None))
+        .item_done(0, reasoning_parts(0, &["Thinking."], None))
+        .item_done(1, reasoning_parts(1, &["Unstreamed."], None))
         .completed(json!(null));
     assert_eq!(
         decode(&events),
