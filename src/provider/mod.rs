@@ -15,6 +15,8 @@ pub mod faux;
 pub(crate) mod http;
 pub mod openai;
 pub mod openai_responses;
+#[cfg(test)]
+mod shared_endings_tests;
 pub(crate) mod sse;
 /// The SSE builders the unit and integration tests share; test builds only.
 #[cfg(any(test, feature = "testing"))]
