@@ -15,9 +15,13 @@ pub mod faux;
 pub(crate) mod http;
 pub mod openai;
 pub mod openai_responses;
-pub(crate) mod sse;
 #[cfg(test)]
-pub(crate) mod testing;
+mod shared_endings_tests;
+pub(crate) mod sse;
+/// The SSE builders the unit and integration tests share; test builds only.
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 
 use futures::stream::BoxStream;
 use serde_json::Value;
@@ -85,4 +89,29 @@ pub struct HttpSettings {
     /// formats (it routes requests that share a prefix to the same cache);
     /// Anthropic has no such field.
     pub prompt_cache_key: Option<String>,
+}
+
+impl HttpSettings {
+    /// The retries of a failed request when the caller says nothing: the
+    /// default of `--retries`.
+    pub const DEFAULT_RETRIES: u32 = 2;
+
+    /// Settings for the API at `base_url` with `api_key`, everything else
+    /// as a run without flags has it: [`Self::DEFAULT_RETRIES`], no
+    /// output limit, temperature, deadline, schema or cache key, caching
+    /// on. The one place those defaults live; a caller changes a field by
+    /// struct update (`HttpSettings { retries: 0, ..HttpSettings::new(…) }`).
+    pub fn new(base_url: impl Into<String>, api_key: Option<ApiKey>) -> Self {
+        HttpSettings {
+            base_url: base_url.into(),
+            api_key,
+            retries: Self::DEFAULT_RETRIES,
+            max_tokens: None,
+            temperature: None,
+            deadline: None,
+            output_schema: None,
+            cache: true,
+            prompt_cache_key: None,
+        }
+    }
 }

@@ -2,7 +2,10 @@
 //! wire formats: [`openai`] (Chat Completions `data:` chunks) and
 //! [`anthropic`] (Messages `event:` / `data:` pairs), [`responses`] (the
 //! OpenAI Responses API's typed events), with canned error
-//! responses and the request log of a mock server.
+//! responses and the request log of a mock server. The builders
+//! themselves are the library's `provider::testing` (the `testing`
+//! feature, on for tests through leash's dev-dependency on itself), the
+//! same ones the unit tests use; this module adds the mock-server side.
 
 pub mod anthropic;
 pub mod openai;

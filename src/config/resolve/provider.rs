@@ -100,8 +100,6 @@ fn http_settings(
         });
     }
     Ok(HttpSettings {
-        base_url,
-        api_key,
         retries: cli.retries,
         max_tokens: cli.max_tokens,
         temperature: cli.temperature,
@@ -109,6 +107,7 @@ fn http_settings(
         output_schema: output_schema.as_ref().map(|schema| schema.schema().clone()),
         cache: !cli.no_cache,
         prompt_cache_key: cli.prompt_cache_key.clone(),
+        ..HttpSettings::new(base_url, api_key)
     })
 }
 

@@ -8,21 +8,10 @@ use serde_json::Value;
 
 use crate::protocol::StreamEvent;
 use crate::protocol::{StopReason, Usage};
-use crate::provider::driver::WireDecoder;
-use crate::provider::{INCOMPLETE, NO_STOP_REASON, sse};
-
-impl WireDecoder for Decoder {
-    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {
-        self.feed(event, data, out) == Flow::Finished
-    }
-    fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
-        self.finished = true;
-        out.push(StreamEvent::Error(format!("{error}; {INCOMPLETE}")));
-    }
-    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
-        out.push(self.end_of_stream());
-    }
-}
+use crate::provider::driver::{
+    Flow, WireDecoder, broken_body, cut_off, provider_error, unreadable_event,
+};
+use crate::provider::{NO_STOP_REASON, sse};
 
 /// One SSE event's `data`, by its `type`. Unknown types deserialize to
 /// `Unknown` and are skipped, as the API's versioning policy asks.
@@ -132,15 +121,6 @@ struct WireError {
     message: String,
 }
 
-/// Whether the decoder wants more events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// Keep feeding.
-    Continue,
-    /// A final `Done` or `Error` was produced; stop reading.
-    Finished,
-}
-
 /// An open `tool_use` block.
 #[derive(Debug, Default)]
 struct OpenToolCall {
@@ -162,25 +142,19 @@ pub struct Decoder {
     finished: bool,
 }
 
-impl Decoder {
+impl WireDecoder for Decoder {
     /// Feeds one SSE event (`event:` name and `data:` text), appending what
-    /// it means to `out`. After `Finished` further events are ignored.
-    pub fn feed(&mut self, name: &str, data: &str, out: &mut Vec<StreamEvent>) -> Flow {
+    /// it means to `out`. After [`Flow::End`] further events are ignored.
+    fn decode_event(&mut self, name: &str, data: &str, out: &mut Vec<StreamEvent>) -> Flow {
         if self.finished {
-            return Flow::Finished;
+            return Flow::End;
         }
         if !is_decoded_event_name(name) {
             return Flow::Continue;
         }
         let event: WireEvent = match serde_json::from_str(data) {
             Ok(event) => event,
-            Err(err) => {
-                let what = if name.is_empty() { "an" } else { name };
-                return self.fail(
-                    format!("invalid JSON in {what} event of the Anthropic stream: {err}"),
-                    out,
-                );
-            }
+            Err(err) => return self.fail(unreadable_event(&err, data), out),
         };
         match event {
             WireEvent::MessageStart { message } => {
@@ -203,20 +177,24 @@ impl Decoder {
                 }
             }
             WireEvent::MessageStop => return self.message_stop(out),
-            WireEvent::Error { error } => return self.fail(stream_error_message(&error), out),
+            WireEvent::Error { error } => return self.fail(stream_error(&error), out),
             WireEvent::Ping | WireEvent::Unknown => {}
         }
         Flow::Continue
     }
 
-    /// What a stream that ended here means: an error unless it was finished.
-    pub fn end_of_stream(&mut self) -> StreamEvent {
-        self.finished = true;
-        StreamEvent::Error(format!(
-            "the stream was cut off (no message_stop); {INCOMPLETE}"
-        ))
+    fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
+        self.fail(broken_body(error), out);
     }
 
+    /// A stream that ended here was cut off: a finished one ended at its
+    /// `message_stop`, and the driver reads no further.
+    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
+        self.fail(cut_off("no message_stop"), out);
+    }
+}
+
+impl Decoder {
     fn block_start(&mut self, index: usize, block: WireBlockStart, out: &mut Vec<StreamEvent>) {
         match block {
             WireBlockStart::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
@@ -290,7 +268,7 @@ impl Decoder {
         // `message_stop` without a `message_delta` that said how the reply
         // ended: the server (or a proxy) cut the message short.
         if self.stop_reason.is_none() {
-            return self.fail(NO_STOP_REASON.to_string(), out);
+            return self.fail(StreamEvent::Error(NO_STOP_REASON.to_string()), out);
         }
         // A block left open still gets its arguments, in block order.
         let mut open: Vec<_> = self.open_tool_calls.drain().collect();
@@ -300,7 +278,7 @@ impl Decoder {
         }
         self.finished = true;
         out.push(stop_event(self.stop_reason.as_deref(), self.saw_tool_call));
-        Flow::Finished
+        Flow::End
     }
 
     fn update_usage(&mut self, usage: &WireUsage, out: &mut Vec<StreamEvent>) {
@@ -322,10 +300,11 @@ impl Decoder {
         out.push(StreamEvent::Usage(self.usage));
     }
 
-    fn fail(&mut self, message: String, out: &mut Vec<StreamEvent>) -> Flow {
+    /// Ends the stream with `error`.
+    fn fail(&mut self, error: StreamEvent, out: &mut Vec<StreamEvent>) -> Flow {
         self.finished = true;
-        out.push(StreamEvent::Error(message));
-        Flow::Finished
+        out.push(error);
+        Flow::End
     }
 }
 
@@ -375,21 +354,18 @@ fn stop_event(stop_reason: Option<&str>, saw_tool_call: bool) -> StreamEvent {
     }
 }
 
-/// `{type: "error", error: {type, message}}` in words, as OpenAI's decoder
-/// words a mid-stream error, so a script reads one message on both.
-fn stream_error_message(error: &WireError) -> String {
+/// `{type: "error", error: {type, message}}` in the words every wire
+/// uses for a mid-stream error, the error's type after the message.
+fn stream_error(error: &WireError) -> StreamEvent {
     let message = if error.message.is_empty() {
         "no message"
     } else {
         error.message.as_str()
     };
     if error.kind.is_empty() {
-        format!("the provider reported an error mid-stream: {message}")
+        provider_error(message)
     } else {
-        format!(
-            "the provider reported an error mid-stream: {message} ({})",
-            error.kind
-        )
+        provider_error(&format!("{message} ({})", error.kind))
     }
 }
 

@@ -1,4 +1,5 @@
-//! The event and request builders every Anthropic unit test shares.
+//! The messages, request builders and mock server every Anthropic unit
+//! test shares; the wire bytes come from `provider::testing::anthropic`.
 
 use super::AnthropicProvider;
 use crate::protocol::{
@@ -14,15 +15,8 @@ use wiremock::{MockServer, ResponseTemplate};
 
 pub(crate) fn settings() -> HttpSettings {
     HttpSettings {
-        base_url: "http://localhost".to_string(),
-        api_key: None,
         retries: 0,
-        max_tokens: None,
-        temperature: None,
-        deadline: None,
-        output_schema: None,
-        cache: true,
-        prompt_cache_key: None,
+        ..HttpSettings::new("http://localhost", None)
     }
 }
 
@@ -70,27 +64,14 @@ pub(crate) fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) 
 pub(crate) const KEY: &str = "sk-ant-test-SECRET-0123456789";
 
 /// A text reply, byte for byte as the API documents it.
-pub(crate) const TEXT_REPLY: &str = "event: message_start\n\
-data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-test\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n\
-event: content_block_start\n\
-data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
-event: ping\n\
-data: {\"type\": \"ping\"}\n\n\
-event: content_block_delta\n\
-data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n\
-event: content_block_stop\n\
-data: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
-event: message_delta\n\
-data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":15}}\n\n\
-event: message_stop\n\
-data: {\"type\":\"message_stop\"}\n\n";
+pub(crate) use crate::provider::testing::anthropic::DOCUMENTED_TEXT_REPLY as TEXT_REPLY;
 
 pub(crate) fn sse(body: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(body.as_bytes().to_vec(), "text/event-stream")
 }
 
 pub(crate) fn error_body(kind: &str, message: &str) -> String {
-    json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
+    crate::provider::testing::anthropic::error_json(kind, message).to_string()
 }
 
 pub(crate) fn provider(server: &MockServer, retries: u32) -> AnthropicProvider {

@@ -10,7 +10,10 @@
 //! let the key into an event: every `Error` and `Retry` text is redacted on
 //! its way out.
 
+mod decoder;
 pub mod retry;
+
+pub use decoder::{Flow, WireDecoder, broken_body, cut_off, provider_error, unreadable_event};
 
 #[cfg(test)]
 mod tests;
@@ -23,19 +26,6 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 
 use super::sse::{self, SseError, SseEvent};
 use super::{ApiKey, HttpSettings, Provider, Request, StreamEvent, http};
-
-/// A wire format's decoder state machine: pure, no I/O, fed one SSE event
-/// at a time.
-pub trait WireDecoder: Default + Send + 'static {
-    /// Decodes one event (`event` its name, `data` its payload) into `out`;
-    /// `true` once the reply is complete and the stream must end.
-    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool;
-    /// The body could not be read further: the last events, ending with
-    /// `Done` or `Error`.
-    fn body_failed(&mut self, error: &SseError, out: &mut Vec<StreamEvent>);
-    /// The body ended: the last events, ending with `Done` or `Error`.
-    fn body_ended(&mut self, out: &mut Vec<StreamEvent>);
-}
 
 /// What one API's wire format is: the endpoint, the headers, the request
 /// body and the decoder of its streamed reply. No I/O: the driver sends.
@@ -180,21 +170,21 @@ where
         let mut decoder = D::default();
         let mut out = Vec::new();
         loop {
-            let complete = match events.next().await {
+            let flow = match events.next().await {
                 Some(Ok(event)) => decoder.decode_event(&event.event, &event.data, &mut out),
                 Some(Err(error)) => {
                     decoder.body_failed(&error, &mut out);
-                    true
+                    Flow::End
                 }
                 None => {
                     decoder.body_ended(&mut out);
-                    true
+                    Flow::End
                 }
             };
             for event in out.drain(..) {
                 yield event;
             }
-            if complete {
+            if flow == Flow::End {
                 return;
             }
         }

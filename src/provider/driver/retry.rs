@@ -155,15 +155,8 @@ mod tests {
 
     fn settings(retries: u32) -> HttpSettings {
         HttpSettings {
-            base_url: "http://127.0.0.1:1".to_string(),
-            api_key: None,
             retries,
-            max_tokens: None,
-            temperature: None,
-            deadline: None,
-            output_schema: None,
-            cache: true,
-            prompt_cache_key: None,
+            ..HttpSettings::new("http://127.0.0.1:1", None)
         }
     }
 

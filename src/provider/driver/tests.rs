@@ -28,14 +28,14 @@ struct EchoDecoder {
 }
 
 impl WireDecoder for EchoDecoder {
-    fn decode_event(&mut self, _event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {
+    fn decode_event(&mut self, _event: &str, data: &str, out: &mut Vec<StreamEvent>) -> Flow {
         if data == "[DONE]" {
             out.push(StreamEvent::Done(StopReason::Stop));
-            return true;
+            return Flow::End;
         }
         self.last = data.to_owned();
         out.push(StreamEvent::Text(data.to_owned()));
-        false
+        Flow::Continue
     }
     fn body_failed(&mut self, error: &SseError, out: &mut Vec<StreamEvent>) {
         out.push(StreamEvent::Error(error.to_string()));
@@ -66,15 +66,8 @@ impl WireFormat for Echo {
 
 fn settings(base_url: &str, key: Option<&str>, retries: u32) -> HttpSettings {
     HttpSettings {
-        base_url: base_url.to_owned(),
-        api_key: key.map(ApiKey::new),
         retries,
-        max_tokens: None,
-        temperature: None,
-        deadline: None,
-        output_schema: None,
-        cache: true,
-        prompt_cache_key: None,
+        ..HttpSettings::new(base_url, key.map(ApiKey::new))
     }
 }
 

@@ -6,29 +6,10 @@ use serde::de::IgnoredAny;
 
 use crate::protocol::StreamEvent;
 use crate::protocol::{StopReason, Usage};
-use crate::provider::driver::WireDecoder;
-use crate::provider::{INCOMPLETE, NO_STOP_REASON, http, sse};
-
-impl WireDecoder for Decoder {
-    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> bool {
-        self.feed(event, data, out) == Flow::End
-    }
-    fn body_failed(&mut self, error: &sse::SseError, out: &mut Vec<StreamEvent>) {
-        self.broken(error, out);
-    }
-    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
-        self.finish(out);
-    }
-}
-
-/// Whether the stream goes on after a payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// More events may come.
-    Continue,
-    /// The final `Done` or `Error` was produced.
-    End,
-}
+use crate::provider::driver::{
+    Flow, WireDecoder, broken_body, cut_off, provider_error, unreadable_event,
+};
+use crate::provider::{NO_STOP_REASON, http, sse};
 
 /// One streamed chunk (`chat.completion.chunk`), read leniently: compatible
 /// servers leave out or null most fields.
@@ -142,15 +123,11 @@ pub struct Decoder {
     finish: Option<StopReason>,
 }
 
-impl Decoder {
-    /// Decodes one SSE event: `event` is its name, `data` its payload.
-    pub(crate) fn feed(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> Flow {
+impl WireDecoder for Decoder {
+    fn decode_event(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) -> Flow {
         let data = data.trim();
         if event == "error" {
-            let message = http::provider_error_message(data).unwrap_or_else(|| http::snippet(data));
-            out.push(StreamEvent::Error(format!(
-                "the provider reported an error mid-stream: {message}"
-            )));
+            out.push(mid_stream_error(data));
             return Flow::End;
         }
         if data.is_empty() {
@@ -162,23 +139,12 @@ impl Decoder {
         let chunk: Chunk = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
             Err(err) => {
-                let what = if err.is_data() {
-                    "a chunk of an unexpected shape"
-                } else {
-                    "a chunk that is not JSON"
-                };
-                out.push(StreamEvent::Error(format!(
-                    "the provider sent {what} ({err}): {}",
-                    http::snippet(data)
-                )));
+                out.push(unreadable_event(&err, data));
                 return Flow::End;
             }
         };
         if chunk.error.is_some() {
-            let message = http::provider_error_message(data).unwrap_or_else(|| http::snippet(data));
-            out.push(StreamEvent::Error(format!(
-                "the provider reported an error mid-stream: {message}"
-            )));
+            out.push(mid_stream_error(data));
             return Flow::End;
         }
         for choice in chunk.choices.into_iter().flatten() {
@@ -203,39 +169,42 @@ impl Decoder {
         Flow::Continue
     }
 
-    /// `[DONE]`: the reply is complete only when a finish reason came
-    /// before it; a server that says "done" without saying how the reply
-    /// ended (cut off upstream, a proxy that gave up) sent an incomplete one.
-    fn done_marker(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
-        if self.finish.is_some() {
-            return self.finish(out);
+    /// The body could not be read further. After a finish reason the reply
+    /// is whole and only the usage may be missing, so that still counts.
+    fn body_failed(&mut self, err: &sse::SseError, out: &mut Vec<StreamEvent>) {
+        match self.finish {
+            Some(_) => self.complete(out),
+            None => out.push(broken_body(err)),
         }
-        out.push(StreamEvent::Error(NO_STOP_REASON.to_string()));
-        Flow::End
     }
 
     /// The body ended. Complete when a finish reason came (`[DONE]` may be
     /// missing); otherwise the reply was cut off.
-    pub(crate) fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
-        if self.finish.is_some() {
-            self.start_unnamed_calls(out);
-            out.push(StreamEvent::Done(self.stop_reason()));
-        } else {
-            out.push(StreamEvent::Error(format!(
-                "the stream was cut off (no finish_reason, no [DONE]); {INCOMPLETE}"
-            )));
+    fn body_ended(&mut self, out: &mut Vec<StreamEvent>) {
+        match self.finish {
+            Some(_) => self.complete(out),
+            None => out.push(cut_off("no finish_reason, no [DONE]")),
+        }
+    }
+}
+
+impl Decoder {
+    /// `[DONE]`: the reply is complete only when a finish reason came
+    /// before it; a server that says "done" without saying how the reply
+    /// ended (cut off upstream, a proxy that gave up) sent an incomplete one.
+    fn done_marker(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
+        match self.finish {
+            Some(_) => self.complete(out),
+            None => out.push(StreamEvent::Error(NO_STOP_REASON.to_string())),
         }
         Flow::End
     }
 
-    /// The body could not be read further. After a finish reason the reply
-    /// is whole and only the usage may be missing, so that still counts.
-    pub(crate) fn broken(&mut self, err: &sse::SseError, out: &mut Vec<StreamEvent>) -> Flow {
-        if self.finish.is_some() {
-            return self.finish(out);
-        }
-        out.push(StreamEvent::Error(format!("{err}; {INCOMPLETE}")));
-        Flow::End
+    /// The reply is whole: calls never named are still reported, then
+    /// `Done`.
+    fn complete(&mut self, out: &mut Vec<StreamEvent>) {
+        self.start_unnamed_calls(out);
+        out.push(StreamEvent::Done(self.stop_reason()));
     }
 
     /// `toolUse` whenever the message holds tool calls (some servers say
@@ -379,6 +348,12 @@ fn start_call(call: &mut CallState, out: &mut Vec<StreamEvent>) {
             fragment: std::mem::take(&mut call.early_args),
         });
     }
+}
+
+/// A mid-stream error (an `error` event, or a chunk with an `error`):
+/// the provider's message when it has one, else the start of the data.
+fn mid_stream_error(data: &str) -> StreamEvent {
+    provider_error(&http::provider_error_message(data).unwrap_or_else(|| http::snippet(data)))
 }
 
 /// A wire `finish_reason` as a stop reason; `None` for `content_filter`,

@@ -1,9 +1,11 @@
-//! The event and request builders every OpenAI unit test shares.
+//! The request builders and mock server every OpenAI unit test shares,
+//! and the shared wire builders' chunks as payload strings.
 
 use super::OpenAiProvider;
 use super::request::request_body;
 use crate::protocol::Message;
 use crate::protocol::{StreamEvent, ToolSpec};
+use crate::provider::testing::openai as wire;
 pub(crate) use crate::provider::testing::{bodies, user};
 use crate::provider::{ApiKey, HttpSettings, Provider, Request};
 use futures::StreamExt;
@@ -12,49 +14,26 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 pub(crate) fn settings(base_url: &str, key: Option<&str>) -> HttpSettings {
-    HttpSettings {
-        base_url: base_url.to_string(),
-        api_key: key.map(ApiKey::new),
-        retries: 2,
-        max_tokens: None,
-        temperature: None,
-        deadline: None,
-        output_schema: None,
-        cache: true,
-        prompt_cache_key: None,
-    }
+    HttpSettings::new(base_url, key.map(ApiKey::new))
 }
 
+// The shared builders' chunks (`provider::testing::openai`) as the `data`
+// payloads the decoder tests feed one by one.
+
 pub(crate) fn text_delta(text: &str) -> String {
-    json!({"choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}).to_string()
+    wire::text(text).to_string()
 }
 
 pub(crate) fn finish(reason: &str) -> String {
-    json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}]}).to_string()
+    wire::finish(reason).to_string()
 }
 
 pub(crate) fn call_delta(index: usize, id: Option<&str>, name: Option<&str>, args: &str) -> String {
-    let mut function = json!({"arguments": args});
-    if let Some(name) = name {
-        function["name"] = json!(name);
-    }
-    let mut call = json!({"index": index, "function": function});
-    if let Some(id) = id {
-        call["id"] = json!(id);
-        call["type"] = json!("function");
-    }
-    json!({"choices":[{"index":0,"delta":{"tool_calls":[call]}}]}).to_string()
+    wire::call_delta(index, id, name, args).to_string()
 }
 
 pub(crate) fn done() -> String {
-    "[DONE]".to_string()
-}
-
-pub(crate) fn sse_body(payloads: &[String]) -> String {
-    payloads
-        .iter()
-        .map(|payload| format!("data: {payload}\n\n"))
-        .collect()
+    wire::DONE.to_string()
 }
 
 pub(crate) fn read_file_tool() -> ToolSpec {
@@ -85,7 +64,8 @@ pub(crate) async fn server_replying(template: ResponseTemplate) -> MockServer {
 }
 
 pub(crate) fn sse_reply(payloads: &[String]) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(sse_body(payloads).into_bytes(), "text/event-stream")
+    ResponseTemplate::new(200)
+        .set_body_raw(wire::data_body(payloads).into_bytes(), "text/event-stream")
 }
 
 pub(crate) async fn run(settings: HttpSettings, messages: &[Message]) -> Vec<StreamEvent> {

@@ -123,7 +123,7 @@ async fn failures_of_the_stream_end_it_with_an_error() {
         ),
         (
             vec![text_delta("a"), "not json".to_string()],
-            "the provider sent a chunk that is not JSON",
+            "the provider sent an event that is not JSON",
         ),
         (
             vec![json!({"error":{"message":"boom"}}).to_string()],

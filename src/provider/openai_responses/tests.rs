@@ -25,7 +25,7 @@ async fn a_streamed_reply_and_the_request_that_asked_for_it() {
         .message_added(0)
         .text(0, "Hi")
         .text(0, " there")
-        .completed(wire_usage(10, 2, 0, 0));
+        .completed(usage(10, 0, 2, 0));
     let server = server_replying(sse_reply(&events)).await;
     let events = run(
         settings(&format!("{}/v1/", server.uri()), Some("sk-test")),
@@ -143,8 +143,8 @@ fn two_reasoning_items_in_a_row_go_back_as_two_items() {
     use crate::agent::assistant_stream::MessageBuilder;
     use crate::provider::driver::WireDecoder;
 
-    let first = reasoning_item(0, &["One."], Some("enc-1"));
-    let second = reasoning_item(1, &["Two."], Some("enc-2"));
+    let first = reasoning_parts(0, &["One."], Some("enc-1"));
+    let second = reasoning_parts(1, &["Two."], Some("enc-2"));
     let events = Events::default()
         .reasoning_added(0)
         .summary(0, 0, "One.")

@@ -12,11 +12,11 @@ fn decode(payloads: &[String]) -> Vec<StreamEvent> {
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
     for payload in payloads {
-        if decoder.feed("message", payload, &mut out) == Flow::End {
+        if decoder.decode_event("message", payload, &mut out) == Flow::End {
             return out;
         }
     }
-    decoder.finish(&mut out);
+    decoder.body_ended(&mut out);
     out
 }
 
@@ -282,7 +282,7 @@ fn broken_streams_end_with_an_error() {
         panic!("no error");
     };
     assert!(
-        not_json.starts_with("the provider sent a chunk that is not JSON ("),
+        not_json.starts_with("the provider sent an event that is not JSON ("),
         "{not_json}"
     );
     assert!(not_json.ends_with("): {\"choices\": ["), "{not_json}");
@@ -290,7 +290,7 @@ fn broken_streams_end_with_an_error() {
         panic!("no error");
     };
     assert!(
-        shape.starts_with("the provider sent a chunk of an unexpected shape"),
+        shape.starts_with("the provider sent an event of an unexpected shape"),
         "{shape}"
     );
     let error =
@@ -304,7 +304,7 @@ fn broken_streams_end_with_an_error() {
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
     assert_eq!(
-        decoder.feed("error", "{\"error\":\"overloaded\"}", &mut out),
+        decoder.decode_event("error", "{\"error\":\"overloaded\"}", &mut out),
         Flow::End
     );
     assert_eq!(
@@ -319,12 +319,12 @@ fn broken_streams_end_with_an_error() {
 fn a_transport_failure_after_the_finish_reason_still_completes() {
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
-    decoder.feed("message", &finish("stop"), &mut out);
-    decoder.broken(&sse::SseError::Transport("reset".to_string()), &mut out);
+    decoder.decode_event("message", &finish("stop"), &mut out);
+    decoder.body_failed(&sse::SseError::Transport("reset".to_string()), &mut out);
     assert_eq!(out, vec![StreamEvent::Done(StopReason::Stop)]);
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
-    decoder.broken(&sse::SseError::InvalidUtf8, &mut out);
+    decoder.body_failed(&sse::SseError::InvalidUtf8, &mut out);
     assert_eq!(
         out,
         vec![StreamEvent::Error(

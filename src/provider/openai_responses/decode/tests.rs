@@ -1,7 +1,8 @@
 //! The decoder on every wire sequence of the documented event stream.
 
 use super::*;
-use crate::provider::driver::WireDecoder;
+use crate::protocol::Usage;
+use crate::provider::driver::{Flow, WireDecoder};
 use crate::provider::openai_responses::testing::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -12,7 +13,7 @@ fn decode(events: &Events) -> Vec<StreamEvent> {
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
     for (kind, data) in events.payloads() {
-        if decoder.decode_event(&kind, &data, &mut out) {
+        if decoder.decode_event(&kind, &data, &mut out) == Flow::End {
             return out;
         }
     }
@@ -55,7 +56,7 @@ fn text_arrives_delta_by_delta_with_cached_input_apart() {
             json!({"id": "msg_0", "type": "message", "status": "completed", "role": "assistant",
                    "content": [{"type": "output_text", "text": "Hello, wörld", "annotations": []}]}),
         )
-        .completed(wire_usage(100, 20, 60, 8));
+        .completed(usage(100, 60, 20, 8));
     assert_eq!(
         decode(&events),
         vec![
@@ -96,7 +97,7 @@ fn a_tool_call_arrives_in_fragments_and_done_repeats_nothing() {
         .call_args(0, "{\"pa")
         .call_args(0, "th\": \"sample.ts\"}")
         .call_done(0, "call_9", "read_file", "{\"path\": \"sample.ts\"}")
-        .completed(wire_usage(50, 10, 0, 0));
+        .completed(usage(50, 0, 10, 0));
     let decoded = decode(&events);
     assert_eq!(
         decoded[..3],
@@ -173,7 +174,7 @@ fn arguments_that_come_only_whole_are_taken_once() {
 
 #[test]
 fn a_reasoning_item_is_kept_exactly_as_received_after_its_summary() {
-    let item = reasoning_item(0, &["Plan: read", " the file."], Some("gAAAA-enc=="));
+    let item = reasoning_parts(0, &["Plan: read", " the file."], Some("gAAAA-enc=="));
     let events = Events::default()
         .reasoning_added(0)
         .summary(0, 0, "Plan: read")
@@ -205,13 +206,16 @@ fn the_raw_item_text_is_kept_byte_for_byte() {
     );
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
-    assert!(!decoder.feed("response.output_item.done", &data, &mut out));
+    assert_eq!(
+        decoder.decode_event("response.output_item.done", &data, &mut out),
+        Flow::Continue
+    );
     assert_eq!(out, vec![StreamEvent::RedactedThinking(raw.to_owned())]);
 }
 
 #[test]
 fn reasoning_without_a_summary_is_a_block_of_its_own() {
-    let item = reasoning_item(0, &[], Some("enc"));
+    let item = reasoning_parts(0, &[], Some("enc"));
     let events = Events::default()
         .reasoning_added(0)
         .item_done(0, item.clone())
@@ -233,8 +237,8 @@ fn reasoning_without_encrypted_content_is_shown_not_kept() {
     let events = Events::default()
         .reasoning_added(0)
         .summary(0, 0, "Thinking.")
-        .item_done(0, reasoning_item(0, &["Thinking."], None))
-        .item_done(1, reasoning_item(1, &["Unstreamed."], None))
+        .item_done(0, reasoning_parts(0, &["Thinking."], None))
+        .item_done(1, reasoning_parts(1, &["Unstreamed."], None))
         .completed(json!(null));
     assert_eq!(
         decode(&events),
@@ -306,12 +310,19 @@ fn what_is_not_an_event_ends_the_stream_with_an_error() {
     ] {
         let mut decoder = Decoder::default();
         let mut out = Vec::new();
-        assert!(decoder.feed("message", data, &mut out), "{data}");
+        assert_eq!(
+            decoder.decode_event("message", data, &mut out),
+            Flow::End,
+            "{data}"
+        );
         assert!(matches!(&out[..], [StreamEvent::Error(_)]), "{out:?}");
     }
     // `[DONE]` (a proxy's marker) before any terminal event.
     let mut out = Vec::new();
-    assert!(Decoder::default().feed("message", "[DONE]", &mut out));
+    assert_eq!(
+        Decoder::default().decode_event("message", "[DONE]", &mut out),
+        Flow::End
+    );
     assert_eq!(
         out,
         vec![StreamEvent::Error(crate::provider::NO_STOP_REASON.into())]
@@ -322,17 +333,26 @@ fn what_is_not_an_event_ends_the_stream_with_an_error() {
 fn unknown_events_and_a_missing_type_fall_back_to_the_event_name() {
     let mut decoder = Decoder::default();
     let mut out = Vec::new();
-    assert!(!decoder.feed(
-        "response.future_thing",
-        r#"{"type":"response.future_thing"}"#,
-        &mut out
-    ));
-    assert!(!decoder.feed(
-        "response.output_text.delta",
-        r#"{"output_index":0,"delta":"Hi"}"#,
-        &mut out
-    ));
-    assert!(decoder.feed("response.completed", r#"{"response":{}}"#, &mut out));
+    assert_eq!(
+        decoder.decode_event(
+            "response.future_thing",
+            r#"{"type":"response.future_thing"}"#,
+            &mut out
+        ),
+        Flow::Continue
+    );
+    assert_eq!(
+        decoder.decode_event(
+            "response.output_text.delta",
+            r#"{"output_index":0,"delta":"Hi"}"#,
+            &mut out
+        ),
+        Flow::Continue
+    );
+    assert_eq!(
+        decoder.decode_event("response.completed", r#"{"response":{}}"#, &mut out),
+        Flow::End
+    );
     assert_eq!(out, vec![text("Hi"), StreamEvent::Done(StopReason::Stop)]);
 }
 
@@ -340,7 +360,10 @@ fn unknown_events_and_a_missing_type_fall_back_to_the_event_name() {
 fn a_proxys_error_object_in_place_of_an_event_ends_the_stream() {
     let mut out = Vec::new();
     let data = r#"{"error":{"message":"Upstream timed out","type":"proxy_error"}}"#;
-    assert!(Decoder::default().feed("message", data, &mut out));
+    assert_eq!(
+        Decoder::default().decode_event("message", data, &mut out),
+        Flow::End
+    );
     assert_eq!(
         out,
         vec![StreamEvent::Error(
@@ -350,7 +373,10 @@ fn a_proxys_error_object_in_place_of_an_event_ends_the_stream() {
     // `"error": null` (some servers add it to every event) is no error.
     let mut out = Vec::new();
     let data = r#"{"type":"response.output_text.delta","output_index":0,"delta":"x","error":null}"#;
-    assert!(!Decoder::default().feed("message", data, &mut out));
+    assert_eq!(
+        Decoder::default().decode_event("message", data, &mut out),
+        Flow::Continue
+    );
     assert_eq!(out, vec![text("x")]);
 }
 
@@ -361,9 +387,12 @@ fn text_deltas_without_an_output_index_are_not_repeated_by_the_finished_message(
     let delta = r#"{"type":"response.output_text.delta","delta":"Hi"}"#;
     let done = r#"{"type":"response.output_item.done","output_index":0,
         "item":{"type":"message","content":[{"type":"output_text","text":"Hi"}]}}"#;
-    assert!(!decoder.feed("", delta, &mut out));
-    assert!(!decoder.feed("", done, &mut out));
-    assert!(decoder.feed("", r#"{"type":"response.completed"}"#, &mut out));
+    assert_eq!(decoder.decode_event("", delta, &mut out), Flow::Continue);
+    assert_eq!(decoder.decode_event("", done, &mut out), Flow::Continue);
+    assert_eq!(
+        decoder.decode_event("", r#"{"type":"response.completed"}"#, &mut out),
+        Flow::End
+    );
     assert_eq!(out, vec![text("Hi"), StreamEvent::Done(StopReason::Stop)]);
 }
 
@@ -377,8 +406,12 @@ fn a_terminal_events_response_status_decides_how_the_reply_ended() {
         let mut decoder = Decoder::default();
         let mut out = Vec::new();
         let delta = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hal"}"#;
-        assert!(!decoder.decode_event("", delta, &mut out));
-        assert!(decoder.decode_event(event, data, &mut out), "{data}");
+        assert_eq!(decoder.decode_event("", delta, &mut out), Flow::Continue);
+        assert_eq!(
+            decoder.decode_event(event, data, &mut out),
+            Flow::End,
+            "{data}"
+        );
         out
     };
     let failed = feed(
