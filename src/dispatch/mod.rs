@@ -22,6 +22,7 @@ use crate::config::show::{describe, render_settings};
 use crate::config::{self, Inputs};
 use crate::dispatch::usage::clap_reason;
 use crate::exit::{Outcome, Status};
+use crate::render;
 use crate::render::format::{EventsFormat, OutputFormat};
 use crate::render::schema::schema;
 use crate::render::transcript::reader_left;
@@ -67,7 +68,7 @@ fn dispatch(
                 Err(error) => {
                     // The one line that says why; if stderr is gone
                     // too, the exit code still does.
-                    let _ = writeln!(stderr, "leash: {error:#}");
+                    let _ = render::write_reason(&mut stderr, &format!("{error:#}"));
                     Status::Error
                 }
             })
@@ -169,7 +170,7 @@ pub fn nothing_to_ask(cli: &Cli, stdin_is_terminal: bool) -> bool {
 fn show_usage(events: EventsFormat, output: OutputFormat, mut streams: Streams) -> Status {
     if events == EventsFormat::Text {
         let usage = run_command().render_usage().to_string();
-        let _ = writeln!(streams.stderr, "{usage}\n");
+        let _ = render::write_usage(&mut streams.stderr, &usage);
     }
     report::report_usage_error(
         format!("{}; leash -h shows the essentials", InputError::NoPrompt),
@@ -308,7 +309,7 @@ fn show_config(
     });
     Ok(match failure {
         Some(message) => {
-            let _ = writeln!(stderr, "leash: {message}");
+            let _ = render::write_reason(&mut stderr, &message);
             Status::Usage
         }
         None => Status::Ok,

@@ -13,7 +13,7 @@ pub mod spinner;
 pub mod text;
 pub mod transcript;
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use serde::Serialize;
 
@@ -97,6 +97,20 @@ pub trait EventRenderer: Send {
     /// Clears what is live on the terminal (the indicator, a streamed line)
     /// before the result is printed.
     fn settle(&mut self) {}
+}
+
+/// The one `leash:` line of a command that is not a run (a print
+/// command that could not write, `leash config`'s verdict), made inert
+/// like a run's last line: a message may quote a config file or a path.
+pub fn write_reason(stderr: &mut dyn Write, message: &str) -> io::Result<()> {
+    writeln!(stderr, "leash: {}", inert(message, MAX_LINE_CHARS))?;
+    stderr.flush()
+}
+
+/// clap's usage lines above bare `leash`'s reason (leash's own text, not
+/// made inert), then an empty line.
+pub fn write_usage(stderr: &mut dyn Write, usage: &str) -> io::Result<()> {
+    writeln!(stderr, "{usage}\n")
 }
 
 /// The most characters of one line of `--events text` or the last

@@ -174,3 +174,31 @@ fn a_control_character_in_the_key_is_named_and_not_shown() {
     );
     assert!(!format!("{output:?}").contains("secret-part"));
 }
+
+#[test]
+fn leash_configs_last_line_is_made_inert_like_a_runs() {
+    // A path is the user's, but it reaches the terminal: an escape
+    // sequence or a line break in it must not drive the terminal or
+    // forge a second `leash:` line.
+    let ws = Workspace::new();
+    let path = "/nonexistent/\u{1b}[31mred\nleash: forged.json";
+    let output = ws
+        .leash()
+        .args(["config", "--mcp-config", path, "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("leash:")).count(),
+        1,
+        "{text:?}"
+    );
+    assert!(
+        last_line(&output).starts_with(
+            "leash: cannot read --mcp-config /nonexistent/\u{fffd}[31mred leash: forged.json"
+        ),
+        "{text:?}"
+    );
+}
