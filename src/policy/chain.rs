@@ -21,8 +21,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::command_hooks::process::{self, HookRunError};
-use super::command_hooks::spec::{HookEvent, HookSpec};
+use super::command_hooks::answer::{self, Answer, Numbered, Problem};
+use super::command_hooks::spec::HookEvent;
 use super::command_hooks::wire::{
     Action, AfterReply, Assistant, BeforeReply, CallInput, FinishReply, HookInput, ResultInput,
     parse,
@@ -36,48 +36,10 @@ use crate::agent::{
 use crate::policy::limits::{LimitSettings, RunLimits, budget_exceeded};
 use crate::protocol::{Content, Message, StopReason, Usage};
 use crate::provider::ApiKey;
-use crate::secret::redact_keys;
 use crate::tools::sandbox::Sandbox;
-
-/// The most characters of a hook's stderr that become a reason.
-pub const REASON_CHARS: usize = 2000;
-
-/// The most characters of a hook's command shown in a message.
-const SHOWN_COMMAND_CHARS: usize = 80;
 
 /// Where the chain reports a hook that failed (the event stream).
 pub type FailureSink = Arc<dyn Fn(HookFailure) + Send + Sync>;
-
-/// A `--hook` with its place among all of them (1 for the first).
-#[derive(Debug, Clone)]
-struct Numbered {
-    number: usize,
-    spec: HookSpec,
-}
-
-impl Numbered {
-    /// `hook #2 (before-tool-call=./policy.sh)`.
-    fn name(&self) -> String {
-        let mut command: String = self
-            .spec
-            .command
-            .chars()
-            .take(SHOWN_COMMAND_CHARS)
-            .collect();
-        if self.spec.command.chars().count() > SHOWN_COMMAND_CHARS {
-            command.push('…');
-        }
-        format!("hook #{} ({}={command})", self.number, self.spec.event)
-    }
-}
-
-/// How one hook process answered, before its JSON is read.
-enum Answer {
-    /// Exit 0 with this stdout.
-    Stdout(Vec<u8>),
-    /// Exit 2: block, with this reason (stderr, trimmed and capped).
-    Block(Option<String>),
-}
 
 /// What the chain keeps between calls.
 #[derive(Debug, Default)]
@@ -199,70 +161,6 @@ impl HookChain {
         });
         reason
     }
-
-    /// Runs one hook; `Err` is the problem, for [`Self::fail`].
-    async fn ask(
-        &self,
-        hook: &Numbered,
-        input: &HookInput<'_>,
-        cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<Answer, Problem> {
-        let mut finished = process::run(
-            &hook.spec,
-            input.to_bytes(),
-            self.timeout,
-            cancel,
-            &self.keys,
-        )
-        .await
-        .map_err(|error| match error {
-            HookRunError::Aborted => Problem::Aborted,
-            other => Problem::Failed(other.to_string()),
-        })?;
-        // Whatever a hook wrote may reach the model and the events: a key
-        // in it (read from a file, say) becomes `***`, in JSON strings too.
-        if let Ok(text) = std::str::from_utf8(&finished.stdout) {
-            finished.stdout = redact_keys(text, &self.keys).into_bytes();
-        }
-        finished.stderr = redact_keys(&finished.stderr, &self.keys);
-        let stderr = stderr_reason(&finished.stderr);
-        match finished.status.code() {
-            Some(0) => Ok(Answer::Stdout(finished.stdout)),
-            Some(2) => Ok(Answer::Block(stderr)),
-            code => {
-                let status = match code {
-                    Some(code) => format!("exited with status {code}"),
-                    None => "was killed by a signal".to_owned(),
-                };
-                Err(Problem::Failed(match stderr {
-                    Some(stderr) => format!("{status}: {stderr}"),
-                    None => status,
-                }))
-            }
-        }
-    }
-}
-
-/// Why a hook gave no usable answer.
-enum Problem {
-    /// The run was aborted: the decision no longer matters.
-    Aborted,
-    /// It failed: fail closed.
-    Failed(String),
-}
-
-/// A hook's stderr as a reason: trimmed, at most [`REASON_CHARS`]
-/// characters, `None` when empty.
-fn stderr_reason(stderr: &str) -> Option<String> {
-    let trimmed = stderr.trim();
-    if trimmed.is_empty() {
-        return None;
-    }
-    let mut reason: String = trimmed.chars().take(REASON_CHARS).collect();
-    if trimmed.chars().count() > REASON_CHARS {
-        reason.push('…');
-    }
-    Some(reason)
 }
 
 fn block(reason: String, terminate: bool) -> BeforeToolCall {
@@ -305,21 +203,23 @@ impl AgentHooks for HookChain {
                 };
                 let consequence = "the call was blocked";
                 let fail = |problem: &str| self.fail(hook, Some(&call.id), problem, consequence);
-                let reply = match self.ask(hook, &input, context.cancel).await {
-                    Err(Problem::Aborted) => return Ok(BeforeToolCall::Run),
-                    Err(Problem::Failed(problem)) => return Ok(block(fail(&problem), false)),
-                    Ok(Answer::Block(reason)) => {
-                        let reason =
-                            reason.unwrap_or_else(|| format!("blocked by {}", hook.name()));
-                        return Ok(block(reason, false));
-                    }
-                    Ok(Answer::Stdout(stdout)) => {
-                        match parse::<BeforeReply>(HookEvent::BeforeToolCall, &stdout) {
-                            Ok(reply) => reply,
-                            Err(problem) => return Ok(block(fail(&problem), false)),
+                let reply =
+                    match answer::ask(hook, &input, self.timeout, context.cancel, &self.keys).await
+                    {
+                        Err(Problem::Aborted) => return Ok(BeforeToolCall::Run),
+                        Err(Problem::Failed(problem)) => return Ok(block(fail(&problem), false)),
+                        Ok(Answer::Block(reason)) => {
+                            let reason =
+                                reason.unwrap_or_else(|| format!("blocked by {}", hook.name()));
+                            return Ok(block(reason, false));
                         }
-                    }
-                };
+                        Ok(Answer::Stdout(stdout)) => {
+                            match parse::<BeforeReply>(HookEvent::BeforeToolCall, &stdout) {
+                                Ok(reply) => reply,
+                                Err(problem) => return Ok(block(fail(&problem), false)),
+                            }
+                        }
+                    };
                 if reply.block {
                     let reason = reply
                         .reason
@@ -377,19 +277,20 @@ impl AgentHooks for HookChain {
                 let consequence = "its result was withheld";
                 let fail =
                     |problem: &str| self.fail(hook, Some(&context.call.id), problem, consequence);
-                let reply = match self.ask(hook, &input, context.cancel).await {
-                    Err(Problem::Aborted) => return Ok(changes),
-                    Err(Problem::Failed(problem)) => return Err(fail(&problem)),
-                    Ok(Answer::Block(reason)) => {
-                        return Err(
-                            reason.unwrap_or_else(|| format!("result withheld by {}", hook.name()))
-                        );
-                    }
-                    Ok(Answer::Stdout(stdout)) => {
-                        parse::<AfterReply>(HookEvent::AfterToolCall, &stdout)
-                            .map_err(|problem| fail(&problem))?
-                    }
-                };
+                let reply =
+                    match answer::ask(hook, &input, self.timeout, context.cancel, &self.keys).await
+                    {
+                        Err(Problem::Aborted) => return Ok(changes),
+                        Err(Problem::Failed(problem)) => return Err(fail(&problem)),
+                        Ok(Answer::Block(reason)) => {
+                            return Err(reason
+                                .unwrap_or_else(|| format!("result withheld by {}", hook.name())));
+                        }
+                        Ok(Answer::Stdout(stdout)) => {
+                            parse::<AfterReply>(HookEvent::AfterToolCall, &stdout)
+                                .map_err(|problem| fail(&problem))?
+                        }
+                    };
                 if reply == AfterReply::default() {
                     continue;
                 }
@@ -441,22 +342,22 @@ impl AgentHooks for HookChain {
                     message: Some(Assistant::new(turn.message)),
                     tool_results: Some(turn.tool_results),
                 };
-                let reply = match self.ask(hook, &input, turn.cancel).await {
-                    Err(Problem::Aborted) => return builtin,
-                    // Exit 2 blocks the end, as a stop hook's does
-                    // elsewhere: one more turn, stderr for the model.
-                    Ok(Answer::Block(reason)) => Ok(FinishReply {
-                        action: Some(Action::Continue),
-                        reason: Some(
-                            reason
-                                .unwrap_or_else(|| format!("{} asks you to continue", hook.name())),
-                        ),
-                    }),
-                    Ok(Answer::Stdout(stdout)) => {
-                        parse::<FinishReply>(HookEvent::FinishTurn, &stdout)
-                    }
-                    Err(Problem::Failed(problem)) => Err(problem),
-                };
+                let reply =
+                    match answer::ask(hook, &input, self.timeout, turn.cancel, &self.keys).await {
+                        Err(Problem::Aborted) => return builtin,
+                        // Exit 2 blocks the end, as a stop hook's does
+                        // elsewhere: one more turn, stderr for the model.
+                        Ok(Answer::Block(reason)) => Ok(FinishReply {
+                            action: Some(Action::Continue),
+                            reason: Some(reason.unwrap_or_else(|| {
+                                format!("{} asks you to continue", hook.name())
+                            })),
+                        }),
+                        Ok(Answer::Stdout(stdout)) => {
+                            parse::<FinishReply>(HookEvent::FinishTurn, &stdout)
+                        }
+                        Err(Problem::Failed(problem)) => Err(problem),
+                    };
                 match reply {
                     Ok(FinishReply {
                         action: Some(Action::End),

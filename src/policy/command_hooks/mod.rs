@@ -10,6 +10,7 @@
 //! in and out, `policy` the patterns, `chain` the order and the
 //! fail-closed rules.
 
+pub mod answer;
 pub mod process;
 pub mod spec;
 pub mod wire;
