@@ -1,6 +1,6 @@
-//! What Pi 1.6.0's hooks can do that leash's could not express before
-//! issue 12: replace a call's arguments, fail `after_tool_call`, see the
-//! run's cancellation token, inject messages before the next turn.
+//! What Pi 1.6.0's hooks can do, expressed with leash's: replace a call's
+//! arguments, fail `after_tool_call`, see the run's cancellation token,
+//! inject messages before the next turn (ARCHITECTURE.md §1.3).
 
 use super::*;
 use crate::protocol::{AssistantMessage, Content};

@@ -1,6 +1,7 @@
 //! The places leash's loop disagreed with Pi 1.6.0's `agent-loop.ts` /
-//! `agent.ts`: the three of issue 12 (ARCHITECTURE.md §1.2–1.4 as corrected) and the
-//! event order of a truncated batch, each run the way Pi's scenario runs it.
+//! `agent.ts`: three rules (ARCHITECTURE.md §1.2–1.4 as corrected) and
+//! the event order of a truncated batch, each run the way Pi's scenario
+//! runs it.
 
 use super::*;
 use pretty_assertions::assert_eq;
