@@ -14,9 +14,10 @@ use crate::config::layers::{Environment, Origins};
 use crate::mcp::McpPlan;
 use crate::policy::command_hooks::HookSettings;
 use crate::policy::limits::LimitSettings;
+use crate::provider::HttpSettings;
 use crate::provider::faux::Script;
-use crate::provider::{ApiKey, HttpSettings};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
+use crate::secret::ApiKey;
 use crate::tools::git::Git;
 use crate::tools::sandbox::Sandbox;
 

@@ -8,9 +8,9 @@
 use crate::cli::{ApiName, Cli, ProviderName};
 use crate::config::Inputs;
 use crate::config::layers::{Origins, Source};
-use crate::provider::ApiKey;
 use crate::provider::catalog::{self, ProviderInfo};
 use crate::render::format::{ColorChoice, EventsFormat, Terminal};
+use crate::secret::ApiKey;
 
 /// The table line of `provider` (the faux model reads no variables; it
 /// is given OpenAI's).

@@ -23,7 +23,7 @@ use std::time::Duration;
 pub use config::{McpConfigError, ServerSpec};
 pub use start::McpStartError;
 
-use crate::provider::ApiKey;
+use crate::secret::ApiKey;
 use crate::tools::Tool;
 use shutdown::ServerProcesses;
 use start::Session;

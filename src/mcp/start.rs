@@ -31,7 +31,7 @@ use super::tool::{McpTool, offered_name, short};
 use crate::child::lines::{CappedLines, Overflow};
 use crate::child::{self, Stop};
 use crate::protocol::ToolSpec;
-use crate::provider::ApiKey;
+use crate::secret::ApiKey;
 use crate::tools::Tool;
 
 /// The cap on one message from a stdio server (one JSON-RPC line, its

@@ -35,7 +35,7 @@ use crate::agent::{
 };
 use crate::policy::limits::{LimitSettings, RunLimits, budget_exceeded};
 use crate::protocol::{Content, Message, StopReason, Usage};
-use crate::provider::ApiKey;
+use crate::secret::ApiKey;
 use crate::tools::sandbox::Sandbox;
 
 /// Where the chain reports a hook that failed (the event stream).

@@ -11,9 +11,10 @@ use crate::config::precedence::{
     api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url, provider_info,
 };
 use crate::config::{ConfigError, Inputs, ProviderConfig};
+use crate::provider::HttpSettings;
 use crate::provider::catalog;
 use crate::provider::faux::Script;
-use crate::provider::{ApiKey, HttpSettings};
+use crate::secret::ApiKey;
 
 /// The provider of the run, and the notices its choice of API gives.
 pub(super) fn resolve(

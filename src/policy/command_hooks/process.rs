@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::spec::HookSpec;
 use crate::child::capped::{read_capped, read_capped_and_drain};
 use crate::child::{self, Stop};
-use crate::provider::ApiKey;
+use crate::secret::ApiKey;
 
 /// The most bytes a hook may write to stdout (a replacement of a call's
 /// arguments can be as large as the arguments themselves).
