@@ -754,3 +754,20 @@ fn mcp_servers_come_from_the_file_the_flags_and_their_layers() {
         "{unset}"
     );
 }
+
+#[test]
+#[should_panic(expected = "`max_turn` is no flag id of the run's parser")]
+fn a_flag_id_the_parser_does_not_have_is_caught_not_read_as_unset() {
+    let argv = vec![OsString::from("leash"), OsString::from("hi")];
+    let env = Environment::from_pairs(&[], &[]);
+    let run = parse_run(&crate::cli::RunArgs::parse(argv).unwrap(), &env, None).unwrap();
+    assert!(run.origins.knows("max_turns"));
+    let inputs = Inputs {
+        origins: &run.origins,
+        env: &env,
+        file: None,
+        stderr_is_terminal: false,
+    };
+    // A typo of `max_turns`: before the check it named no source at all.
+    let _ = super::error::named_by_source(&inputs, "max_turn");
+}
