@@ -117,4 +117,12 @@ pub mod internals {
     pub mod sse {
         pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};
     }
+
+    /// Each wire format's stream decoder: SSE events in, `StreamEvent`s
+    /// out, as the HTTP driver runs it (fuzzed, and timed per delta).
+    pub mod decode {
+        pub use crate::provider::anthropic::decode as anthropic;
+        pub use crate::provider::openai::decode as openai;
+        pub use crate::provider::openai_responses::decode as openai_responses;
+    }
 }
