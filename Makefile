@@ -31,6 +31,7 @@ lint: check
 test: prereqs mcp-servers
 	$(CARGO) test --locked --all-targets
 	$(CARGO) test --locked --doc
+	$(CARGO) run --locked --quiet --example embed
 
 # `make ci`: what CI holds every change to, both of the above.
 ci: check test

@@ -25,6 +25,7 @@
 //! (argv → what runs).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![warn(missing_docs)]
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -85,7 +86,7 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
 pub mod internals {
     pub use crate::agent::assistant_stream::stream_assistant_response;
     pub use crate::policy::limits::{LimitSettings, RunLimits};
-    pub use crate::tools::join_finished_tool_threads;
+    pub use crate::tools::blocking::join_finished_tool_threads;
 
     /// The `.env` reader: its syntax and what leash takes from it.
     pub mod dotenv {
@@ -103,7 +104,8 @@ pub mod internals {
 
     /// The git tool's argument whitelist.
     pub mod git {
-        pub use crate::tools::git::{GitCommand, GitError, SortedArgs, sort_args};
+        pub use crate::tools::git::whitelist::{SortedArgs, sort_args};
+        pub use crate::tools::git::{GitCommand, GitError};
     }
 
     /// The `--deny-tool`/`--allow-tool` matcher, and the normalised form of
@@ -116,5 +118,13 @@ pub mod internals {
     /// The SSE decoder the wire formats share.
     pub mod sse {
         pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};
+    }
+
+    /// Each wire format's stream decoder: SSE events in, `StreamEvent`s
+    /// out, as the HTTP driver runs it (fuzzed, and timed per delta).
+    pub mod decode {
+        pub use crate::provider::anthropic::decode as anthropic;
+        pub use crate::provider::openai::decode as openai;
+        pub use crate::provider::openai_responses::decode as openai_responses;
     }
 }

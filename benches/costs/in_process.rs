@@ -11,7 +11,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use leash::agent::types::AgentEvent;
 use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
-use leash::internals::sse;
+use leash::internals::{decode, sse};
 use leash::protocol::ToolSpec;
 use leash::protocol::{Message, ToolOutput};
 use leash::provider::faux::{FauxProvider, Script};
@@ -263,8 +263,8 @@ pub fn reply_decode(
     let events = runtime.block_on(async {
         let framed = sse::from_bytes(futures::stream::iter(pieces), sse::MAX_EVENT_BYTES);
         let mut events = match api {
-            Api::Chat => leash::provider::openai::decode(framed),
-            Api::Responses => leash::provider::openai_responses::decode(framed),
+            Api::Chat => decode::openai(framed),
+            Api::Responses => decode::openai_responses(framed),
         };
         let mut count = 0;
         let mut last = None;

@@ -135,6 +135,40 @@ struct Shared {
 
 /// An agent: a provider, a configuration and a transcript that grows with
 /// each prompt. Cheap to clone; clones share everything.
+///
+/// One prompt over the scripted `faux` model (`examples/embed.rs` adds a
+/// tool and a listener):
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+/// use leash::protocol::Message;
+/// use leash::provider::faux::{FauxProvider, Script};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let script = Script::parse(r#"[{"text": "Hello!"}]"#, "inline script")?;
+/// let agent = Agent::new(
+///     Arc::new(FauxProvider::new(script)),
+///     LoopConfig {
+///         model: "faux".to_owned(),
+///         system: String::new(),
+///         tools: Vec::new(),
+///         tool_execution: ToolExecution::Parallel,
+///         hooks: Arc::new(NoHooks),
+///     },
+/// );
+/// let added = agent.prompt(vec![Message::user_text("Say hello.")]).await?;
+/// let Some(Message::Assistant(reply)) = added.last() else {
+///     panic!("the run ends with the model's reply");
+/// };
+/// assert_eq!(reply.text(), "Hello!");
+/// // The transcript keeps the prompt and the reply for the next prompt.
+/// assert_eq!(agent.messages().len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Agent {
     shared: Arc<Shared>,

@@ -53,6 +53,52 @@ pub struct Request<'a> {
 
 /// A model the loop can ask. Dropping the returned stream cancels the
 /// request at once (the connection is closed, not drained).
+///
+/// A provider of one's own (a test double, a model leash has no wire
+/// format for) yields [`StreamEvent`]s; the loop builds the assistant
+/// message from them:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use futures::stream::{self, BoxStream, StreamExt};
+/// use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+/// use leash::protocol::{Message, StopReason, StreamEvent};
+/// use leash::provider::{Provider, Request};
+///
+/// /// A model that says how long the conversation is.
+/// struct Counter;
+///
+/// impl Provider for Counter {
+///     fn name(&self) -> &str {
+///         "counter"
+///     }
+///
+///     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
+///         let text = format!("{} message(s) so far", request.messages.len());
+///         stream::iter([StreamEvent::Text(text), StreamEvent::Done(StopReason::Stop)]).boxed()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = LoopConfig {
+///     model: "counter-1".to_owned(),
+///     system: String::new(),
+///     tools: Vec::new(),
+///     tool_execution: ToolExecution::Parallel,
+///     hooks: Arc::new(NoHooks),
+/// };
+/// let agent = Agent::new(Arc::new(Counter), config);
+/// let added = agent.prompt(vec![Message::user_text("hi")]).await?;
+/// let Some(Message::Assistant(reply)) = added.last() else {
+///     panic!("the run ends with the model's reply");
+/// };
+/// assert_eq!(reply.text(), "1 message(s) so far");
+/// assert_eq!((reply.provider.as_str(), reply.model.as_str()), ("counter", "counter-1"));
+/// # Ok(())
+/// # }
+/// ```
 pub trait Provider: Send + Sync {
     /// The provider's name as it appears in messages (`openai`, `anthropic`, `faux`).
     fn name(&self) -> &str;

@@ -1,4 +1,4 @@
-//! What the writing tools changed: one [`FileChange`] per call (carried in
+//! What the writing tools changed: one `FileChange` per call (carried in
 //! the call's result `details`, shown by `--events`), the run's
 //! [`ChangeLog`] (the `changedFiles` of `--output json`), and the short
 //! unified diff a writing tool answers with.
@@ -12,9 +12,9 @@ use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 /// The most lines of diff a result shows.
-pub const MAX_DIFF_LINES: usize = 60;
+pub(crate) const MAX_DIFF_LINES: usize = 60;
 /// The most bytes of diff a result shows.
-pub const MAX_DIFF_BYTES: usize = 4 * 1024;
+pub(crate) const MAX_DIFF_BYTES: usize = 4 * 1024;
 /// How long the diff may search for the smallest change before it settles
 /// for a larger (still correct) one.
 const DIFF_DEADLINE: Duration = Duration::from_millis(200);
@@ -22,7 +22,7 @@ const DIFF_DEADLINE: Duration = Duration::from_millis(200);
 /// One file a tool call changed: the `changed` field of
 /// `tool_execution_end` and the `change` of the result's `details`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FileChange {
+pub(crate) struct FileChange {
     /// The file, relative to the root.
     pub path: String,
     /// Whether the call created it.

@@ -28,8 +28,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 pub use self::args::GitCommand;
-pub use self::repo::{Repository, RepositoryError};
-pub use self::run::find_git;
+pub(crate) use self::repo::Repository;
+pub use self::repo::RepositoryError;
+pub(crate) use self::run::find_git;
 use self::run::{GitRunError, Invocation, run_git};
 use super::read_file::MAX_BYTES;
 use super::sandbox::{Sandbox, SandboxError, push_escaped};
@@ -37,7 +38,7 @@ use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
 use crate::protocol::{Content, ToolOutput};
 
 /// How long one git call may run before it is killed.
-pub const TIME_LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(30);
 /// The most bytes of `git config --list` read to copy the format keys.
 const CONFIG_LIST_BYTES: usize = 256 * 1024;
 /// How much of git's error message a failed call repeats.
@@ -91,7 +92,7 @@ pub enum GitError {
     /// The git binary could not be run.
     #[error("cannot run git: {0}")]
     Spawn(String),
-    /// git ran longer than [`TIME_LIMIT`].
+    /// git ran longer than its time limit (30 s).
     #[error("git {command} took longer than {}s and was stopped; narrow it (paths after '--', -n)", TIME_LIMIT.as_secs())]
     TimedOut {
         /// The command.
@@ -148,44 +149,46 @@ pub enum GitUnavailable {
 }
 
 /// The argument whitelist as a call applies it, for the fuzz target
-/// (through `leash::internals::git`): `args` sorted into options,
-/// revisions and paths, each revision with the ends that are checked as
-/// commits, or the refusal.
-#[doc(hidden)]
-pub fn sort_args(command: GitCommand, args: &[String]) -> Result<SortedArgs, GitError> {
-    let parsed = args::parse(command, args)?;
-    let ends = parsed
-        .revisions
-        .iter()
-        .map(|rev| revs::ends(rev).into_iter().map(str::to_owned).collect())
-        .collect();
-    Ok(SortedArgs {
-        options: parsed.options,
-        revisions: parsed.revisions,
-        ends,
-        paths: parsed.paths,
-    })
-}
+/// (through `leash::internals::git`); crate-private, not the tool's API.
+pub(crate) mod whitelist {
+    use super::{GitCommand, GitError, args, revs};
 
-/// What [`sort_args`] gives.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct SortedArgs {
-    /// Whitelisted options.
-    pub options: Vec<String>,
-    /// Revisions and ranges.
-    pub revisions: Vec<String>,
-    /// Per revision, the ends checked as commits.
-    pub ends: Vec<Vec<String>>,
-    /// Paths, before the sandbox.
-    pub paths: Vec<String>,
+    /// `args` sorted into options, revisions and paths, each revision with
+    /// the ends that are checked as commits, or the refusal.
+    pub fn sort_args(command: GitCommand, args: &[String]) -> Result<SortedArgs, GitError> {
+        let parsed = args::parse(command, args)?;
+        let ends = parsed
+            .revisions
+            .iter()
+            .map(|rev| revs::ends(rev).into_iter().map(str::to_owned).collect())
+            .collect();
+        Ok(SortedArgs {
+            options: parsed.options,
+            revisions: parsed.revisions,
+            ends,
+            paths: parsed.paths,
+        })
+    }
+
+    /// What [`sort_args`] gives.
+    #[derive(Debug)]
+    pub struct SortedArgs {
+        /// Whitelisted options.
+        pub options: Vec<String>,
+        /// Revisions and ranges.
+        pub revisions: Vec<String>,
+        /// Per revision, the ends checked as commits.
+        pub ends: Vec<Vec<String>>,
+        /// Paths, before the sandbox.
+        pub paths: Vec<String>,
+    }
 }
 
 impl GitUnavailable {
     /// Whether there is a repository around the root, but leash will not
     /// show it (not the root's own, or not plainly a git directory): worth
     /// a notice even when `git` was only going to join the default tools.
-    pub fn is_refusal(&self) -> bool {
+    pub(crate) fn is_refusal(&self) -> bool {
         matches!(self, GitUnavailable::Repository(_))
     }
 }
@@ -205,7 +208,8 @@ impl Git {
     }
 
     /// The repository it shows.
-    pub fn repository(&self) -> &Repository {
+    #[cfg(test)]
+    pub(crate) fn repository(&self) -> &Repository {
         &self.repository
     }
 }

@@ -22,7 +22,7 @@ use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
 use crate::protocol::{Content, ToolOutput};
 
 /// The most entries one call shows.
-pub const MAX_ENTRIES: usize = 1000;
+pub(crate) const MAX_ENTRIES: usize = 1000;
 
 /// Why a `list_dir` call failed. `Display` is one line for the model.
 #[derive(Debug, thiserror::Error)]

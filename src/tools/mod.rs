@@ -10,7 +10,7 @@
 //! `isError` result the model can read), and must stop promptly when its
 //! cancellation token fires.
 
-mod blocking;
+pub(crate) mod blocking;
 pub mod changes;
 pub mod edit_file;
 pub mod find;
@@ -30,8 +30,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use blocking::Interrupted;
 pub(crate) use blocking::run_blocking_call;
-pub use blocking::{Interrupted, join_finished_tool_threads};
 pub use typed::{InvalidArguments, TypedTool, parameters_of};
 
 use crate::protocol::{ToolOutput, ToolSpec};

@@ -23,11 +23,11 @@ use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
 use crate::protocol::{Content, ToolOutput};
 
 /// The most lines one call shows, whatever `limit` asks for.
-pub const MAX_LINES: u64 = 2000;
+pub(crate) const MAX_LINES: u64 = 2000;
 /// The most bytes of file text one call shows.
-pub const MAX_BYTES: usize = 50 * 1024;
+pub(crate) const MAX_BYTES: usize = 50 * 1024;
 /// How much of the start of a file is searched for a NUL byte.
-pub const BINARY_SNIFF_BYTES: u64 = 8 * 1024;
+pub(crate) const BINARY_SNIFF_BYTES: u64 = 8 * 1024;
 
 /// Why a `read_file` call failed. `Display` is one line for the model.
 #[derive(Debug, thiserror::Error)]

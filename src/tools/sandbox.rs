@@ -22,14 +22,14 @@ use std::path::{Path, PathBuf};
 mod resolve;
 pub(crate) mod write;
 
-pub use resolve::{Lexical, lexical};
+pub(crate) use resolve::{Lexical, lexical};
 
 /// The longest path the model may give, in bytes (Linux's `PATH_MAX`).
-pub const MAX_PATH_BYTES: usize = 4096;
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
 /// The longest single name in a path, in bytes (Linux's `NAME_MAX`).
-pub const MAX_NAME_BYTES: usize = 255;
+pub(crate) const MAX_NAME_BYTES: usize = 255;
 /// How many symlinks one resolution may follow before it counts as a loop.
-pub const MAX_SYMLINK_HOPS: usize = 40;
+pub(crate) const MAX_SYMLINK_HOPS: usize = 40;
 /// How much of a model-given path an error message repeats.
 const SHOWN_PATH_CHARS: usize = 80;
 
@@ -384,7 +384,7 @@ fn descriptor_target(file: &File) -> Option<PathBuf> {
 /// Whether a path's last name is a dotenv file's: `.env` or `.env.*`
 /// (`.env.local`, `.env.production`). A directory of that name (a Python
 /// virtualenv called `.env`) may still be listed; a file never opens.
-pub fn names_dotenv(path: &Path) -> bool {
+pub(crate) fn names_dotenv(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     path.file_name()
         .map(OsStrExt::as_bytes)

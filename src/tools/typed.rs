@@ -18,6 +18,62 @@ use crate::protocol::{ToolOutput, ToolSpec};
 
 /// A tool with typed arguments. Implement this, not [`Tool`]; the blanket
 /// adapter provides [`Tool`].
+///
+/// ```
+/// use leash::protocol::ToolOutput;
+/// use leash::tools::{Tool, ToolUpdates, TypedTool};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use tokio_util::sync::CancellationToken;
+///
+/// /// Adds two integers.
+/// struct Add;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct AddArgs {
+///     /// The first term.
+///     a: i64,
+///     /// The second term.
+///     b: i64,
+/// }
+///
+/// impl TypedTool for Add {
+///     const NAME: &'static str = "add";
+///     type Args = AddArgs;
+///     type Error = std::convert::Infallible;
+///
+///     fn description(&self) -> String {
+///         "Adds two integers.".to_owned()
+///     }
+///
+///     async fn call(
+///         &self,
+///         args: AddArgs,
+///         _cancel: CancellationToken,
+///         _updates: ToolUpdates,
+///     ) -> Result<ToolOutput, Self::Error> {
+///         Ok(ToolOutput::text((args.a + args.b).to_string()))
+///     }
+/// }
+///
+/// # fn main() -> Result<(), leash::tools::ToolError> {
+/// // The adapter's `Tool`: the schema the model is shown, from `AddArgs`...
+/// let spec = Add.spec();
+/// assert_eq!(spec.name, "add");
+/// assert_eq!(spec.parameters["properties"]["a"]["description"], "The first term.");
+/// // ...and a call with the JSON arguments the loop validated against it.
+/// let (sink, _) = tokio::sync::mpsc::unbounded_channel();
+/// let call = Add.execute(
+///     "call_1",
+///     serde_json::json!({"a": 2, "b": 40}),
+///     CancellationToken::new(),
+///     ToolUpdates::new(0, sink),
+/// );
+/// let output = tokio::runtime::Builder::new_current_thread().build()?.block_on(call)?;
+/// assert_eq!(output, ToolOutput::text("42"));
+/// # Ok(())
+/// # }
+/// ```
 pub trait TypedTool: Send + Sync {
     /// The name the model calls it by.
     const NAME: &'static str;

@@ -40,7 +40,7 @@ impl Sandbox {
     /// followed (names that do not exist yet taken as spelled), relative to
     /// the root: the file a tool would touch, which `--deny-tool` and
     /// `--allow-tool` judge. `None` when the sandbox would refuse the path.
-    pub fn touched(&self, path: &str) -> Option<PathBuf> {
+    pub(crate) fn touched(&self, path: &str) -> Option<PathBuf> {
         let relative = self.check_path(path).ok()?;
         let real = self.walk(path, &relative, Missing::AsSpelled).ok()?;
         real.strip_prefix(&self.root).ok().map(Path::to_path_buf)
@@ -85,7 +85,7 @@ impl Sandbox {
     /// Where a path points under this root by its spelling alone (see
     /// [`lexical`]): what the resolver starts its walk from, and what
     /// `--deny-tool`/`--allow-tool` patterns judge.
-    pub fn lexical(&self, path: &str) -> Lexical {
+    pub(crate) fn lexical(&self, path: &str) -> Lexical {
         lexical(&self.root, self.given.as_deref(), path)
     }
 
@@ -205,7 +205,7 @@ impl Sandbox {
 /// Where a path points, judged by its spelling alone (nothing is looked
 /// up, so a symlink is not followed).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lexical {
+pub(crate) enum Lexical {
     /// Inside the root: the path relative to it, with no `.`, `..`, empty
     /// or trailing names (empty for the root itself).
     Inside(PathBuf),
@@ -219,7 +219,7 @@ pub enum Lexical {
 /// made relative to it; `./`, `//`, `/./` and a trailing `/` go; `..`
 /// takes the previous name off, and one with no name left leaves the root
 /// (the sandbox refuses every `..` before this anyway).
-pub fn lexical(root: &Path, given: Option<&Path>, path: &str) -> Lexical {
+pub(crate) fn lexical(root: &Path, given: Option<&Path>, path: &str) -> Lexical {
     let p = Path::new(path);
     let relative = if p.is_absolute() {
         match p
