@@ -63,6 +63,15 @@ pub trait Provider: Send + Sync {
 }
 
 pub use crate::secret::ApiKey;
+pub use driver::{RateGate, RateHint};
+
+/// One HTTP client for many requests to `base_url` (the items of a
+/// batch share its connection pool through [`HttpSettings::client`]). It
+/// must be used on the runtime that first uses it: a pooled connection
+/// belongs to its runtime.
+pub fn shared_client(base_url: &str) -> Result<reqwest::Client, String> {
+    http::client(http::Tls::for_url(base_url))
+}
 
 /// What the HTTP providers share from the configuration.
 #[derive(Debug, Clone)]
@@ -85,6 +94,13 @@ pub struct HttpSettings {
     /// reads it to place its `cache_control` breakpoints; OpenAI caches by
     /// prefix on its own and cannot be told not to, so its formats ignore it.
     pub cache: bool,
+    /// The rate budget this request shares with others (the items of a
+    /// batch): it waits at the gate before it is sent, and a refusal
+    /// pauses every request that holds the same gate.
+    pub gate: Option<std::sync::Arc<RateGate>>,
+    /// An HTTP client to share (one connection pool for every item of a
+    /// batch, from [`shared_client`]); `None`: the provider builds its own.
+    pub client: Option<reqwest::Client>,
     /// `--prompt-cache-key`: sent as `prompt_cache_key` by the OpenAI
     /// formats (it routes requests that share a prefix to the same cache);
     /// Anthropic has no such field.
@@ -111,6 +127,8 @@ impl HttpSettings {
             deadline: None,
             output_schema: None,
             cache: true,
+            gate: None,
+            client: None,
             prompt_cache_key: None,
         }
     }

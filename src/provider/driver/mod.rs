@@ -11,9 +11,11 @@
 //! its way out.
 
 mod decoder;
+mod gate;
 pub mod retry;
 
 pub use decoder::{Flow, WireDecoder, broken_body, cut_off, provider_error, unreadable_event};
+pub use gate::{RateGate, RateHint};
 
 #[cfg(test)]
 mod tests;
@@ -96,10 +98,13 @@ impl<F> std::fmt::Debug for HttpProvider<F> {
 impl<F: WireFormat> HttpProvider<F> {
     /// A provider for `settings.base_url` (or the format's default when empty).
     pub fn new(settings: HttpSettings) -> Self {
-        let tls = http::Tls::for_url(&endpoint::<F>(&settings.base_url));
+        let client = match &settings.client {
+            Some(shared) => Ok(shared.clone()),
+            None => http::client(http::Tls::for_url(&endpoint::<F>(&settings.base_url))),
+        };
         HttpProvider {
             settings,
-            client: http::client(tls),
+            client,
             format: PhantomData,
         }
     }
@@ -215,13 +220,30 @@ fn stream_response<D: WireDecoder>(
                 yield StreamEvent::Error("could not repeat the request".to_owned());
                 return;
             };
+            if let Some(gate) = &settings.gate {
+                gate.admit().await;
+            }
             let failure = match http::send(&client, attempt, key).await {
-                Ok(response) => break response,
+                Ok(response) => {
+                    if let Some(gate) = &settings.gate {
+                        gate.answered(RateHint::from_headers(response.headers()));
+                    }
+                    break response;
+                }
                 Err(failure) => failure,
             };
             retry += 1;
             let reason = http::redact(&failure.message, key);
-            let delay = match retry::plan(&failure, retry, &settings) {
+            let plan = retry::plan(&failure, retry, &settings);
+            if let (Some(gate), Some(429 | 503)) = (&settings.gate, failure.status) {
+                // Every request that shares the gate waits, not only this one.
+                let wait = match plan {
+                    retry::RetryPlan::After(delay) | retry::RetryPlan::PastDeadline(delay) => delay,
+                    retry::RetryPlan::GiveUp => failure.retry_after.unwrap_or_default(),
+                };
+                gate.refused(wait, failure.rate_hint);
+            }
+            let delay = match plan {
                 retry::RetryPlan::After(delay) => delay,
                 plan => {
                     yield StreamEvent::Error(retry::gave_up_message(&reason, retry - 1, plan));
@@ -244,8 +266,25 @@ fn stream_response<D: WireDecoder>(
         };
 
         let mut events = decode_with::<D, _>(sse::events(response));
+        // Usage events replace earlier non-zero fields one by one.
+        let mut used = crate::protocol::Usage::default();
         while let Some(event) = events.next().await {
+            if let StreamEvent::Usage(usage) = &event {
+                for (field, new) in [
+                    (&mut used.input, usage.input),
+                    (&mut used.output, usage.output),
+                    (&mut used.cache_read, usage.cache_read),
+                    (&mut used.cache_write, usage.cache_write),
+                ] {
+                    if new != 0 {
+                        *field = new;
+                    }
+                }
+            }
             yield redact_event(event, key);
+        }
+        if let Some(gate) = &settings.gate {
+            gate.spent(used.with_total().total_tokens);
         }
     })
 }

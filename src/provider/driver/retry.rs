@@ -166,6 +166,7 @@ mod tests {
             message: format!("HTTP {status}"),
             retry_after,
             retryable: is_retryable_status(status),
+            rate_hint: Default::default(),
         }
     }
 

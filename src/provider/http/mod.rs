@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::ApiKey;
+use super::driver::RateHint;
 use super::driver::retry;
 pub use crate::secret::redact;
 
@@ -100,6 +101,8 @@ pub struct HttpFailure {
     pub retry_after: Option<Duration>,
     /// Whether trying again may help (408/409/429/5xx, connection failures).
     pub retryable: bool,
+    /// The rate limits the server announced with the failure.
+    pub rate_hint: RateHint,
 }
 
 /// Sends one request. A 2xx response is returned with its body untouched;
@@ -135,6 +138,7 @@ pub async fn send_within(
                 message: redact(&message, key),
                 retry_after: None,
                 retryable: true,
+                rate_hint: RateHint::default(),
             });
         }
     };
@@ -143,6 +147,7 @@ pub async fn send_within(
         return Ok(response);
     }
     let retry_after = retry::retry_after(response.headers(), SystemTime::now());
+    let rate_hint = RateHint::from_headers(response.headers());
     let retryable = retry::should_retry(status.as_u16(), response.headers());
     let location = location(status, response.headers());
     let body = read_bounded(response, ERROR_BODY_LIMIT).await;
@@ -157,6 +162,7 @@ pub async fn send_within(
         message: redact(&message, key),
         retry_after,
         retryable,
+        rate_hint,
     })
 }
 
@@ -198,6 +204,7 @@ pub async fn event_stream(
         message: redact(&message, key),
         retry_after: None,
         retryable: false,
+        rate_hint: RateHint::default(),
     })
 }
 
@@ -341,6 +348,7 @@ fn connection_failure(err: &reqwest::Error, target: &str, key: Option<&ApiKey>) 
             message: redact(&message, key),
             retry_after: None,
             retryable: false,
+            rate_hint: RateHint::default(),
         };
     }
     let cause = root_cause(err);
@@ -355,6 +363,7 @@ fn connection_failure(err: &reqwest::Error, target: &str, key: Option<&ApiKey>) 
         retry_after: None,
         // A request that could not even be built will not build next time.
         retryable: !err.is_builder(),
+        rate_hint: RateHint::default(),
     }
 }
 

@@ -101,6 +101,7 @@ async fn an_error_status_reads_the_body_and_redacts_the_key() {
             message: "HTTP 429 Too Many Requests: Rate limit for key *** reached".to_string(),
             retry_after: Some(Duration::from_secs(2)),
             retryable: true,
+            rate_hint: Default::default(),
         }
     );
 }
