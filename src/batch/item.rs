@@ -19,8 +19,9 @@ use crate::cli::RunArgs;
 use crate::config::file::ConfigFile;
 use crate::config::input::StdinMode;
 use crate::config::layers::{Environment, parse_run};
-use crate::config::{self, Inputs, RunPlan};
+use crate::config::{self, Inputs, ProviderConfig, RunPlan};
 use crate::exit::Status;
+use crate::provider::{HttpSettings, RateGate, shared_client};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
 use crate::run::job::{self, Shared, Streams};
 
@@ -83,12 +84,14 @@ fn one_line(text: &str) -> String {
 }
 
 /// What the batch shares with each item beyond the plan: the MCP
-/// servers' tools and, per item, what is left of the batch's tokens.
+/// servers' tools, the rate gate and the HTTP client.
 pub struct Context<'a> {
     /// Plans come from here.
     pub base: &'a Base<'a>,
     /// Started once for the batch.
     pub shared: &'a Shared,
+    /// The rate gate and the client.
+    pub transport: &'a Transport,
     /// `--events-dir`.
     pub events_dir: Option<&'a Path>,
 }
@@ -136,7 +139,7 @@ pub async fn run_item(
     if tokens_left.is_some() {
         plan.limits.max_tokens_total = tokens_left;
     }
-    share_transport(&mut plan, context.shared);
+    share_transport(&mut plan, context.transport);
     let stderr: Box<dyn Write + Send> = match context.events_dir {
         Some(dir) => match events_file(dir, &item.id) {
             Ok((_, file)) => {
@@ -177,10 +180,56 @@ pub async fn run_item(
     }
 }
 
+/// What every item's requests share: one rate gate (`--rate`, `--tpm`,
+/// and a refusal's `retry-after` pausing every item), one HTTP client.
+pub struct Transport {
+    /// The batch's one gate.
+    pub gate: Arc<RateGate>,
+    /// One connection pool, with the base URL it was made for.
+    pub client: Option<(String, reqwest::Client)>,
+}
+
+impl Transport {
+    /// The gate of `--rate`/`--tpm`, and a client for `plan`'s provider.
+    /// Made on the runtime the items run on (a pooled connection belongs
+    /// to its runtime).
+    pub fn new(plan: &RunPlan, rate: Option<u32>, tpm: Option<u64>) -> Self {
+        let client = http_settings(&plan.provider).and_then(|settings| {
+            let client = shared_client(&settings.base_url).ok()?;
+            Some((settings.base_url.clone(), client))
+        });
+        Transport {
+            gate: RateGate::new(rate, tpm),
+            client,
+        }
+    }
+}
+
+fn http_settings(provider: &ProviderConfig) -> Option<&HttpSettings> {
+    match provider {
+        ProviderConfig::OpenAi(settings)
+        | ProviderConfig::OpenAiResponses(settings)
+        | ProviderConfig::Anthropic(settings) => Some(settings),
+        ProviderConfig::Faux(_) => None,
+    }
+}
+
 /// Hands the batch's one rate gate and HTTP client to an item's plan, so
-/// every item paces and reuses connections together. (The provider's
-/// transport settings are not there yet: nothing to hand over.)
-fn share_transport(_plan: &mut RunPlan, _shared: &Shared) {}
+/// every item paces and reuses connections together. An item whose own
+/// `model` sent it to another base URL keeps a client of its own.
+fn share_transport(plan: &mut RunPlan, transport: &Transport) {
+    if let ProviderConfig::OpenAi(settings)
+    | ProviderConfig::OpenAiResponses(settings)
+    | ProviderConfig::Anthropic(settings) = &mut plan.provider
+    {
+        settings.gate = Some(Arc::clone(&transport.gate));
+        if let Some((base_url, client)) = &transport.client
+            && *base_url == settings.base_url
+        {
+            settings.client = Some(client.clone());
+        }
+    }
+}
 
 /// The item's result line: `{"id":…,"index":…,` then the run's own
 /// `--output json` object as it wrote it.

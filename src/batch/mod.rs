@@ -35,7 +35,7 @@ use crate::run::job::{Shared, Streams};
 use crate::run::report;
 use crate::run::signals::watch_for_aborts;
 use input::{Source, Validated};
-use item::{Base, Context, Finished, run_item};
+use item::{Base, Context, Finished, Transport, run_item};
 use output::{Lines, Order};
 use progress::{Progress, Tally};
 
@@ -190,9 +190,11 @@ impl Batch<'_> {
         };
         let (abort_sender, abort) = watch::channel(None);
         let watcher = tokio::spawn(watch_for_aborts(None, abort_sender));
+        let transport = Transport::new(self.probe, self.args.rate, self.args.tpm);
         let context = Context {
             base: self.base,
             shared: &shared,
+            transport: &transport,
             events_dir: self.args.events_dir.as_deref(),
         };
         let budget_tokens = self.probe.limits.max_tokens_total;

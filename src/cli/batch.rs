@@ -96,7 +96,7 @@ pub struct MergeArgs {
 #[derive(Debug, Clone)]
 pub enum BatchInvocation {
     /// Run the items.
-    Run(BatchArgs),
+    Run(Box<BatchArgs>),
     /// Merge shards' outputs.
     Merge(MergeArgs),
 }
@@ -201,7 +201,7 @@ pub fn read(args: &[OsString]) -> Result<BatchInvocation, clap::Error> {
                 .unwrap_or_default(),
         }));
     }
-    Ok(BatchInvocation::Run(BatchArgs {
+    Ok(BatchInvocation::Run(Box::new(BatchArgs {
         run_words: run_words(&command, words.cloned().collect()),
         input: matches.get_one::<PathBuf>("input").cloned(),
         parallel: usize::from(matches.get_one::<u16>("parallel").copied().unwrap_or(4)),
@@ -212,7 +212,7 @@ pub fn read(args: &[OsString]) -> Result<BatchInvocation, clap::Error> {
         resume: matches.get_one::<PathBuf>("resume").cloned(),
         shard: matches.get_one::<Shard>("shard").copied(),
         matches,
-    }))
+    })))
 }
 
 /// `words` (program name first) without the batch's own flags and the
@@ -265,7 +265,7 @@ mod tests {
     fn read_words(words: &[&str]) -> BatchArgs {
         let args: Vec<OsString> = words.iter().map(OsString::from).collect();
         match read(&args).unwrap() {
-            BatchInvocation::Run(batch) => batch,
+            BatchInvocation::Run(batch) => *batch,
             BatchInvocation::Merge(_) => panic!("not a run"),
         }
     }

@@ -43,7 +43,7 @@ base URL from a lower layer than the key's unless --trust-base-url. \
 
 /// The second line of `-h`'s usage: every command, by name.
 pub const COMMANDS_USAGE: &str =
-    "leash batch [INPUT]|config|completions SHELL|man|schema KIND|help [COMMAND]";
+    "leash batch|config|completions SHELL|man|schema KIND|help [COMMAND]";
 
 /// The footer of `-h`: every exit code by name, and where the rest is.
 pub fn short_help_footer() -> String {
