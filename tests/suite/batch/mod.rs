@@ -6,6 +6,7 @@
 
 mod fan_out;
 mod resume;
+mod shared;
 
 use std::path::Path;
 use std::time::Duration;
