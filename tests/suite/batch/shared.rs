@@ -1,6 +1,6 @@
 //! What the items share: one rate gate (a 429 with `retry-after` pauses
-//! the other items too, requests timestamped by the mock) and the
-//! batch's token budget.
+//! the other items too, requests timestamped by the mock), the batch's
+//! token budget, and MCP servers started once.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -105,4 +105,40 @@ async fn the_batch_budget_stops_starting_items() {
     assert_eq!(summary["notStarted"].as_u64(), Some(2), "{summary}");
     assert_eq!(summary["tokens"].as_u64(), Some(120), "{summary}");
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+#[test]
+fn mcp_servers_start_once_for_every_item() {
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/test-server.mjs");
+    if !crate::support::shell::has("node") || !server.exists() {
+        eprintln!("skipped: no node for the MCP test server");
+        return;
+    }
+    let (dir, path) = input("one\ntwo\nthree\n");
+    let starts = dir.path().join("starts");
+    let mcp = format!(
+        "t=sh -c 'echo started >> {}; exec node {}'",
+        starts.display(),
+        server.display()
+    );
+    let script = serde_json::json!({"responses": [
+        {"toolCalls": [{"id": "c1", "name": "mcp__t__small", "arguments": {}}]},
+        {"text": "done"}
+    ]});
+    let outcome = crate::support::run::Run::faux(script)
+        .command_word("batch")
+        .arg(&path)
+        .args(["--tools", "none", "--mcp", &mcp])
+        .timeout(Duration::from_secs(60))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let lines = lines(&outcome);
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["turns"] == 2 && l["reply"] == "done"),
+        "{lines:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&starts).unwrap(), "started\n");
 }
