@@ -14,7 +14,7 @@ use crate::render::schema::SchemaKind;
 /// The commands, recognised by name as the first argument only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandName {
-    /// `leash batch [INPUT] [OPTIONS]` and `leash batch merge`.
+    /// `leash batch [INPUT] [OPTIONS]` and `leash batch merge SHARD…`.
     Batch,
     /// `leash config [OPTIONS]`.
     Config,
@@ -47,7 +47,7 @@ impl CommandName {
 pub const COMMANDS: [(CommandName, &str, &str); 6] = [
     (
         CommandName::Batch,
-        "[INPUT] [OPTIONS]",
+        "[INPUT]",
         "Run each line of a JSONL file as one run, N at a time: one JSON line per item",
     ),
     (
