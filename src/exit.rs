@@ -30,6 +30,8 @@ pub enum Status {
     Budget,
     /// An MCP server did not start or list its tools within `--mcp-timeout`.
     Mcp,
+    /// `leash batch`: at least one item did not end `ok`.
+    BatchFailed,
     /// The abort timer fired.
     Timeout,
     /// A signal stopped the run.
@@ -73,7 +75,7 @@ const fn exit(status: Status, code: u8, name: &'static str, meaning: &'static st
 /// signal's status once per signal. `--help`, the man page, the JSON
 /// Schemas, the `status`/`exitCode` fields and the process's exit code all
 /// read it; nothing else in leash picks an exit code.
-pub const EXITS: [Exit; 13] = [
+pub const EXITS: [Exit; 14] = [
     exit(Status::Ok, 0, "ok", "the final answer ended normally"),
     exit(
         Status::Error,
@@ -122,6 +124,12 @@ pub const EXITS: [Exit; 13] = [
         8,
         "mcp",
         "an MCP server did not start or list its tools within --mcp-timeout",
+    ),
+    exit(
+        Status::BatchFailed,
+        9,
+        "batch_failed",
+        "leash batch: at least one item did not end ok (the summary counts them by status)",
     ),
     exit(
         Status::Timeout,

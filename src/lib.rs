@@ -21,8 +21,8 @@
 //! process leash starts); `tools`; `agent` and `mcp`; `policy` (the run's
 //! rules as loop hooks); `render` (the output formats and their writers);
 //! `cli` (the clap definition); `config` (the layers → one validated run
-//! plan); `run` (prepare → run → decide the ending → report); `dispatch`
-//! (argv → what runs).
+//! plan); `run` (prepare → run → decide the ending → report); `batch`
+//! (many runs in one process); `dispatch` (argv → what runs).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
@@ -38,6 +38,7 @@ pub mod provider;
 pub mod tools;
 
 // The one-shot command around them; reached through [`run_process`].
+mod batch;
 mod child;
 mod cli;
 mod config;

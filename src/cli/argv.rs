@@ -11,6 +11,7 @@ use clap::error::ErrorKind;
 use clap::{ArgMatches, Command, FromArgMatches, ValueEnum};
 
 use super::Cli;
+use super::batch::BatchInvocation;
 use super::commands::{CommandName, PrintCommand, command_name, command_tree, run_command};
 use crate::render::format::{EventsFormat, OutputFormat};
 
@@ -19,6 +20,8 @@ use crate::render::format::{EventsFormat, OutputFormat};
 pub enum Invocation {
     /// `leash [OPTIONS] [PROMPT]`.
     Run(RunArgs),
+    /// `leash batch …`: many runs, or the merge of shards' outputs.
+    Batch(BatchInvocation),
     /// `leash config [OPTIONS] [PROMPT]`: the settings such a run would use.
     Config(RunArgs),
     /// `completions`, `man`, `schema`, `help` (`None`: nothing to print).
@@ -62,6 +65,10 @@ pub fn read(args: Vec<OsString>, env: &dyn Fn(&str) -> Option<String>) -> Invoca
     match command_name(&args) {
         None => match RunArgs::parse(args.clone()) {
             Ok(run) => Invocation::Run(run),
+            Err(error) => refused(error, args, env),
+        },
+        Some(CommandName::Batch) => match super::batch::read(&args) {
+            Ok(batch) => Invocation::Batch(batch),
             Err(error) => refused(error, args, env),
         },
         Some(CommandName::Config) => match command_tree().try_get_matches_from(&args) {

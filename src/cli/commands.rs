@@ -1,5 +1,5 @@
-//! The commands beside a run (`config`, `completions`, `man`, `schema`,
-//! `help`), recognised by name as the first argument only, and the two
+//! The commands beside a run (`batch`, `config`, `completions`, `man`,
+//! `schema`, `help`), recognised by name as the first argument only, and the two
 //! parsers built from the one definition: a run's, and the whole tree.
 
 use std::ffi::OsString;
@@ -7,12 +7,15 @@ use std::ffi::OsString;
 use clap::{Arg, Command, CommandFactory};
 
 use super::Cli;
+use super::batch::batch_command;
 use super::help::ESSENTIAL_FLAGS;
 use crate::render::schema::SchemaKind;
 
 /// The commands, recognised by name as the first argument only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandName {
+    /// `leash batch [INPUT] [OPTIONS]` and `leash batch merge SHARD…`.
+    Batch,
     /// `leash config [OPTIONS]`.
     Config,
     /// `leash completions SHELL`.
@@ -29,6 +32,7 @@ impl CommandName {
     /// The word that names it.
     pub fn name(self) -> &'static str {
         match self {
+            CommandName::Batch => "batch",
             CommandName::Config => "config",
             CommandName::Completions => "completions",
             CommandName::Man => "man",
@@ -40,7 +44,12 @@ impl CommandName {
 
 /// The commands, each with its arguments and one-line summary, in the
 /// order `--help` lists them.
-pub const COMMANDS: [(CommandName, &str, &str); 5] = [
+pub const COMMANDS: [(CommandName, &str, &str); 6] = [
+    (
+        CommandName::Batch,
+        "[INPUT]",
+        "Run each line of a JSONL file as one run, N at a time: one JSON line per item",
+    ),
     (
         CommandName::Config,
         "[OPTIONS]",
@@ -90,7 +99,7 @@ impl PrintCommand {
             .map(|(command, _, _)| *command)
             .find(|command| command.name() == name)?;
         Some(match command {
-            CommandName::Config => return None,
+            CommandName::Config | CommandName::Batch => return None,
             CommandName::Completions => {
                 PrintCommand::Completions(*sub.get_one::<clap_complete::Shell>("shell")?)
             }
@@ -142,6 +151,7 @@ pub fn command_tree() -> Command {
             .unwrap_or_default()
     };
     run.disable_help_subcommand(true)
+        .subcommand(batch_command().about(about("batch")))
         .subcommand(
             Command::new("config")
                 .about(about("config"))
@@ -171,6 +181,7 @@ pub fn command_tree() -> Command {
         )
         .subcommand(Command::new("help").about(about("help")).arg(
             Arg::new("command").value_name("COMMAND").value_parser([
+                "batch",
                 "config",
                 "completions",
                 "man",

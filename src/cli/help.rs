@@ -42,7 +42,8 @@ base URL from a lower layer than the key's unless --trust-base-url. \
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
 
 /// The second line of `-h`'s usage: every command, by name.
-pub const COMMANDS_USAGE: &str = "leash config|completions SHELL|man|schema KIND|help [COMMAND]";
+pub const COMMANDS_USAGE: &str =
+    "leash batch|config|completions SHELL|man|schema KIND|help [COMMAND]";
 
 /// The footer of `-h`: every exit code by name, and where the rest is.
 pub fn short_help_footer() -> String {

@@ -3,7 +3,7 @@
 //! anything; `config` turns these raw values into a validated run.
 //!
 //! Two shapes share one definition. A run is `leash [OPTIONS] [PROMPT]`
-//! ([`Cli`], parsed by [`run_command`]). A command (`config`,
+//! ([`Cli`], parsed by [`run_command`]). A command (`batch`, `config`,
 //! `completions`, `man`, `schema`, `help`) is recognised only as the very
 //! first argument ([`command_name`]), so any other word — `leash -q man`,
 //! `leash -- man` — is still a prompt. [`command_tree`] joins both for
@@ -11,6 +11,7 @@
 //! line into an [`Invocation`].
 
 pub mod argv;
+pub mod batch;
 pub mod commands;
 pub mod help;
 

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 use clap::parser::ValueSource;
 
+use crate::cli::batch::BatchInvocation;
 use crate::cli::{ApiName, Invocation, ProviderName, run_command};
 use crate::config::input::{FILE_LIMIT, FileReadError, read_text_file};
 use crate::provider::catalog;
@@ -39,6 +40,8 @@ pub enum EnvFileChoice {
 pub fn env_file_choice(invocation: &Invocation) -> EnvFileChoice {
     let matches = match invocation {
         Invocation::Run(run) | Invocation::Config(run) => &run.matches,
+        // A batch reads the `.env` its run flags choose, as each run would.
+        Invocation::Batch(BatchInvocation::Run(batch)) => &batch.matches,
         _ => return EnvFileChoice::Off("not a run"),
     };
     let source = |id: &str| match matches.value_source(id) {

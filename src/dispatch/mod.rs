@@ -1,5 +1,5 @@
 //! What the binary does with its arguments: a run, or one of the commands
-//! (`config`, `completions`, `man`, `schema`, `help`), recognised only as
+//! (`batch`, `config`, `completions`, `man`, `schema`, `help`), recognised only as
 //! the very first argument so that any other word is still a prompt.
 //!
 //! `main` hands over the arguments, the environment and the process's
@@ -59,6 +59,9 @@ fn dispatch(
 ) -> Result<Status, clap::Error> {
     match invocation {
         Invocation::Run(run) => run_once(&run, &env, stderr_is_terminal, streams),
+        Invocation::Batch(batch) => {
+            Ok(crate::batch::main(batch, &env, stderr_is_terminal, streams))
+        }
         Invocation::Config(run) => show_config(&run, &env, stderr_is_terminal, streams),
         Invocation::Print(None) => Ok(Status::Ok),
         Invocation::Print(Some(command)) => {

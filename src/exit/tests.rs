@@ -21,6 +21,7 @@ fn every_status() -> Vec<Status> {
         | Status::InvalidOutput
         | Status::Budget
         | Status::Mcp
+        | Status::BatchFailed
         | Status::Timeout
         | Status::Interrupted(Signal::Interrupt | Signal::Terminate | Signal::Hangup) => status,
     };
@@ -34,6 +35,7 @@ fn every_status() -> Vec<Status> {
         Status::InvalidOutput,
         Status::Budget,
         Status::Mcp,
+        Status::BatchFailed,
         Status::Timeout,
         Status::Interrupted(Signal::Interrupt),
         Status::Interrupted(Signal::Terminate),
@@ -59,7 +61,8 @@ fn the_exit_table_has_every_status_once_with_a_distinct_code() {
         Status::Interrupted(Signal::Terminate).as_str(),
         "interrupted"
     );
-    assert_eq!(status_names().len(), 11);
+    assert_eq!(status_names().len(), 12);
+    assert_eq!(Status::BatchFailed.code(), 9);
     assert_eq!((Status::Mcp.code(), Status::Mcp.as_str()), (8, "mcp"));
     let interrupted = exit_lines().pop().unwrap();
     assert_eq!(

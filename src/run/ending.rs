@@ -207,6 +207,10 @@ pub fn describe(status: Status, detail: &Detail<'_>) -> String {
             .error_message
             .unwrap_or("an MCP server did not start")
             .to_owned(),
+        Status::BatchFailed => detail
+            .error_message
+            .unwrap_or("some items of the batch did not end ok")
+            .to_owned(),
         Status::TurnLimit => format!(
             "turn limit reached after {}; task not confirmed complete; {RAISE_TURNS}",
             turns(detail.turns)

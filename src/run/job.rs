@@ -109,8 +109,46 @@ enum NotStarted {
     Mcp(McpStartError),
 }
 
+/// What a batch starts once and hands to every item's run, instead of
+/// each run starting its own (README "Fan-out: leash batch").
+#[derive(Clone, Default)]
+pub struct Shared {
+    /// The tools of the MCP servers the batch started; `None`: the run
+    /// starts the servers of its plan itself.
+    pub mcp_tools: Option<Vec<Arc<dyn Tool>>>,
+}
+
+impl Shared {
+    /// Starts the MCP servers of `plan` once, for every run that shares
+    /// them; the caller stops the returned servers after the last run.
+    pub async fn start(plan: &RunPlan) -> (McpServers, Result<Shared, McpStartError>) {
+        let mut servers = McpServers::default();
+        let started = servers.start(&plan.mcp, &keys_of(plan)).await;
+        let shared = started.map(|tools| Shared {
+            mcp_tools: Some(tools),
+        });
+        (servers, shared)
+    }
+}
+
+/// The run's key and every other key leash knows, longest first.
+fn keys_of(plan: &RunPlan) -> Arc<[ApiKey]> {
+    let run_key = match &plan.provider {
+        ProviderConfig::OpenAi(settings)
+        | ProviderConfig::OpenAiResponses(settings)
+        | ProviderConfig::Anthropic(settings) => settings.api_key.clone(),
+        ProviderConfig::Faux(_) => None,
+    };
+    key_set(run_key.into_iter().chain(plan.known_keys.clone()))
+}
+
 /// Runs the job `plan` describes and returns how it ended.
 pub async fn run(plan: RunPlan, streams: Streams) -> Status {
+    run_with(plan, streams, &Shared::default()).await
+}
+
+/// [`run`], with the pieces a batch started once for all its runs.
+pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Status {
     let (abort_sender, mut abort) = watch::channel(None);
     let watcher = tokio::spawn(watch_for_aborts(plan.deadline, abort_sender));
     let mut job = Job {
@@ -123,7 +161,7 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
         changes: Arc::default(),
         mcp: McpServers::default(),
     };
-    let report = match job.prepare(&mut abort).await {
+    let report = match job.prepare(&mut abort, shared).await {
         Ok(prepared) => {
             let (messages, limits, verdict) = job.run_agent(prepared, &mut abort).await;
             let cause = *abort.borrow();
@@ -231,6 +269,7 @@ impl Job {
     async fn prepare(
         &mut self,
         abort: &mut watch::Receiver<Option<AbortCause>>,
+        shared: &Shared,
     ) -> Result<Prepared, NotStarted> {
         // Emptied first, so a stale reply never passes for this run's.
         if let Some(path) = &self.plan.output_last_message {
@@ -278,11 +317,9 @@ impl Job {
         // Every server starts and lists its tools before the first request,
         // or the run ends (exit 8); the timer and the signals still end the wait.
         let keys = self.keys();
-        let mcp_tools = tokio::select! {
-            started = self.mcp.start(&self.plan.mcp, &keys) => started.map_err(NotStarted::Mcp)?,
-            cause = abort.wait_for(Option::is_some) => {
-                return Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)));
-            }
+        let mcp_tools = match &shared.mcp_tools {
+            Some(tools) => tools.clone(),
+            None => self.start_mcp(&keys, abort).await?,
         };
         if let Some(notice) = self.mcp.started(&mcp_tools) {
             self.events.submit(move |renderer| renderer.notice(&notice));
@@ -346,6 +383,22 @@ impl Job {
         })
     }
 
+    /// Starts the plan's MCP servers (every one lists its tools before the
+    /// first request, or the run ends, exit 8); the timer and the signals
+    /// still end the wait.
+    async fn start_mcp(
+        &mut self,
+        keys: &Arc<[ApiKey]>,
+        abort: &mut watch::Receiver<Option<AbortCause>>,
+    ) -> Result<Vec<Arc<dyn Tool>>, NotStarted> {
+        tokio::select! {
+            started = self.mcp.start(&self.plan.mcp, keys) => started.map_err(NotStarted::Mcp),
+            cause = abort.wait_for(Option::is_some) => {
+                Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)))
+            }
+        }
+    }
+
     /// Runs the prompt until it ends or the timer or a signal stops it;
     /// returns the messages it added, what the limits saw and how a
     /// `finish-turn` hook decided the end, if one did.
@@ -386,13 +439,7 @@ impl Job {
 
     /// The run's key and every other key leash knows, longest first.
     fn keys(&self) -> Arc<[ApiKey]> {
-        let run_key = match &self.plan.provider {
-            ProviderConfig::OpenAi(settings)
-            | ProviderConfig::OpenAiResponses(settings)
-            | ProviderConfig::Anthropic(settings) => settings.api_key.clone(),
-            ProviderConfig::Faux(_) => None,
-        };
-        key_set(run_key.into_iter().chain(self.plan.known_keys.clone()))
+        keys_of(&self.plan)
     }
 
     /// The file tools, then the MCP servers' tools, each behind the key

@@ -2,6 +2,7 @@
 //! ARCHITECTURE.md): every test runs the real binary through the one
 //! launcher, [`crate::support::run::Run`].
 
+mod batch;
 mod cli;
 mod config;
 mod events;

@@ -54,6 +54,7 @@ impl Endpoint for super::hostile::HostileServer {
 /// `HOME` and working directory), so `--root fixtures` works and no `.env`
 /// or config file of the repository or the developer is read.
 pub struct Run {
+    first: Option<OsString>,
     dir: Option<TempDir>,
     home: Option<PathBuf>,
     config_home: Option<PathBuf>,
@@ -78,6 +79,7 @@ impl Run {
     /// `leash` with no provider chosen and no key.
     pub fn new() -> Self {
         Run {
+            first: None,
             dir: None,
             home: None,
             config_home: None,
@@ -157,6 +159,13 @@ impl Run {
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         let provider = self.provider.as_mut().expect("a base URL needs a provider");
         provider.1 = url.into();
+        self
+    }
+
+    /// A command word (`batch`) as the very first argument, before the
+    /// provider's flags: leash recognises a command only there.
+    pub fn command_word(mut self, word: impl AsRef<OsStr>) -> Self {
+        self.first = Some(word.as_ref().to_owned());
         self
     }
 
@@ -279,6 +288,9 @@ impl Run {
                 Some(value) => cmd.env(name, value),
                 None => cmd.env_remove(name),
             };
+        }
+        if let Some(word) = &self.first {
+            cmd.arg(word);
         }
         if let Some((name, base_url, model)) = &self.provider {
             cmd.args(["--provider", name, "--base-url", base_url, "-m", model]);

@@ -1,0 +1,323 @@
+//! `leash batch`: many runs in one process (README "Fan-out: leash
+//! batch"). The input is validated whole before any item runs
+//! (`input`), the batch's flags are checked once as a run's, the MCP
+//! servers start once, and then up to `--parallel` items run at a time,
+//! each one a run through the same plan and job as `leash PROMPT`
+//! (`item`). Each item's result is one JSON line (`output`), in input
+//! order unless `--unordered`; stderr shows the progress and ends with
+//! the `batch_end` summary (`progress`). `merge` joins shards' outputs.
+//!
+//! *Never* runs a second agent loop or decides an item's status (the
+//! run does); it only decides the batch's: `ok`, `batch_failed`, or the
+//! signal that stopped it.
+
+pub mod input;
+pub mod item;
+pub mod merge;
+pub mod output;
+pub mod progress;
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use tokio::sync::watch;
+
+use crate::cli::batch::{BatchArgs, BatchInvocation};
+use crate::config::file::ConfigFile;
+use crate::config::layers::Environment;
+use crate::exit::Status;
+use crate::render;
+use crate::render::format::{EventsFormat, OutputFormat};
+use crate::run::ending::{self, AbortCause};
+use crate::run::job::{Shared, Streams};
+use crate::run::report;
+use crate::run::signals::watch_for_aborts;
+use input::{Source, Validated};
+use item::{Base, Context, Finished, Transport, run_item};
+use output::{Lines, Order};
+use progress::{Progress, Tally};
+
+/// Runs `leash batch …` and returns how the batch ended.
+pub fn main(
+    batch: BatchInvocation,
+    env: &Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Status {
+    match batch {
+        BatchInvocation::Merge(merge) => merge::run(&merge, streams),
+        BatchInvocation::Run(args) => run_batch(&args, env, stderr_is_terminal, streams),
+    }
+}
+
+/// A usage error of the batch (exit 2), in words on stderr.
+fn refuse(message: String, streams: Streams) -> Status {
+    report::report_usage_error(message, EventsFormat::Text, OutputFormat::Text, streams)
+}
+
+/// Everything checked before the first item runs; a failure is a usage
+/// error and nothing runs.
+fn run_batch(
+    args: &BatchArgs,
+    env: &Environment,
+    stderr_is_terminal: bool,
+    streams: Streams,
+) -> Status {
+    let file = match ConfigFile::location(&|name| env.get(name)).map(|path| ConfigFile::load(&path))
+    {
+        Some(Err(error)) => return refuse(error.to_string(), streams),
+        Some(Ok(file)) => file,
+        None => None,
+    };
+    let base = Base {
+        run_words: &args.run_words,
+        env,
+        file: file.as_ref(),
+    };
+    let probe = match base.plan(None) {
+        Ok(plan) => plan,
+        Err(message) => return refuse(message, streams),
+    };
+    let one_runs = [
+        ("--transcript", probe.transcript.is_some()),
+        ("--output-last-message", probe.output_last_message.is_some()),
+        ("--follow-up", !probe.follow_ups.is_empty()),
+    ];
+    if let Some((flag, _)) = one_runs.iter().find(|(_, given)| *given) {
+        return refuse(
+            format!(
+                "{flag} is a single run's; leash batch writes each item's events with --events-dir"
+            ),
+            streams,
+        );
+    }
+    let (done, lines) = match &args.resume {
+        Some(path) => match output::resume(path) {
+            Ok((done, file)) => (done, Lines::new(Box::new(file))),
+            Err(error) => {
+                return refuse(
+                    format!("cannot resume {}: {error}", path.display()),
+                    streams,
+                );
+            }
+        },
+        None => (HashSet::new(), Lines::new(streams.stdout)),
+    };
+    let keep = |item: &input::Item| {
+        args.shard.is_none_or(|shard| shard.takes(item.index)) && !done.contains(&item.id)
+    };
+    let validated = match input::validate(Source::of(args.input.as_deref()), &keep) {
+        Ok(validated) => validated,
+        Err(error) => {
+            let streams = Streams {
+                stdout: Box::new(std::io::sink()),
+                stderr: streams.stderr,
+            };
+            return refuse(error.to_string(), streams);
+        }
+    };
+    if let Some(dir) = &args.events_dir
+        && let Err(error) = std::fs::create_dir_all(dir)
+    {
+        let streams = Streams {
+            stdout: Box::new(std::io::sink()),
+            stderr: streams.stderr,
+        };
+        return refuse(
+            format!("cannot create --events-dir {}: {error}", dir.display()),
+            streams,
+        );
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let mut stderr = streams.stderr;
+            let _ = render::write_reason(
+                &mut stderr,
+                &format!("cannot start the async runtime: {error}"),
+            );
+            return Status::Error;
+        }
+    };
+    let batch = Batch {
+        args,
+        base: &base,
+        probe: &probe,
+        done,
+        lines,
+        stderr: streams.stderr,
+        terminal: stderr_is_terminal,
+    };
+    let status = runtime.block_on(batch.run(validated));
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    status
+}
+
+/// A checked batch, ready to run.
+struct Batch<'a> {
+    args: &'a BatchArgs,
+    base: &'a Base<'a>,
+    /// The batch's own flags as a run's plan: the MCP servers, the budget.
+    probe: &'a crate::config::RunPlan,
+    /// Ids `--resume` found complete.
+    done: HashSet<String>,
+    lines: Lines,
+    stderr: Box<dyn Write + Send>,
+    terminal: bool,
+}
+
+impl Batch<'_> {
+    async fn run(mut self, validated: Validated) -> Status {
+        let shard = self.args.shard;
+        let total = validated.kept;
+        let mut items = match validated.items() {
+            Ok(items) => items,
+            Err(error) => return self.fail(&error.to_string()),
+        };
+        let (mut servers, shared) = Shared::start(self.probe).await;
+        let shared = match shared {
+            Ok(shared) => shared,
+            Err(error) => {
+                servers.stop().await;
+                let _ = render::write_reason(&mut self.stderr, &error.to_string());
+                return Status::Mcp;
+            }
+        };
+        let (abort_sender, abort) = watch::channel(None);
+        let watcher = tokio::spawn(watch_for_aborts(None, abort_sender));
+        let transport = Transport::new(self.probe, self.args.rate, self.args.tpm);
+        let context = Context {
+            base: self.base,
+            shared: &shared,
+            transport: &transport,
+            events_dir: self.args.events_dir.as_deref(),
+        };
+        let budget_tokens = self.probe.limits.max_tokens_total;
+        let budget_cost = self.probe.limits.max_cost.map(|cost| cost.usd());
+        let mut tally = Tally::new(total);
+        let mut progress = Progress::new(self.terminal, total);
+        let mut order = Order::new(!self.args.unordered);
+        let mut running = FuturesUnordered::new();
+        let (mut started, mut exhausted, mut unread) = (0u64, false, None);
+        let mut ticker = tokio::time::interval(progress::PIPE_EVERY);
+        loop {
+            let stopped = abort.borrow().is_some();
+            let spent = budget_tokens.is_some_and(|limit| tally.tokens >= limit)
+                || budget_cost.is_some_and(|limit| tally.cost.unwrap_or(0.0) >= limit);
+            while running.len() < self.args.parallel && !exhausted && !stopped && !spent {
+                match items.next() {
+                    None => exhausted = true,
+                    Some(Err(error)) => {
+                        unread = Some(error.to_string());
+                        exhausted = true;
+                    }
+                    Some(Ok(item)) => {
+                        let skip = shard.is_some_and(|shard| !shard.takes(item.index))
+                            || self.done.contains(&item.id);
+                        if !skip {
+                            let left = budget_tokens.map(|limit| limit - tally.tokens.min(limit));
+                            running.push(run_item(item, started, &context, left));
+                            started += 1;
+                        }
+                    }
+                }
+            }
+            if running.is_empty() {
+                break;
+            }
+            let mut abort_changed = abort.clone();
+            tokio::select! {
+                Some(finished) = running.next() => {
+                    self.finished(finished, &mut tally, &mut order);
+                    progress.show(&tally, self.stderr.as_mut());
+                }
+                _ = abort_changed.changed(), if !stopped => {}
+                _ = ticker.tick() => progress.show(&tally, self.stderr.as_mut()),
+            }
+        }
+        for line in order.rest() {
+            self.lines.write(&line);
+        }
+        progress.finish();
+        drop(running);
+        servers.stop().await;
+        watcher.abort();
+        let not_started = total.saturating_sub(tally.done());
+        let cause = *abort.borrow();
+        self.end(&tally, not_started, cause, unread)
+    }
+
+    /// Counts `finished` and writes the lines now due.
+    fn finished(&mut self, finished: Finished, tally: &mut Tally, order: &mut Order) {
+        tally.add(finished.status.as_str(), finished.tokens, finished.cost);
+        for line in order.done(finished.position, finished.line) {
+            self.lines.write(&line);
+        }
+    }
+
+    /// The last lines: why (on failure), then the `batch_end` summary.
+    fn end(
+        &mut self,
+        tally: &Tally,
+        not_started: u64,
+        cause: Option<AbortCause>,
+        unread: Option<String>,
+    ) -> Status {
+        let failed = tally.done() - tally.ok() + not_started;
+        let (status, why) = match (cause, unread, self.lines.failure()) {
+            (Some(cause), _, _) => (
+                ending::status_of_abort(Some(cause)),
+                Some(format!(
+                    "stopped by a signal: {} of {} items done, the rest not started",
+                    tally.done(),
+                    tally.total
+                )),
+            ),
+            (None, Some(unread), _) => (Status::Error, Some(unread)),
+            (None, None, Some(failure)) if !failure.is_empty() => {
+                (Status::Error, Some(failure.to_owned()))
+            }
+            _ if failed > 0 => (
+                Status::BatchFailed,
+                Some(format!(
+                    "{failed} of {} items did not end ok ({})",
+                    tally.total,
+                    describe_failures(tally, not_started)
+                )),
+            ),
+            _ => (Status::Ok, None),
+        };
+        if let Some(why) = why {
+            let _ = render::write_reason(&mut self.stderr, &why);
+        }
+        let _ = writeln!(self.stderr, "{}", tally.summary(not_started));
+        let _ = self.stderr.flush();
+        status
+    }
+
+    fn fail(mut self, message: &str) -> Status {
+        let _ = render::write_reason(&mut self.stderr, message);
+        Status::Error
+    }
+}
+
+/// `error: 1, timeout: 2, not started: 3`.
+fn describe_failures(tally: &Tally, not_started: u64) -> String {
+    let mut parts: Vec<String> = tally
+        .by_status
+        .iter()
+        .filter(|(status, _)| **status != "ok")
+        .map(|(status, count)| format!("{status}: {count}"))
+        .collect();
+    if not_started > 0 {
+        parts.push(format!(
+            "not started: {not_started}, the batch's budget used up"
+        ));
+    }
+    parts.join(", ")
+}
