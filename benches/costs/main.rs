@@ -58,7 +58,7 @@ struct Runs {
 const FULL: Runs = Runs {
     version: 30,
     seed: 20,
-    curl: 40,
+    curl: 100,
     deltas: [(1_000, 10), (10_000, 10), (100_000, 5), (1_000_000, 3)],
     abort: 5,
     batch: 5,
@@ -69,7 +69,7 @@ const FULL: Runs = Runs {
 const QUICK: Runs = Runs {
     version: 5,
     seed: 5,
-    curl: 5,
+    curl: 10,
     deltas: [(1_000, 3), (10_000, 3), (100_000, 2), (1_000_000, 1)],
     abort: 2,
     batch: 2,
