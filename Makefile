@@ -85,8 +85,9 @@ demo:
 		--root fixtures --system "$(DEMO_SYSTEM)" "$(DEMO_PROMPT)"
 
 # What leash costs next to the model, as one table (start-up, the seed task,
-# replies of 1k-1M deltas, abort, tool batches, SSE decoding); loopback
-# only, not part of `make test`. It times the `cargo build --release`
+# the seed task next to curl on a quiet machine and with a busy loop on
+# every core, replies of 1k-1M deltas, abort, tool batches, SSE decoding);
+# loopback only, not part of `make test`. It times the `cargo build --release`
 # binary, copied aside first: a bench build re-links target/release/leash
 # with the dev-dependencies' features, so the last step puts it back.
 bench:

@@ -1,18 +1,20 @@
 //! `make bench`: what leash costs next to the model, as one table. The
 //! release binary is timed as a whole process against a loopback mock
-//! OpenAI server (start-up, the seed task, replies of 1k to 1M deltas, the
-//! abort timer, the grep tool over a generated 100 MB tree next to `rg`);
+//! OpenAI server (start-up, the seed task, the seed task next to curl on a
+//! quiet and on a busy machine, replies of 1k to 1M deltas, the abort
+//! timer, the grep tool over a generated 100 MB tree next to `rg`);
 //! the tool batch and SSE decoding are timed in-process with the library.
 //! Needs no network beyond loopback.
 //!
 //! Under `cargo test` (no `--bench` argument) it only says how to run it:
 //! it is not part of the test suite. `cargo bench --bench costs -- --quick`
-//! takes fewer samples; `-- startup deltas abort batch sse grep` (any of them)
-//! runs only those sections; `--serve seed|N` (on the built executable)
+//! takes fewer samples; `-- startup curl deltas abort batch sse grep` (any
+//! of them) runs only those sections; `--serve seed|N` (on the built executable)
 //! only serves the mock, for profiling leash by hand.
 
 #![allow(clippy::expect_used, clippy::print_stdout)]
 
+mod curl;
 mod grep;
 mod in_process;
 mod mock;
@@ -36,12 +38,14 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const DELTA: &str = "tok ";
 
 /// The sections, in the order they run; naming some runs only those.
-const SECTIONS: [&str; 6] = ["startup", "deltas", "abort", "batch", "sse", "grep"];
+const SECTIONS: [&str; 7] = ["startup", "curl", "deltas", "abort", "batch", "sse", "grep"];
 
 /// How many samples each measurement takes.
 struct Runs {
     version: usize,
     seed: usize,
+    /// Interleaved pairs of the seed task and curl, per machine state.
+    curl: usize,
     /// Per reply size, smallest first.
     deltas: [(usize, usize); 4],
     abort: usize,
@@ -54,6 +58,7 @@ struct Runs {
 const FULL: Runs = Runs {
     version: 30,
     seed: 20,
+    curl: 100,
     deltas: [(1_000, 10), (10_000, 10), (100_000, 5), (1_000_000, 3)],
     abort: 5,
     batch: 5,
@@ -64,6 +69,7 @@ const FULL: Runs = Runs {
 const QUICK: Runs = Runs {
     version: 5,
     seed: 5,
+    curl: 10,
     deltas: [(1_000, 3), (10_000, 3), (100_000, 2), (1_000_000, 1)],
     abort: 2,
     batch: 2,
@@ -109,6 +115,10 @@ fn main() {
     if wanted("startup") {
         eprintln!("costs: start-up and the seed task…");
         start_up_and_seed(&runner, &mock, &fixtures, &runs, &mut rows);
+    }
+    if wanted("curl") {
+        eprintln!("costs: the seed task next to curl, quiet and with every core busy…");
+        curl::versus_curl(&runner, &mock, &fixtures, SEED_PROMPT, runs.curl, &mut rows);
     }
     if wanted("deltas") {
         eprintln!("costs: replies of 1k to 1M deltas…");

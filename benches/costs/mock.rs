@@ -31,6 +31,8 @@ struct State {
     reply: Mutex<Reply>,
     /// Wall-clock time of the first byte of each connection.
     first_bytes: Mutex<Vec<SystemTime>>,
+    /// The request bodies, in order (for curl to send the same bytes).
+    bodies: Mutex<Vec<Vec<u8>>>,
 }
 
 /// A running mock. The accept thread lives as long as the process.
@@ -47,6 +49,7 @@ impl Mock {
         let state = Arc::new(State {
             reply: Mutex::new(Reply::Seed),
             first_bytes: Mutex::new(Vec::new()),
+            bodies: Mutex::new(Vec::new()),
         });
         let accepting = Arc::clone(&state);
         thread::spawn(move || {
@@ -63,10 +66,16 @@ impl Mock {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Sets the reply and forgets earlier first-byte times.
+    /// Sets the reply and forgets earlier first-byte times and bodies.
     pub fn set_reply(&self, reply: Reply) {
         *lock(&self.state.reply) = reply;
         lock(&self.state.first_bytes).clear();
+        lock(&self.state.bodies).clear();
+    }
+
+    /// The request bodies received since the last `set_reply`, in order.
+    pub fn bodies(&self) -> Vec<Vec<u8>> {
+        lock(&self.state.bodies).clone()
     }
 
     /// The earliest first byte since the last `set_reply`.
@@ -94,6 +103,9 @@ fn serve(stream: TcpStream, state: &State) {
     }
     while let Some(body) = read_request(&mut reader) {
         let reply = lock(&state.reply).clone();
+        if matches!(reply, Reply::Seed) {
+            lock(&state.bodies).push(body.clone());
+        }
         let written = match reply {
             Reply::Seed => respond(&mut writer, &seed_body(&body)),
             Reply::Body(bytes) => respond(&mut writer, &bytes),

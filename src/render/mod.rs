@@ -97,6 +97,35 @@ pub trait EventRenderer: Send {
     /// Clears what is live on the terminal (the indicator, a streamed line)
     /// before the result is printed.
     fn settle(&mut self) {}
+    /// The events [`event`](Self::event) can act on, fixed once built: the
+    /// run hands the others to no one. A renderer lives on a thread of its
+    /// own, so every event handed over wakes that thread; under a busy CPU
+    /// each wake-up waits for a time slice.
+    fn interest(&self) -> Interest {
+        Interest::Every
+    }
+}
+
+/// Which events change what an [`EventRenderer`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interest {
+    /// All of them.
+    Every,
+    /// All but the streamed updates (text, thinking and call deltas).
+    NoUpdates,
+    /// None: only notices and the end are written.
+    Nothing,
+}
+
+impl Interest {
+    /// Whether `event` is worth handing over.
+    pub fn wants(self, event: &AgentEvent) -> bool {
+        match self {
+            Interest::Every => true,
+            Interest::NoUpdates => !matches!(event, AgentEvent::MessageUpdate { .. }),
+            Interest::Nothing => false,
+        }
+    }
 }
 
 /// The one `leash:` line of a command that is not a run (a print

@@ -16,7 +16,7 @@ use owo_colors::OwoColorize;
 
 use self::lines::{EventLine, Narrator, Tone};
 use super::jsonl::file_change;
-use super::{EventRenderer, MAX_LINE_CHARS, RunReport, inert};
+use super::{EventRenderer, Interest, MAX_LINE_CHARS, RunReport, inert};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::exit::Status;
 use crate::policy::cost::Price;
@@ -192,6 +192,18 @@ impl EventRenderer for TextRenderer {
     fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {
         if self.events {
             self.notice(&failure.reason);
+        }
+    }
+
+    /// Off a terminal nothing streams and no indicator shows, so the
+    /// updates change nothing; without `events`, no event does.
+    fn interest(&self) -> Interest {
+        if self.stream || self.indicator.is_some() {
+            Interest::Every
+        } else if self.events {
+            Interest::NoUpdates
+        } else {
+            Interest::Nothing
         }
     }
 

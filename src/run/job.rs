@@ -38,12 +38,12 @@ use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::openai_responses::ResponsesProvider;
-use crate::render::EventRenderer;
 use crate::render::format::EventsFormat;
 use crate::render::jsonl::JsonlRenderer;
 use crate::render::lane::Lane;
 use crate::render::text::TextRenderer;
 use crate::render::transcript::Transcript;
+use crate::render::{EventRenderer, Interest};
 use crate::run::ending::{self, AbortCause};
 use crate::run::input::{self, InputError};
 use crate::run::signals::watch_for_aborts;
@@ -151,9 +151,11 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
 pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Status {
     let (abort_sender, mut abort) = watch::channel(None);
     let watcher = tokio::spawn(watch_for_aborts(plan.deadline, abort_sender));
+    let renderer = event_renderer(&plan, streams.stderr);
     let mut job = Job {
         started: StdInstant::now(),
-        events: Lane::new("leash-events", event_renderer(&plan, streams.stderr)),
+        interest: renderer.interest(),
+        events: Lane::new("leash-events", renderer),
         plan,
         stdout: Some(streams.stdout),
         last_message: None,
@@ -187,6 +189,8 @@ pub(super) struct Job {
     pub(super) started: StdInstant,
     /// The `--events` renderer, on its own thread.
     pub(super) events: Lane<Box<dyn EventRenderer>>,
+    /// The agent events that renderer acts on; no other is handed over.
+    pub(super) interest: Interest,
     /// Taken by the final report.
     pub(super) stdout: Option<Box<dyn Write + Send>>,
     /// `--output-last-message`, created (emptied) before anything else.
@@ -361,10 +365,12 @@ impl Job {
             agent.follow_up(Message::user_text(text.clone()));
         }
         // Listeners only hand events over: no write can stall the loop.
-        let events = self.events.clone();
+        let (events, interest) = (self.events.clone(), self.interest);
         let mut listeners = vec![agent.subscribe(move |event| {
-            let event = event.clone();
-            events.submit(move |renderer| renderer.event(&event));
+            if interest.wants(event) {
+                let event = event.clone();
+                events.submit(move |renderer| renderer.event(&event));
+            }
         })];
         if let Some(transcript) = self.transcript.clone() {
             listeners.push(agent.subscribe(move |event| {

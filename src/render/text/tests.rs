@@ -322,3 +322,58 @@ fn a_streamed_reply_is_not_repeated_as_a_model_line() {
         assert_eq!(out.text(), expected, "stream: {stream}");
     }
 }
+
+/// The run hands a renderer only the events its `interest` wants: what it
+/// writes must be the same as when it is handed every event, and off a
+/// terminal the per-delta updates (most events) are not wanted at all.
+#[test]
+fn the_events_a_renderer_is_not_interested_in_change_nothing_it_writes() {
+    use serde_json::json;
+    let reply = Message::Assistant(AssistantMessage {
+        content: vec![crate::protocol::AssistantContent::Text {
+            text: "Hello world".into(),
+        }],
+        ..AssistantMessage::default()
+    });
+    let mut events = vec![
+        AgentEvent::TurnStart,
+        AgentEvent::MessageStart {
+            message: reply.clone(),
+        },
+    ];
+    for delta in ["Hello", " world"] {
+        events.push(AgentEvent::MessageUpdate {
+            event: AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: delta.into(),
+            },
+        });
+    }
+    events.push(AgentEvent::MessageEnd { message: reply });
+    events.push(start("a", "read_file", json!({"path": "x.rs"})));
+    events.push(end("a", "read_file", "one line", false, Some(2)));
+    let written = |shown: bool, stream: bool, only_wanted: bool| {
+        let out = Shared::default();
+        let mut renderer = TextRenderer::new(Box::new(out.clone()), shown)
+            .with_terminal(terminal(false, stream), "m");
+        let interest = renderer.interest();
+        for event in &events {
+            if !only_wanted || interest.wants(event) {
+                renderer.event(event);
+            }
+        }
+        renderer.run_end(&failed_report());
+        (interest, out.text())
+    };
+    for (shown, stream, expected) in [
+        (true, false, Interest::NoUpdates),
+        (false, false, Interest::Nothing),
+        (true, true, Interest::Every),
+        (false, true, Interest::Every),
+    ] {
+        let (interest, all) = written(shown, stream, false);
+        assert_eq!(interest, expected, "events {shown}, stream {stream}");
+        assert_eq!(written(shown, stream, true).1, all);
+        assert!(all.contains("leash: "), "{all}");
+    }
+}

@@ -16,7 +16,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::open::{odd_kind, read_text, refused};
+use super::open::{odd_file_type, odd_kind, read_text, refused};
 use super::{Repository, RepositoryError};
 
 /// The largest `gitdir`, `config` or `alternates` file read here.
@@ -163,11 +163,14 @@ fn plain_entries(dir: &Path) -> Result<Vec<(std::ffi::OsString, bool)>, Reposito
     let mut entries = Vec::new();
     for entry in fs::read_dir(dir).map_err(unreadable)? {
         let entry = entry.map_err(unreadable)?;
-        let meta = entry.metadata().map_err(unreadable)?;
-        if let Some(kind) = odd_kind(&meta) {
-            return Err(refused(&entry.path(), kind));
+        // The type the listing carries (a `stat` only where the file
+        // system leaves it out): one system call per loose object made
+        // this walk the largest cost of a run's start in a busy checkout.
+        let kind = entry.file_type().map_err(unreadable)?;
+        if let Some(odd) = odd_file_type(kind) {
+            return Err(refused(&entry.path(), odd));
         }
-        entries.push((entry.file_name(), meta.is_dir()));
+        entries.push((entry.file_name(), kind.is_dir()));
     }
     Ok(entries)
 }

@@ -6,7 +6,7 @@
 //! It must never open a FIFO, socket or device (an open or a read of one
 //! can block for ever, before the run's timer exists) nor follow a link.
 
-use std::fs::{self, File, Metadata};
+use std::fs::{self, File, FileType, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -16,7 +16,12 @@ use super::RepositoryError;
 /// What kind of thing `meta` describes, for an error ("a FIFO"); `None`
 /// for a regular file or a directory.
 pub(super) fn odd_kind(meta: &Metadata) -> Option<&'static str> {
-    let kind = meta.file_type();
+    odd_file_type(meta.file_type())
+}
+
+/// [`odd_kind`] of a file type alone: what a directory listing says of an
+/// entry without a `stat` of its own.
+pub(super) fn odd_file_type(kind: FileType) -> Option<&'static str> {
     if kind.is_file() || kind.is_dir() {
         None
     } else if kind.is_symlink() {

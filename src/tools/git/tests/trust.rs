@@ -69,3 +69,24 @@ fn a_link_inside_the_git_directory_is_refused() {
     assert!(error.is_refusal(), "{error}");
     assert!(error.to_string().contains("is a symbolic link"), "{error}");
 }
+
+#[test]
+fn a_link_among_the_loose_objects_or_a_fifo_in_the_logs_is_refused() {
+    let r = repo();
+    let fan_out = r.top.join(".git/objects/ab");
+    fs::create_dir_all(&fan_out).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", fan_out.join("cdef")).unwrap();
+    let sandbox = Arc::new(Sandbox::new(&r.top).unwrap());
+    let error = Git::for_root(Arc::clone(&sandbox)).unwrap_err();
+    assert!(error.to_string().contains("is a symbolic link"), "{error}");
+    assert!(error.to_string().contains("objects/ab/cdef"), "{error}");
+
+    fs::remove_file(fan_out.join("cdef")).unwrap();
+    let fifo = r.top.join(".git/logs/refs/heads/fifo");
+    fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|status| status.success()), "mkfifo");
+    let error = Git::for_root(sandbox).unwrap_err();
+    assert!(error.is_refusal(), "{error}");
+    assert!(error.to_string().contains("is a FIFO"), "{error}");
+}
