@@ -231,11 +231,21 @@ impl Repository {
                 .map_err(io::Error::other)?
                 .unwrap_or_default();
             fs::write(shadow.join("HEAD"), head)?;
-            // git rewrites the index it refreshes: a private copy.
-            if let Some(index) =
-                read_regular(&self.git_dir.join("index"), INDEX_BYTES).map_err(io::Error::other)?
-            {
-                fs::write(shadow.join("index"), index)?;
+            // git rewrites the index it refreshes: a private copy. It keeps
+            // the original's modification time: git re-reads a file whose
+            // recorded time is not older than the index's ("racy git"), and
+            // a fresh copy would hide an edit made in the same clock tick
+            // as the commit, whose size and time match the index entry.
+            let original = self.git_dir.join("index");
+            if let Some(index) = read_regular(&original, INDEX_BYTES).map_err(io::Error::other)? {
+                let copy = shadow.join("index");
+                fs::write(&copy, index)?;
+                if let Ok(modified) = fs::symlink_metadata(&original).and_then(|m| m.modified()) {
+                    fs::File::options()
+                        .write(true)
+                        .open(&copy)?
+                        .set_modified(modified)?;
+                }
             }
             let config_text = shadow_config(config);
             match &self.common_dir {

@@ -580,3 +580,28 @@ fn endless_output_stops_git_at_the_cap_and_the_environment_is_bare() {
 }
 
 mod trust;
+
+#[test]
+fn the_shadow_index_keeps_the_originals_modification_time() {
+    // git re-reads a file whose recorded time is not older than the
+    // index's ("racy git"); a copy stamped now would make git trust the
+    // stat data of an edit made in the commit's own clock tick and show
+    // no change.
+    let r = repo();
+    let original = r.top.join(".git/index");
+    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    fs::File::options()
+        .write(true)
+        .open(&original)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+    let repository = super::repo::Repository::discover(&r.top).unwrap().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let shadow = repository.shadow(scratch.path(), b"").unwrap();
+    let copied = fs::metadata(shadow.join("index"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(copied, past);
+}
