@@ -331,6 +331,8 @@ fn estimate_tokens(request: Request<'_>) -> u64 {
 fn content_len(content: &Content) -> usize {
     match content {
         Content::Text { text } => text.len(),
+        // As a real provider counts it, roughly: the bytes as sent.
+        Content::Attachment(attachment) => attachment.size as usize,
     }
 }
 
