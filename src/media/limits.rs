@@ -95,6 +95,12 @@ pub const FAUX: Caps = Caps {
     ..ANTHROPIC
 };
 
+/// The strictest caps of every provider: what a tool that does not know
+/// the run's provider (`read_file` on an image) holds a file to.
+pub fn strictest() -> &'static Caps {
+    &FAUX
+}
+
 impl Wire {
     /// The caps that apply on this wire.
     pub fn caps(self) -> &'static Caps {

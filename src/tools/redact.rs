@@ -203,4 +203,27 @@ mod tests {
         assert!(second.starts_with("***bbb"), "{}", &second[..40]);
         assert!(!first.contains("sk-proj") && !second.contains("xyz0123"));
     }
+
+    #[tokio::test]
+    async fn an_image_whose_bytes_hold_a_key_is_withheld() {
+        use crate::media::testing::png_of;
+        use crate::tools::read_file::ReadFile;
+        use crate::tools::sandbox::Sandbox;
+        use crate::tools::testing::tree;
+        let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+        let tree = tree("x", "x");
+        let mut leaky = png_of(2, 2);
+        leaky.extend_from_slice(format!("tEXtComment\0{key}").as_bytes());
+        std::fs::write(tree.root.join("leaky.png"), leaky).unwrap();
+        std::fs::write(tree.root.join("clean.png"), png_of(2, 2)).unwrap();
+        let read_file = ReadFile::new(Arc::new(Sandbox::new(&tree.root).unwrap()));
+        let tool = Redacted::new(Arc::new(read_file), key_set([ApiKey::new(key)]));
+        let out = call(&tool, json!({"path": "leaky.png"})).await.unwrap();
+        assert_eq!(
+            out.content[1].as_text(),
+            Some("[leaky.png withheld: its bytes hold an API key]")
+        );
+        let out = call(&tool, json!({"path": "clean.png"})).await.unwrap();
+        assert!(matches!(out.content[1], Content::Attachment(_)));
+    }
 }

@@ -43,8 +43,8 @@ fn the_derived_spec_is_the_hand_written_one() {
         format!(
             "Read a UTF-8 text file under the root directory. Shows at most {MAX_LINES} \
              lines or {} KiB per call; a longer file is cut with a note that says which \
-             offset (and, inside a longer line, byte_offset) to read on from. Use list_dir \
-             for directories.",
+             offset (and, inside a longer line, byte_offset) to read on from. An image \
+             (PNG, JPEG, GIF, WebP) is shown whole. Use list_dir for directories.",
             MAX_BYTES / 1024
         )
     );
@@ -283,7 +283,7 @@ async fn missing_files_and_directories_are_errors() {
 #[tokio::test]
 async fn binary_and_non_utf8_files_are_refused() {
     let f = fixture();
-    f.write("img.bin", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    f.write("img.bin", b"\x7FELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0");
     assert_eq!(
         f.call(json!({"path": "img.bin"})).await.unwrap_err(),
         "'img.bin' is a binary file (it contains NUL bytes); read_file only reads UTF-8 text"
@@ -530,5 +530,53 @@ async fn a_byte_offset_inside_a_character_or_past_the_line_is_handled() {
             .await
             .unwrap_err(),
         "byte_offset 9 is past the end of line 2 of 'euro.txt', which is 5 bytes long"
+    );
+}
+
+#[tokio::test]
+async fn an_image_is_returned_whole_as_an_attachment() {
+    use crate::media::testing::png_of;
+    use crate::protocol::MediaType;
+    let f = fixture();
+    // Known by its bytes: the name says nothing.
+    let png = png_of(640, 480);
+    f.write("shot.dat", &png);
+    let output = f.call_output(json!({"path": "shot.dat"})).await.unwrap();
+    assert_eq!(
+        output.content[0].as_text(),
+        Some("Read image file shot.dat [image/png, 640×480 px, 33 bytes]")
+    );
+    let Content::Attachment(image) = &output.content[1] else {
+        panic!("{:?}", output.content)
+    };
+    assert_eq!(
+        (image.media_type, &*image.data, image.name.as_str()),
+        (MediaType::Png, png.as_slice(), "shot.dat")
+    );
+    assert_eq!(output.details["sha256"], image.sha256.as_str());
+    // A text file named like an image is read as text.
+    f.write("fake.png", "not an image\n");
+    assert_eq!(
+        f.call(json!({"path": "fake.png"})).await.unwrap(),
+        "not an image\n"
+    );
+}
+
+#[tokio::test]
+async fn an_image_past_the_strictest_caps_is_refused_with_the_limit() {
+    use crate::media::testing::{gif_of, padded, png_of};
+    let f = fixture();
+    f.write("big.png", padded(png_of(10, 10), 3_750_001));
+    assert_eq!(
+        f.call(json!({"path": "big.png"})).await.unwrap_err(),
+        "'big.png' is an image leash cannot show: it is larger than 3750000 bytes, the most read_file shows of an image"
+    );
+    f.write("wide.gif", gif_of(9000, 10));
+    let error = f.call(json!({"path": "wide.gif"})).await.unwrap_err();
+    assert!(
+        error.starts_with(
+            "'wide.gif' is an image leash cannot show: wide.gif: the image is 9000×10 px"
+        ),
+        "{error}"
     );
 }
