@@ -3,6 +3,12 @@
 //! and the whole set checked against that provider's caps — before
 //! anything is sent. `--attach -` is only planned here (stdin is read by
 //! the run, and checked by the same caps before the first request).
+//!
+//! An attachment is input like the prompt, but it is often a file a
+//! checkout produced (a log, a screenshot): so a known API key in a text
+//! file is replaced by `***` before it is sent, as in a tool's result, and
+//! an image or a PDF whose bytes hold one is refused, since its bytes
+//! cannot be redacted. The record (size, SHA-256) stays the file's.
 
 use std::io::Read;
 use std::path::Path;
@@ -14,6 +20,7 @@ use crate::config::precedence::choose_api;
 use crate::media::limits::{self, Caps, Wire};
 use crate::media::{self, MediaError};
 use crate::protocol::{Attachment, MediaType};
+use crate::secret::{ApiKey, bytes_hold_a_key, holds_a_key, redact_keys};
 
 /// The name `--attach -` goes by in records and messages.
 pub const STDIN_NAME: &str = "stdin";
@@ -28,6 +35,8 @@ pub struct AttachPlan {
     pub stdin: Option<(usize, MediaType)>,
     /// The caps of the run's provider, to check stdin's bytes against.
     pub caps: Option<&'static Caps>,
+    /// Every key leash knows, kept out of stdin's bytes too.
+    pub keys: Vec<ApiKey>,
 }
 
 impl AttachPlan {
@@ -36,12 +45,13 @@ impl AttachPlan {
     pub fn with_stdin(&self, bytes: Option<Vec<u8>>) -> Result<Vec<Attachment>, ConfigError> {
         let mut all = self.files.clone();
         if let (Some((at, declared)), Some(bytes)) = (self.stdin, bytes) {
-            let stdin = media::attachment(STDIN_NAME, bytes, Some(declared)).map_err(|error| {
-                ConfigError::Attach {
-                    name: "-".into(),
-                    problem: error.to_string(),
-                }
-            })?;
+            let refused = |problem: String| ConfigError::Attach {
+                name: "-".into(),
+                problem,
+            };
+            let stdin = media::attachment(STDIN_NAME, bytes, Some(declared))
+                .map_err(|error| refused(error.to_string()))?;
+            let stdin = without_keys(stdin, &self.keys).map_err(refused)?;
             all.insert(at.min(all.len()), stdin);
         }
         if let Some(caps) = self.caps {
@@ -114,20 +124,44 @@ pub(super) fn resolve(
         return Ok(AttachPlan::default());
     }
     let caps = wire(cli, inputs, provider).caps();
+    let keys = super::provider::known_keys(inputs);
     let mut files = Vec::with_capacity(cli.attach.len());
     for path in cli.attach.iter().filter(|p| p.as_os_str() != "-") {
-        files.push(read_attachment(path, caps)?);
+        let file = read_attachment(path, caps)?;
+        let file = without_keys(file, &keys).map_err(|problem| ConfigError::Attach {
+            name: path.display().to_string(),
+            problem,
+        })?;
+        files.push(file);
     }
     let plan = AttachPlan {
         files,
         stdin: stdin_at.zip(declared),
         caps: Some(caps),
+        keys,
     };
     if plan.stdin.is_none() {
         limits::check(&plan.files, caps)
             .map_err(|error| ConfigError::AttachCap(error.to_string()))?;
     }
     Ok(plan)
+}
+
+/// The attachment with no known key in what is sent: a text file's keys
+/// replaced by `***`; an image or a PDF holding one refused.
+fn without_keys(mut attachment: Attachment, keys: &[ApiKey]) -> Result<Attachment, String> {
+    if attachment.media_type == MediaType::Text {
+        let text = attachment.text();
+        if holds_a_key(&text, keys) {
+            let redacted = redact_keys(&text, keys);
+            attachment.data = redacted.into_bytes().into();
+        }
+        return Ok(attachment);
+    }
+    if bytes_hold_a_key(&attachment.data, keys) {
+        return Err("its bytes hold an API key leash knows, and an image or a PDF cannot be redacted: it is not sent".into());
+    }
+    Ok(attachment)
 }
 
 /// One file, read up to the largest file `caps` allow (one byte past it
@@ -139,13 +173,18 @@ fn read_attachment(path: &Path, caps: &Caps) -> Result<Attachment, ConfigError> 
         problem,
     };
     let limit = caps.largest_file();
-    let file = std::fs::File::open(path).map_err(|error| refused(error.to_string()))?;
-    let meta = file
-        .metadata()
-        .map_err(|error| refused(error.to_string()))?;
+    // Only a regular file: a FIFO with no writer would block the open
+    // before any timer runs (a stream goes through `--attach -`).
+    let meta = std::fs::metadata(path).map_err(|error| refused(error.to_string()))?;
     if meta.is_dir() {
         return Err(refused("it is a directory".into()));
     }
+    if !meta.is_file() {
+        return Err(refused(
+            "it is not a regular file (pipe a stream with --attach - and --attach-type)".into(),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|error| refused(error.to_string()))?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)

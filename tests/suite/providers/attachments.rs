@@ -373,3 +373,83 @@ fn a_faux_expectation_that_is_not_met_fails_the_run() {
         output.last_line()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_known_key_in_an_attachment_never_reaches_the_provider() {
+    const KEY: &str = "sk-ant-attach-SECRET-1234567890";
+    let server = MockServer::start().await;
+    serve_in_order(&server, "/v1/messages", vec![anthropic::text_reply("seen")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = format!("env dump: ANTHROPIC_API_KEY={KEY}\n");
+    write(dir.path(), "test.log", log.as_bytes());
+    let output = Run::anthropic(&server)
+        .key(KEY)
+        .current_dir(dir.path())
+        .args([
+            "--no-stdin",
+            "--no-cache",
+            "--output",
+            "json",
+            "--attach",
+            "test.log",
+        ])
+        .prompt("look")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    let bodies = request_bodies(&server).await;
+    assert_eq!(
+        bodies[0]["messages"][0]["content"][1]["text"],
+        "<file name=\"test.log\">\nenv dump: ANTHROPIC_API_KEY=***\n</file>"
+    );
+    // The record is the file's, as read.
+    let result: Value = serde_json::from_str(&output.stdout()).unwrap();
+    assert_eq!(result["attachments"][0]["sha256"], sha256(log.as_bytes()));
+    output.assert_key_absent(KEY);
+
+    // An image cannot be redacted: refused, nothing sent.
+    let mut png = png_of(4, 4);
+    png.extend_from_slice(format!("tEXtComment\0{KEY}").as_bytes());
+    write(dir.path(), "shot.png", &png);
+    let output = Run::anthropic(&server)
+        .key(KEY)
+        .current_dir(dir.path())
+        .args(["--no-stdin", "--attach", "shot.png"])
+        .prompt("look")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(2));
+    assert!(
+        output
+            .last_line()
+            .starts_with("leash: --attach shot.png: its bytes hold an API key"),
+        "{}",
+        output.last_line()
+    );
+    output.assert_key_absent(KEY);
+    assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
+#[test]
+fn a_fifo_is_refused_at_once_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let output = Run::faux(json!([{"text": "seen"}]))
+        .current_dir(dir.path())
+        .args(["--no-stdin", "--attach", "pipe"])
+        .prompt("look")
+        .timeout(std::time::Duration::from_secs(20))
+        .output();
+    assert_eq!(output.code(), Some(2), "{}", output.stderr());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        output.last_line(),
+        "leash: --attach pipe: it is not a regular file (pipe a stream with --attach - and --attach-type)"
+    );
+}
