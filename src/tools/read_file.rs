@@ -13,6 +13,7 @@
 //! image. How the excerpt is read and rendered is `excerpt`'s.
 
 mod excerpt;
+mod image;
 
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -23,9 +24,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::excerpt::{Start, read_excerpt, render};
+use self::image::read_image;
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
 use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
-use crate::media::{self, limits, sniff};
+use crate::media::sniff;
 use crate::protocol::{Content, ToolOutput};
 
 /// The most lines one call shows, whatever `limit` asks for.
@@ -244,61 +246,6 @@ fn read_blocking(
     });
     Ok(ToolOutput {
         content: vec![Content::text(render(&excerpt))],
-        details,
-        terminate: false,
-    })
-}
-
-/// An image, whole: read up to the strictest cap any provider states for
-/// one image (one byte past it tells it is too large), its dimensions
-/// checked, returned as a line that says what it is and the image itself.
-fn read_image(
-    path: &str,
-    shown: String,
-    head: Vec<u8>,
-    file: std::fs::File,
-) -> Result<ToolOutput, ReadFileError> {
-    let caps = limits::strictest();
-    let rest = caps
-        .image_bytes
-        .saturating_add(1)
-        .saturating_sub(head.len() as u64);
-    let mut bytes = head;
-    file.take(rest)
-        .read_to_end(&mut bytes)
-        .map_err(|source| ReadFileError::Io {
-            path: shown.clone(),
-            source,
-        })?;
-    let refused = |problem: String| ReadFileError::Image {
-        path: shown.clone(),
-        problem,
-    };
-    if bytes.len() as u64 > caps.image_bytes {
-        return Err(refused(format!(
-            "it is larger than {} bytes, the most read_file shows of an image",
-            caps.image_bytes
-        )));
-    }
-    let image = media::attachment(path, bytes, None).map_err(|error| refused(error.to_string()))?;
-    limits::check(std::slice::from_ref(&image), caps)
-        .map_err(|error| refused(error.to_string()))?;
-    let (width, height) = sniff::dimensions(image.media_type, &image.data).unwrap_or_default();
-    let details = json!({
-        "path": path,
-        "mediaType": image.media_type,
-        "size": image.size,
-        "sha256": image.sha256,
-        "width": width,
-        "height": height,
-    });
-    let line = format!(
-        "Read image file {shown} [{}, {width}×{height} px, {} bytes]",
-        image.media_type.mime(),
-        image.size
-    );
-    Ok(ToolOutput {
-        content: vec![Content::text(line), Content::Attachment(image)],
         details,
         terminate: false,
     })
