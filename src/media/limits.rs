@@ -6,7 +6,7 @@
 //! 10^6 bytes, and where a limit is on the base64 text, the raw cap is
 //! three quarters of it.
 
-use crate::media::{base64_len, sniff};
+use crate::media::{base64_len, pdf, sniff};
 use crate::protocol::{Attachment, MediaType};
 
 /// The most bytes of one text attachment: the cap of every other file leash
@@ -44,6 +44,8 @@ pub struct Caps {
     pub media_count: usize,
     /// The most bytes of one PDF.
     pub pdf_bytes: u64,
+    /// The most pages of PDF in one request.
+    pub pdf_pages: u64,
     /// The most bytes of one text file.
     pub text_bytes: u64,
     /// The most bytes all attachments may take as sent (binary as base64,
@@ -53,8 +55,8 @@ pub struct Caps {
 
 /// Anthropic: an image at most 5 MB as base64 (so 3.75 MB raw) and
 /// 8000×8000 px, 2000×2000 px with more than 20 images; at most 100 images
-/// (and PDFs) a request; a request body at most 32 MB, which a PDF's
-/// base64 must fit in (docs: "Vision", "PDF support").
+/// (and PDFs) a request; 100 pages of PDF; a request body at most 32 MB,
+/// which a PDF's base64 must fit in (docs: "Vision", "PDF support").
 pub const ANTHROPIC: Caps = Caps {
     api: "anthropic",
     image_bytes: 3_750_000,
@@ -63,13 +65,14 @@ pub const ANTHROPIC: Caps = Caps {
     many_side: 2000,
     media_count: 100,
     pdf_bytes: 32_000_000,
+    pdf_pages: 100,
     text_bytes: TEXT_BYTES,
     request_bytes: 32_000_000,
 };
 
 /// OpenAI (both APIs): images up to 50 MB of payload per request and 500
-/// images; PDFs up to 32 MB of content per request (docs: "Images and
-/// vision", "File inputs"). No dimension is stated: larger images are
+/// images; PDFs up to 100 pages and 32 MB of content per request (docs:
+/// "Images and vision", "File inputs"). No dimension is stated: larger images are
 /// scaled down by the server.
 pub const OPENAI_CHAT: Caps = Caps {
     api: "openai (chat)",
@@ -79,6 +82,7 @@ pub const OPENAI_CHAT: Caps = Caps {
     many_side: u32::MAX,
     media_count: 500,
     pdf_bytes: 32_000_000,
+    pdf_pages: 100,
     text_bytes: TEXT_BYTES,
     request_bytes: 50_000_000,
 };
@@ -188,6 +192,18 @@ pub enum CapError {
         /// The API.
         api: &'static str,
     },
+    /// The PDFs together have more pages than one request may.
+    #[error(
+        "the PDFs come to {pages} pages (from their page trees); {api} takes at most {limit} in one request"
+    )]
+    TooManyPages {
+        /// How many pages their page trees state.
+        pages: u64,
+        /// The cap.
+        limit: u64,
+        /// The API.
+        api: &'static str,
+    },
     /// Together the attachments are larger than one request may be.
     #[error(
         "the attachments come to {size} bytes as sent (base64 for images and PDFs); {api} takes at most {limit} in one request"
@@ -240,6 +256,18 @@ pub fn check(attachments: &[Attachment], caps: &Caps) -> Result<(), CapError> {
         return Err(CapError::TooMany {
             count,
             limit: caps.media_count,
+            api: caps.api,
+        });
+    }
+    let pages = attachments
+        .iter()
+        .filter(|a| a.media_type == MediaType::Pdf)
+        .filter_map(|a| pdf::page_count(&a.data))
+        .fold(0u64, u64::saturating_add);
+    if pages > caps.pdf_pages {
+        return Err(CapError::TooManyPages {
+            pages,
+            limit: caps.pdf_pages,
             api: caps.api,
         });
     }
@@ -361,6 +389,17 @@ mod tests {
     }
 
     #[test]
+    fn pdf_pages_are_counted_over_the_request() {
+        let hundred = file("a.pdf", pdf_of_pages(100));
+        assert_eq!(check(std::slice::from_ref(&hundred), &ANTHROPIC), Ok(()));
+        let one_more = vec![hundred, file("b.pdf", pdf_of_pages(1))];
+        assert_eq!(
+            check(&one_more, &OPENAI_CHAT).unwrap_err().to_string(),
+            "the PDFs come to 101 pages (from their page trees); openai (chat) takes at most 100 in one request"
+        );
+    }
+
+    #[test]
     fn an_image_without_readable_dimensions_is_refused() {
         let cut = file("cut.png", png_of(5, 5)[..14].to_vec());
         assert!(matches!(
@@ -376,6 +415,7 @@ mod tests {
             assert!(FAUX.image_side <= caps.image_side);
             assert!(FAUX.media_count <= caps.media_count);
             assert!(FAUX.pdf_bytes <= caps.pdf_bytes);
+            assert!(FAUX.pdf_pages <= caps.pdf_pages);
             assert!(FAUX.request_bytes <= caps.request_bytes);
         }
     }

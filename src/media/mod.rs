@@ -7,6 +7,7 @@
 //! decodes an image: the kind and the dimensions come from header bytes.
 
 pub mod limits;
+pub mod pdf;
 pub mod sniff;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

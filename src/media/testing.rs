@@ -79,3 +79,14 @@ pub fn padded(mut bytes: Vec<u8>, size: usize) -> Vec<u8> {
 pub fn pdf() -> Vec<u8> {
     b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n".to_vec()
 }
+
+/// A PDF whose page tree says it has `pages` pages (the page objects
+/// themselves left out: leash reads only the tree's count).
+pub fn pdf_of_pages(pages: u64) -> Vec<u8> {
+    format!(
+        "%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n\
+         2 0 obj\n<< /Type /Pages /Kids [] /Count {pages} >>\nendobj\n\
+         trailer << /Root 1 0 R >>\n%%EOF\n"
+    )
+    .into_bytes()
+}

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use base64::Engine;
-use leash::internals::media::{gif_of, jpeg_of, padded, pdf, png_of};
+use leash::internals::media::{gif_of, jpeg_of, padded, pdf, pdf_of_pages, png_of};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -242,6 +242,12 @@ async fn oversize_and_wrong_type_files_are_refused_before_any_request() {
     assert_eq!(
         output.last_line(),
         "leash: --attach shot.png: it is not a PNG, JPEG, GIF or WebP image, a PDF or UTF-8 text (found by its bytes, not its name)"
+    );
+    let (output, requests) = refused("long.pdf", &pdf_of_pages(101)).await;
+    assert_eq!((output.code(), requests), (Some(2), 0));
+    assert_eq!(
+        output.last_line(),
+        "leash: --attach: the PDFs come to 101 pages (from their page trees); anthropic takes at most 100 in one request"
     );
     // Past the largest file any kind may be: refused unread.
     let (output, requests) = refused("huge.pdf", &padded(pdf(), 32_000_001)).await;
