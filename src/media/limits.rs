@@ -46,6 +46,8 @@ pub struct Caps {
     pub pdf_bytes: u64,
     /// The most pages of PDF in one request.
     pub pdf_pages: u64,
+    /// Whether an animated GIF is taken.
+    pub animated_gif: bool,
     /// The most bytes of one text file.
     pub text_bytes: u64,
     /// The most bytes all attachments may take as sent (binary as base64,
@@ -66,13 +68,14 @@ pub const ANTHROPIC: Caps = Caps {
     media_count: 100,
     pdf_bytes: 32_000_000,
     pdf_pages: 100,
+    animated_gif: true,
     text_bytes: TEXT_BYTES,
     request_bytes: 32_000_000,
 };
 
 /// OpenAI (both APIs): images up to 50 MB of payload per request and 500
-/// images; PDFs up to 100 pages and 32 MB of content per request (docs:
-/// "Images and vision", "File inputs"). No dimension is stated: larger images are
+/// images, a GIF only if not animated; PDFs up to 100 pages and 32 MB of
+/// content per request (docs: "Images and vision", "File inputs"). No dimension is stated: larger images are
 /// scaled down by the server.
 pub const OPENAI_CHAT: Caps = Caps {
     api: "openai (chat)",
@@ -83,6 +86,7 @@ pub const OPENAI_CHAT: Caps = Caps {
     media_count: 500,
     pdf_bytes: 32_000_000,
     pdf_pages: 100,
+    animated_gif: false,
     text_bytes: TEXT_BYTES,
     request_bytes: 50_000_000,
 };
@@ -96,6 +100,7 @@ pub const OPENAI_RESPONSES: Caps = Caps {
 /// The strictest of all, for the scripted model.
 pub const FAUX: Caps = Caps {
     api: "faux (the strictest caps of every provider)",
+    animated_gif: false,
     ..ANTHROPIC
 };
 
@@ -171,6 +176,14 @@ pub enum CapError {
         side: u32,
         /// Why a smaller side applies, if it does.
         many: String,
+        /// The API.
+        api: &'static str,
+    },
+    /// An animated GIF where only a still one is taken.
+    #[error("{name}: an animated GIF; {api} takes only non-animated GIFs")]
+    AnimatedGif {
+        /// The attachment's name.
+        name: String,
         /// The API.
         api: &'static str,
     },
@@ -308,6 +321,13 @@ fn check_file(attachment: &Attachment, caps: &Caps, side: u32, many: &str) -> Re
                 kind: kind.mime(),
             });
         };
+        if kind == MediaType::Gif && !caps.animated_gif && sniff::is_animated_gif(&attachment.data)
+        {
+            return Err(CapError::AnimatedGif {
+                name: attachment.name.clone(),
+                api: caps.api,
+            });
+        }
         if width.max(height) > side {
             return Err(CapError::TooManyPixels {
                 name: attachment.name.clone(),
@@ -389,6 +409,22 @@ mod tests {
     }
 
     #[test]
+    fn an_animated_gif_is_refused_where_only_stills_are_taken() {
+        let animated = file("spin.gif", gif_frames_of(2));
+        assert_eq!(
+            check(std::slice::from_ref(&animated), &OPENAI_RESPONSES)
+                .unwrap_err()
+                .to_string(),
+            "spin.gif: an animated GIF; openai (responses) takes only non-animated GIFs"
+        );
+        assert_eq!(check(&[animated], &ANTHROPIC), Ok(()));
+        assert_eq!(
+            check(&[file("still.gif", gif_frames_of(1))], &OPENAI_CHAT),
+            Ok(())
+        );
+    }
+
+    #[test]
     fn pdf_pages_are_counted_over_the_request() {
         let hundred = file("a.pdf", pdf_of_pages(100));
         assert_eq!(check(std::slice::from_ref(&hundred), &ANTHROPIC), Ok(()));
@@ -416,6 +452,7 @@ mod tests {
             assert!(FAUX.media_count <= caps.media_count);
             assert!(FAUX.pdf_bytes <= caps.pdf_bytes);
             assert!(FAUX.pdf_pages <= caps.pdf_pages);
+            assert!(!FAUX.animated_gif || caps.animated_gif);
             assert!(FAUX.request_bytes <= caps.request_bytes);
         }
     }

@@ -42,6 +42,60 @@ pub fn dimensions(kind: MediaType, bytes: &[u8]) -> Option<(u32, u32)> {
     }
 }
 
+/// Whether a GIF holds more than one frame (an animation), walked block
+/// by block; a GIF cut short counts the frames it has.
+pub fn is_animated_gif(bytes: &[u8]) -> bool {
+    gif_frames(bytes) > 1
+}
+
+fn gif_frames(bytes: &[u8]) -> usize {
+    // The global colour table, if any, follows the logical screen.
+    let table = |packed: u8| {
+        if packed & 0x80 != 0 {
+            3usize << ((packed & 7) + 1)
+        } else {
+            0
+        }
+    };
+    let Some(&packed) = bytes.get(10) else {
+        return 0;
+    };
+    let mut at = 13 + table(packed);
+    let mut frames = 0;
+    // Skips data sub-blocks (a size byte, that many bytes) to their end.
+    let sub_blocks = |mut at: usize| -> Option<usize> {
+        loop {
+            let size = usize::from(*bytes.get(at)?);
+            at += 1;
+            if size == 0 {
+                return Some(at);
+            }
+            at += size;
+        }
+    };
+    loop {
+        let next = match bytes.get(at) {
+            Some(0x21) => sub_blocks(at + 2),
+            Some(0x2C) => {
+                frames += 1;
+                if frames > 1 {
+                    return frames;
+                }
+                let Some(&local) = bytes.get(at + 9) else {
+                    return frames;
+                };
+                // Descriptor, local table, LZW code size, then the data.
+                sub_blocks(at + 10 + table(local) + 1)
+            }
+            _ => None,
+        };
+        match next {
+            Some(next) => at = next,
+            None => return frames,
+        }
+    }
+}
+
 fn be16(bytes: &[u8], at: usize) -> Option<u32> {
     let b = bytes.get(at..at.checked_add(2)?)?;
     Some(u32::from(u16::from_be_bytes([b[0], b[1]])))
@@ -186,6 +240,19 @@ mod tests {
             dimensions(MediaType::Webp, &webp_vp8l_of(16, 9)),
             Some((16, 9))
         );
+    }
+
+    #[test]
+    fn an_animated_gif_is_told_from_a_still_one() {
+        assert!(!is_animated_gif(&gif_of(3, 2)));
+        assert!(!is_animated_gif(&gif_frames_of(1)));
+        assert!(is_animated_gif(&gif_frames_of(2)));
+        // Cut anywhere, or hostile: no panic.
+        let two = gif_frames_of(2);
+        for cut in 0..two.len() {
+            let _ = is_animated_gif(&two[..cut]);
+        }
+        assert!(!is_animated_gif(b"GIF89a\x01\0\x01\0\xff\0\0"));
     }
 
     #[test]

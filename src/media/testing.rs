@@ -90,3 +90,18 @@ pub fn pdf_of_pages(pages: u64) -> Vec<u8> {
     )
     .into_bytes()
 }
+
+/// A 1×1 GIF89a with `frames` frames (each a one-pixel image with its own
+/// graphic control extension), as an animation is made.
+pub fn gif_frames_of(frames: usize) -> Vec<u8> {
+    // Header, a 1×1 screen with a two-colour global table.
+    let mut bytes = b"GIF89a\x01\0\x01\0\x80\0\0\0\0\0\xff\xff\xff".to_vec();
+    // NETSCAPE2.0 looping extension.
+    bytes.extend_from_slice(b"\x21\xff\x0bNETSCAPE2.0\x03\x01\0\0\0");
+    for _ in 0..frames {
+        bytes.extend_from_slice(b"\x21\xf9\x04\0\x0a\0\0\0");
+        bytes.extend_from_slice(b"\x2c\0\0\0\0\x01\0\x01\0\0\x02\x02\x44\x01\0");
+    }
+    bytes.push(0x3B);
+    bytes
+}
