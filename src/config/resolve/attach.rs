@@ -115,6 +115,11 @@ pub(super) fn resolve(
     if cli.attach.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(ConfigError::AttachStdin("--attach - may be given once"));
     }
+    if stdin_at.is_some() && (cli.no_stdin || cli.stdin) {
+        return Err(ConfigError::AttachStdin(
+            "--attach - makes stdin the attachment; leave out --stdin and --no-stdin",
+        ));
+    }
     if stdin_at.is_some() && cli.prompt.as_deref().is_none_or(|p| p == "-") {
         return Err(ConfigError::AttachStdin(
             "--attach - reads stdin, so the prompt must be the PROMPT argument",

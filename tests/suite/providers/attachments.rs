@@ -314,6 +314,17 @@ async fn stdin_is_attached_with_its_declared_type_and_refused_with_another() {
             .last_line()
             .contains("--attach - needs --attach-type MIME")
     );
+    // Stdin cannot be the attachment and forbidden, or the prompt's too.
+    let output = Run::openai(&server)
+        .args(["--no-stdin", "--attach", "-", "--attach-type", "image/png"])
+        .prompt("What is this?")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(2));
+    assert_eq!(
+        output.last_line(),
+        "leash: --attach - makes stdin the attachment; leave out --stdin and --no-stdin"
+    );
     assert_eq!(request_bodies(&server).await.len(), 1);
 }
 
