@@ -45,6 +45,7 @@ mod config;
 mod dispatch;
 mod exit;
 mod mcp;
+mod media;
 mod policy;
 mod render;
 mod run;
@@ -114,6 +115,12 @@ pub mod internals {
     pub mod tool_policy {
         pub use crate::policy::command_hooks::{Policy, ToolPattern};
         pub use crate::policy::tool_patterns::normalised;
+    }
+
+    /// Files of each kind leash attaches, header only, for the tests.
+    #[cfg(feature = "testing")]
+    pub mod media {
+        pub use crate::media::testing::*;
     }
 
     /// The SSE decoder the wire formats share.

@@ -374,7 +374,7 @@ pub(crate) fn result_text(result: &ToolResultMessage) -> String {
     result
         .content
         .iter()
-        .map(|crate::protocol::Content::Text { text }| text.as_str())
+        .filter_map(crate::protocol::Content::as_text)
         .collect()
 }
 

@@ -56,6 +56,25 @@ pub struct Cli {
     #[arg(long, env = "LEASH_SYSTEM_FILE", value_name = "PATH")]
     pub system_file: Option<PathBuf>,
 
+    /// Attach a file: an image, a PDF or a text file (repeatable; - = stdin).
+    // The kind comes from the bytes; caps per provider (README "Attachments").
+    #[arg(
+        long = "attach",
+        env = "LEASH_ATTACH",
+        value_name = "PATH",
+        help_heading = "Attachments"
+    )]
+    pub attach: Vec<PathBuf>,
+
+    /// The MIME type of --attach - (required with it).
+    #[arg(
+        long,
+        env = "LEASH_ATTACH_TYPE",
+        value_name = "MIME",
+        help_heading = "Attachments"
+    )]
+    pub attach_type: Option<String>,
+
     /// openai, anthropic or faux [default: from --model, --faux-script].
     #[arg(
         long,

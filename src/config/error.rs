@@ -100,6 +100,21 @@ pub enum ConfigError {
         /// Why.
         source: FileReadError,
     },
+    /// An `--attach` file refused: unreadable, too large, of a kind leash
+    /// does not take, or past a cap of the provider.
+    #[error("--attach {name}: {problem}")]
+    Attach {
+        /// The path as given.
+        name: String,
+        /// What is wrong, naming the limit.
+        problem: String,
+    },
+    /// The attachments together break a cap of the provider.
+    #[error("--attach: {0}")]
+    AttachCap(String),
+    /// `--attach -` and `--attach-type` must come together.
+    #[error("{0}")]
+    AttachStdin(&'static str),
     /// `--system` and `--system-file` both on the command line.
     #[error("--system and --system-file cannot be used together; pass one")]
     SystemTwice,

@@ -20,7 +20,7 @@ mod resolve;
 pub mod show;
 
 pub use error::ConfigError;
-pub use plan::{FileTools, Inputs, ProviderConfig, RunPlan, ToolName};
+pub use plan::{AttachPlan, FileTools, Inputs, ProviderConfig, RunPlan, ToolName};
 pub(crate) use resolve::mcp::mcp_servers;
 pub use resolve::resolve;
 

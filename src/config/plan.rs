@@ -11,6 +11,7 @@ use crate::agent::ToolExecution;
 use crate::config::file::ConfigFile;
 use crate::config::input::StdinMode;
 use crate::config::layers::{Environment, Origins};
+pub use crate::config::resolve::attach::AttachPlan;
 use crate::mcp::McpPlan;
 use crate::policy::command_hooks::HookSettings;
 use crate::policy::limits::LimitSettings;
@@ -70,6 +71,8 @@ impl ProviderConfig {
 pub struct RunPlan {
     /// The prompt as given on the command line (`None` or `-`: stdin).
     pub prompt: Option<String>,
+    /// The files attached to the prompt (`--attach`), read and checked.
+    pub attachments: AttachPlan,
     /// How stdin is treated.
     pub stdin: StdinMode,
     /// The system message (empty for none).

@@ -17,6 +17,10 @@ use futures::stream::BoxStream;
 use serde::Deserialize;
 use serde_json::Value;
 
+mod expect;
+
+use self::expect::unmet;
+pub use self::expect::{Expectation, ExpectedAttachment};
 use super::{Provider, Request, StreamEvent};
 use crate::protocol::{Content, Message, StopReason, Usage};
 
@@ -88,6 +92,10 @@ pub struct ScriptedResponse {
     /// Token usage to report; by default a rough estimate (4 chars a token).
     #[serde(default)]
     pub usage: Option<ScriptedUsage>,
+    /// What the request must hold; if it does not, the reply is an error
+    /// that says what differs (so an offline test sees what reached the model).
+    #[serde(default)]
+    pub expect: Option<Expectation>,
 }
 
 /// A scripted tool call.
@@ -222,6 +230,13 @@ impl Provider for FauxProvider {
                 return futures::stream::iter([StreamEvent::Error(text)]).boxed();
             }
         };
+        if let Some(error) = response
+            .expect
+            .as_ref()
+            .and_then(|expect| unmet(expect, &request, number))
+        {
+            return futures::stream::iter([StreamEvent::Error(error)]).boxed();
+        }
         let input_estimate = estimate_tokens(request);
         play(response, number, input_estimate).boxed()
     }
@@ -331,6 +346,8 @@ fn estimate_tokens(request: Request<'_>) -> u64 {
 fn content_len(content: &Content) -> usize {
     match content {
         Content::Text { text } => text.len(),
+        // As a real provider counts it, roughly: the bytes as sent.
+        Content::Attachment(attachment) => attachment.size as usize,
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod anthropic;
 pub(crate) mod catalog;
+pub(crate) mod content;
 pub(crate) mod driver;
 pub mod faux;
 pub(crate) mod http;

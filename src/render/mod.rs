@@ -56,6 +56,9 @@ pub struct RunReport {
     /// The files the run changed (`write_file`, `edit_file`), relative to
     /// the root, sorted, each once.
     pub changed_files: Vec<String>,
+    /// The files attached to the prompt (`--attach`), as records: name,
+    /// type, size, SHA-256 (never the bytes).
+    pub attachments: Vec<crate::protocol::Attachment>,
 }
 
 /// One turn's usage as the result and `run_end` list it: the token counts,

@@ -57,6 +57,9 @@ pub struct JsonResult<'a> {
     /// The files the run changed (`write_file`, `edit_file`), relative to
     /// `--root`, sorted, each once; empty when none.
     pub changed_files: &'a [String],
+    /// The files attached to the prompt (`--attach`), each by name,
+    /// `mediaType`, `size` and `sha256` (never the bytes); empty when none.
+    pub attachments: &'a [crate::protocol::Attachment],
 }
 
 impl<'a> JsonResult<'a> {
@@ -78,6 +81,7 @@ impl<'a> JsonResult<'a> {
             provider: &report.provider,
             model: &report.model,
             changed_files: &report.changed_files,
+            attachments: &report.attachments,
         }
     }
 }

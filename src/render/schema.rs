@@ -100,16 +100,24 @@ mod tests {
             .collect();
         assert!(required.contains(&"reply") && required.contains(&"stopReason"));
         assert!(!required.contains(&"errorMessage") && !required.contains(&"output"));
-        assert!(required.contains(&"changedFiles"));
+        assert!(required.contains(&"changedFiles") && required.contains(&"attachments"));
         assert_eq!(schema["properties"]["status"]["enum"][3], "turn_limit");
         let validator = jsonschema::validator_for(&schema).unwrap();
         let ok = serde_json::json!({
             "status": "ok", "exitCode": 0, "reply": "hi", "stopReason": "stop", "turns": 1,
             "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
             "turnUsage": [{"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}],
-            "durationMs": 3, "provider": "faux", "model": "faux", "changedFiles": []
+            "durationMs": 3, "provider": "faux", "model": "faux", "changedFiles": [],
+            "attachments": []
         });
         assert!(validator.is_valid(&ok));
+        // An attachment is a record: name, type, size, hash.
+        let mut attached = ok.clone();
+        attached["attachments"] = serde_json::json!([{"name": "shot.png",
+            "mediaType": "image/png", "size": 33, "sha256": "ab"}]);
+        assert!(validator.is_valid(&attached));
+        attached["attachments"][0]["mediaType"] = "image/bmp".into();
+        assert!(!validator.is_valid(&attached));
         // With --price: the run's cost and each turn's.
         let mut priced = ok.clone();
         priced["cost"] = 0.25.into();

@@ -11,7 +11,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::config::AttachPlan;
 use crate::config::input::{FILE_LIMIT, StdinMode};
+use crate::protocol::{Attachment, Content, Message, UserMessage, now_ms};
 
 /// How long an open pipe gets to deliver its first byte.
 pub const STDIN_GRACE: Duration = Duration::from_secs(1);
@@ -54,6 +56,12 @@ pub enum InputError {
     /// The deadline passed while waiting for stdin.
     #[error("timed out waiting for stdin")]
     Timeout,
+    /// `--attach -` got nothing, or stdin is a terminal.
+    #[error("--attach - reads the file from stdin, and {0}")]
+    NoAttachment(&'static str),
+    /// `--attach -`'s bytes are past its cap, or refused (its kind, a cap).
+    #[error("{0}")]
+    Attachment(String),
 }
 
 /// What stdin is, as far as the prompt rules care.
@@ -123,24 +131,31 @@ pub async fn prompt_from(
     match (prompt, mode) {
         (Some(text), StdinMode::Never) => finish(text, None),
         (Some(text), _) if stdin_is_terminal => finish(text, None),
-        (Some(text), StdinMode::Auto) => match read_stdin(stdin, Some(grace), deadline).await? {
-            Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
-            Piped::Nothing => finish(text, empty),
-            Piped::Silent => finish(
-                text,
-                Some(format!(
-                    "stdin gave nothing within {}s; going on without it (--stdin waits, --no-stdin skips)",
-                    grace.as_secs()
-                )),
-            ),
-        },
-        (Some(text), StdinMode::Wait) => match read_stdin(stdin, None, deadline).await? {
-            Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
-            Piped::Nothing | Piped::Silent => Err(InputError::EmptyStdin),
-        },
+        (Some(text), StdinMode::Auto) => {
+            match read_stdin(stdin, Some(grace), deadline, STDIN_LIMIT)
+                .await?
+                .text()
+            {
+                Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
+                Piped::Nothing => finish(text, empty),
+                Piped::Silent => finish(
+                    text,
+                    Some(format!(
+                        "stdin gave nothing within {}s; going on without it (--stdin waits, --no-stdin skips)",
+                        grace.as_secs()
+                    )),
+                ),
+            }
+        }
+        (Some(text), StdinMode::Wait) => {
+            match read_stdin(stdin, None, deadline, STDIN_LIMIT).await?.text() {
+                Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
+                Piped::Nothing | Piped::Silent => Err(InputError::EmptyStdin),
+            }
+        }
         (None, StdinMode::Never) => Err(InputError::NoPrompt),
         (None, StdinMode::Auto) if stdin_is_terminal => Err(InputError::NoPrompt),
-        (None, _) => match read_stdin(stdin, None, deadline).await? {
+        (None, _) => match read_stdin(stdin, None, deadline, STDIN_LIMIT).await?.text() {
             Piped::Data(text) => finish(text, None),
             Piped::Nothing | Piped::Silent => Err(InputError::Empty),
         },
@@ -161,12 +176,74 @@ pub fn append_stdin(prompt: &str, piped: &str) -> String {
     format!("{prompt}\n\n<stdin>\n{piped}\n</stdin>")
 }
 
-enum Piped {
-    Data(String),
+enum Piped<T = String> {
+    Data(T),
     /// Stdin was closed or empty.
     Nothing,
     /// Nothing arrived within the grace.
     Silent,
+}
+
+impl Piped<Vec<u8>> {
+    /// Stdin as text (a prompt), invalid UTF-8 replaced.
+    fn text(self) -> Piped {
+        match self {
+            Piped::Data(bytes) => Piped::Data(String::from_utf8_lossy(&bytes).into_owned()),
+            Piped::Nothing => Piped::Nothing,
+            Piped::Silent => Piped::Silent,
+        }
+    }
+}
+
+/// `--attach -`: stdin's bytes, at most `limit` of them, waited for as
+/// long as the deadline allows (no grace: the run asked for them).
+pub async fn read_attachment(limit: u64, deadline: Option<Instant>) -> Result<Vec<u8>, InputError> {
+    if StdinKind::of_process() == StdinKind::Terminal {
+        return Err(InputError::NoAttachment("stdin is a terminal"));
+    }
+    attachment_from(std::io::stdin(), limit, deadline).await
+}
+
+/// The run's attachments in order: the files the plan read, and with
+/// `--attach -` stdin's bytes in their place; all checked against the
+/// provider's caps before the first request.
+pub async fn attachments(
+    plan: &AttachPlan,
+    deadline: Option<Instant>,
+) -> Result<Vec<Attachment>, InputError> {
+    let stdin = match plan.stdin {
+        Some(_) => Some(read_attachment(plan.stdin_limit(), deadline).await?),
+        None => None,
+    };
+    plan.with_stdin(stdin)
+        .map_err(|error| InputError::Attachment(error.to_string()))
+}
+
+/// The prompt as the first user message: its text, then its attachments.
+pub fn prompt_message(text: String, attachments: Vec<Attachment>) -> Message {
+    let mut content = vec![Content::text(text)];
+    content.extend(attachments.into_iter().map(Content::Attachment));
+    Message::User(UserMessage {
+        content,
+        timestamp: now_ms(),
+    })
+}
+
+/// [`read_attachment`] with stdin passed in (for tests).
+pub async fn attachment_from(
+    stdin: impl StdinSource,
+    limit: u64,
+    deadline: Option<Instant>,
+) -> Result<Vec<u8>, InputError> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    match read_stdin(stdin, None, deadline, limit).await {
+        Ok(Piped::Data(bytes)) => Ok(bytes),
+        Ok(Piped::Nothing | Piped::Silent) => Err(InputError::NoAttachment("stdin was empty")),
+        Err(InputError::TooLarge { limit }) => Err(InputError::Attachment(format!(
+            "--attach -: stdin is larger than {limit} bytes, the most the provider takes of its --attach-type"
+        ))),
+        Err(error) => Err(error),
+    }
 }
 
 enum Chunk {
@@ -181,7 +258,8 @@ async fn read_stdin(
     mut stdin: impl StdinSource,
     grace: Option<Duration>,
     deadline: Option<Instant>,
-) -> Result<Piped, InputError> {
+    cap: usize,
+) -> Result<Piped<Vec<u8>>, InputError> {
     let (sender, mut chunks) = mpsc::channel::<Chunk>(16);
     std::thread::spawn(move || {
         let mut buffer = vec![0u8; 64 * 1024];
@@ -223,8 +301,8 @@ async fn read_stdin(
         match next {
             Some(Chunk::Data(data)) => {
                 bytes.extend_from_slice(&data);
-                if bytes.len() > STDIN_LIMIT {
-                    return Err(InputError::TooLarge { limit: STDIN_LIMIT });
+                if bytes.len() > cap {
+                    return Err(InputError::TooLarge { limit: cap });
                 }
             }
             Some(Chunk::End) | None => break,
@@ -234,7 +312,7 @@ async fn read_stdin(
     if bytes.is_empty() {
         return Ok(Piped::Nothing);
     }
-    Ok(Piped::Data(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Piped::Data(bytes))
 }
 
 #[cfg(test)]

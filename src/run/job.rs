@@ -207,6 +207,7 @@ pub(super) struct Job {
 /// and the listeners that hand events to the output lanes.
 struct Prepared {
     prompt: String,
+    attachments: Vec<crate::protocol::Attachment>,
     agent: Agent,
     limits: Arc<RunLimits>,
     chain: Arc<HookChain>,
@@ -304,6 +305,17 @@ impl Job {
         if let Some(notice) = prompt.notice.clone() {
             self.events.submit(move |renderer| renderer.notice(&notice));
         }
+        let attachments = tokio::select! {
+            read = input::attachments(&self.plan.attachments, self.plan.deadline) => read,
+            cause = abort.wait_for(Option::is_some) => {
+                return Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)));
+            }
+        };
+        let attachments = match attachments {
+            Ok(attachments) => attachments,
+            Err(InputError::Timeout) => return Err(NotStarted::Stopped(Some(AbortCause::Timeout))),
+            Err(error) => return Err(NotStarted::Usage(UsageError::Prompt(error))),
+        };
         if let Some(notice) = self
             .plan
             .tools
@@ -382,6 +394,7 @@ impl Job {
         }
         Ok(Prepared {
             prompt: prompt.text,
+            attachments,
             agent,
             limits,
             chain,
@@ -414,7 +427,10 @@ impl Job {
         abort: &mut watch::Receiver<Option<AbortCause>>,
     ) -> (Vec<Message>, LimitReport, Option<HookVerdict>) {
         let agent = &prepared.agent;
-        let run = agent.prompt(vec![Message::user_text(prepared.prompt.clone())]);
+        let run = agent.prompt(vec![input::prompt_message(
+            prepared.prompt.clone(),
+            prepared.attachments.clone(),
+        )]);
         let aborter = async {
             let cause = abort.wait_for(Option::is_some).await.ok().and_then(|c| *c);
             agent.abort();

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use crate::exit::Status;
 use crate::policy::command_hooks::HookVerdict;
 use crate::policy::limits::LimitReport;
-use crate::protocol::{Message, Usage};
+use crate::protocol::{Attachment, Content, Message, Usage};
 use crate::render::format::{EventsFormat, OutputFormat};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
@@ -21,6 +21,22 @@ use crate::render::{EventRenderer, RunReport, TurnUsage, renderer};
 use crate::run::ending::{self, AbortCause, Detail, Facts, LastReply, SchemaVerdict};
 use crate::run::job::{Job, Streams};
 use crate::run::signals::{Waited, wait_for_lane};
+
+/// The attachments of the run's prompt (its first user message).
+fn prompt_attachments(messages: &[Message]) -> Vec<Attachment> {
+    let prompt = messages.iter().find_map(|message| match message {
+        Message::User(user) => Some(user),
+        _ => None,
+    });
+    prompt
+        .into_iter()
+        .flat_map(|user| &user.content)
+        .filter_map(|content| match content {
+            Content::Attachment(attachment) => Some(attachment.clone()),
+            Content::Text { .. } => None,
+        })
+        .collect()
+}
 
 /// A run's report with the facts its status was decided from, so a
 /// write that fails later is decided by the same function.
@@ -118,6 +134,7 @@ impl Job {
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
+            attachments: prompt_attachments(messages),
         };
         Ending { report, facts }
     }
@@ -154,6 +171,7 @@ impl Job {
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
+            attachments: Vec::new(),
         };
         Ending { report, facts }
     }
@@ -298,6 +316,7 @@ pub fn report_usage_error(
         provider: String::new(),
         model: String::new(),
         changed_files: Vec::new(),
+        attachments: Vec::new(),
     };
     let mut stdout = streams.stdout;
     finish_output(

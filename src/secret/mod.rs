@@ -9,7 +9,7 @@
 
 mod redact;
 
-pub use redact::{holds_a_key, key_set, redact, redact_cut_edges, redact_keys};
+pub use redact::{bytes_hold_a_key, holds_a_key, key_set, redact, redact_cut_edges, redact_keys};
 
 /// The key variable of whichever provider runs; it wins over the
 /// provider's own within a layer.

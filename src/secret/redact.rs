@@ -70,6 +70,15 @@ pub fn holds_a_key(text: &str, keys: &[ApiKey]) -> bool {
         .any(|key| !key.expose().is_empty() && text.contains(key.expose()))
 }
 
+/// Whether raw `bytes` (an image a tool read) hold one of `keys`: such a
+/// file cannot be redacted without breaking it, so it is not sent at all.
+pub fn bytes_hold_a_key(bytes: &[u8], keys: &[ApiKey]) -> bool {
+    keys.iter().any(|key| {
+        let key = key.expose().as_bytes();
+        !key.is_empty() && bytes.windows(key.len()).any(|window| window == key)
+    })
+}
+
 /// `text` with every one of `keys` (as [`key_set`] orders them) replaced.
 pub fn redact_keys(text: &str, keys: &[ApiKey]) -> String {
     let mut text = text.to_owned();

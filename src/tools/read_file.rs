@@ -1,15 +1,21 @@
 //! The `read_file` tool (ARCHITECTURE.md §2.5): the UTF-8 text of a file under the
 //! root, by lines, cut at a fixed size with a note that says how to read on.
 //!
+//! An image (PNG, JPEG, GIF, WebP, known by its bytes) is returned whole
+//! as an attachment for the model to see, within the strictest caps any
+//! provider states; each wire carries it or says it cannot (README
+//! "Attachments").
+//!
 //! It must never read outside the root (every path goes through
-//! [`Sandbox::open`]), never hold more than one cut's worth of the file in
-//! memory (the rest is only streamed to count its lines), and never hand
-//! the model bytes that are not UTF-8 text. How the excerpt is read and
-//! rendered is `excerpt`'s.
+//! [`Sandbox::open`]), never hold more than one cut's worth of a text file
+//! (or one capped image) in memory (the rest is only streamed to count its
+//! lines), and never hand the model bytes that are not UTF-8 text or an
+//! image. How the excerpt is read and rendered is `excerpt`'s.
 
 mod excerpt;
+mod image;
 
-use std::io;
+use std::io::{self, Read};
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -18,8 +24,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::excerpt::{Start, read_excerpt, render};
+use self::image::read_image;
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
 use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
+use crate::media::sniff;
 use crate::protocol::{Content, ToolOutput};
 
 /// The most lines one call shows, whatever `limit` asks for.
@@ -56,6 +64,14 @@ pub enum ReadFileError {
         path: String,
         /// The 1-based line holding the first invalid byte.
         line: u64,
+    },
+    /// An image past the caps read_file shows images within.
+    #[error("'{path}' is an image leash cannot show: {problem}")]
+    Image {
+        /// The path as the model gave it (shortened).
+        path: String,
+        /// Which cap it breaks.
+        problem: String,
     },
     /// `offset` lies after the last line.
     #[error("offset {offset} is past the end of '{path}', which has {lines} line{s}", s = plural(*lines))]
@@ -167,8 +183,8 @@ impl TypedTool for ReadFile {
         format!(
             "Read a UTF-8 text file under the root directory. Shows at most {MAX_LINES} \
              lines or {} KiB per call; a longer file is cut with a note that says which \
-             offset (and, inside a longer line, byte_offset) to read on from. Use list_dir \
-             for directories.",
+             offset (and, inside a longer line, byte_offset) to read on from. An image \
+             (PNG, JPEG, GIF, WebP) is shown whole. Use list_dir for directories.",
             MAX_BYTES / 1024
         )
     }
@@ -199,11 +215,26 @@ fn read_blocking(
     if opened.kind() == EntryKind::Dir {
         return Err(ReadFileError::Directory { path: shown });
     }
+    let mut file = opened.into_file();
+    let io_error = |source| ReadFileError::Io {
+        path: shown.clone(),
+        source,
+    };
+    // Enough of the start to know an image by its magic number.
+    let mut head = Vec::with_capacity(16);
+    (&mut file)
+        .take(16)
+        .read_to_end(&mut head)
+        .map_err(io_error)?;
+    if sniff::sniff(&head).is_some_and(|kind| kind.is_image()) {
+        return read_image(&args.path, shown, head, file);
+    }
     let start = Start {
         line: args.offset.unwrap_or(1),
         byte: args.byte_offset.unwrap_or(0),
     };
-    let excerpt = read_excerpt(opened.into_file(), &shown, start, args.limit, cancel)?;
+    let source = io::Cursor::new(head).chain(file);
+    let excerpt = read_excerpt(source, &shown, start, args.limit, cancel)?;
     let details = json!({
         "path": args.path,
         "lines": excerpt.total,

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Tool, ToolError, ToolUpdates};
 use crate::protocol::{Content, ToolOutput, ToolSpec};
-use crate::secret::{ApiKey, redact_cut_edges, redact_keys};
+use crate::secret::{ApiKey, bytes_hold_a_key, redact_cut_edges, redact_keys};
 
 /// A tool whose results never hold a known key.
 pub struct Redacted {
@@ -38,6 +38,29 @@ fn redact_value(value: &mut Value, keys: &[ApiKey]) {
         Value::Array(items) => items.iter_mut().for_each(|item| redact_value(item, keys)),
         Value::Object(map) => map.values_mut().for_each(|item| redact_value(item, keys)),
         _ => {}
+    }
+}
+
+/// One block without a key: text redacted; an attachment whose bytes hold
+/// a key (an image's metadata can hold any text) withheld whole, since
+/// its bytes cannot be cut without breaking the file.
+fn redact_content(content: &mut Content, keys: &[ApiKey], cut_piece: bool) {
+    match content {
+        Content::Text { text } => {
+            *text = redact_keys(text, keys);
+            if cut_piece {
+                *text = redact_cut_edges(text, keys);
+            }
+        }
+        Content::Attachment(attachment) if bytes_hold_a_key(&attachment.data, keys) => {
+            *content = Content::text(format!(
+                "[{} withheld: its bytes hold an API key]",
+                redact_keys(&attachment.name, keys)
+            ));
+        }
+        Content::Attachment(attachment) => {
+            attachment.name = redact_keys(&attachment.name, keys);
+        }
     }
 }
 
@@ -63,11 +86,7 @@ impl Tool for Redacted {
                 Ok(mut output) => {
                     let cut_piece = output.details["cutPiece"] == Value::Bool(true);
                     for content in &mut output.content {
-                        let Content::Text { text } = content;
-                        *text = redact_keys(text, keys);
-                        if cut_piece {
-                            *text = redact_cut_edges(text, keys);
-                        }
+                        redact_content(content, keys, cut_piece);
                     }
                     redact_value(&mut output.details, keys);
                     Ok(output)
@@ -126,7 +145,7 @@ mod tests {
         let tool = Redacted::new(Arc::new(Leaky), keys);
         let text = "A=sk-run-key-123456\nB=sk-ant-other-9876\nC=sk-run-key-123456-longer\n";
         let output = call(&tool, json!({"text": text})).await.unwrap();
-        let Content::Text { text: shown } = &output.content[0];
+        let shown = output.content[0].as_text().unwrap();
         assert_eq!(shown, "A=***\nB=***\nC=***\n");
         assert_eq!(
             output.details,
@@ -142,10 +161,7 @@ mod tests {
     async fn a_key_cut_at_a_piece_edge_shows_neither_half() {
         let keys = key_set([ApiKey::new("sk-run-key-123456"), ApiKey::new("short7k")]);
         let tool = Redacted::new(Arc::new(Leaky), keys);
-        let shown = |output: ToolOutput| {
-            let Content::Text { text } = &output.content[0];
-            text.clone()
-        };
+        let shown = |output: ToolOutput| output.content[0].as_text().unwrap().to_owned();
         let end = "aaaa sk-run-key-12\n\n[truncated: …]";
         let start = "3456 and on\nsk-\nshort7";
         let out = call(&tool, json!({"text": end, "cut": true}))
@@ -174,11 +190,11 @@ mod tests {
         let read_file = ReadFile::new(Arc::new(Sandbox::new(&tree.root).unwrap()));
         let tool = Redacted::new(Arc::new(read_file), key_set([ApiKey::new(key)]));
         let first = call(&tool, json!({"path": "long.txt"})).await.unwrap();
-        let Content::Text { text: first } = &first.content[0];
+        let first = first.content[0].as_text().unwrap();
         let second = call(&tool, json!({"path": "long.txt", "byte_offset": MAX_BYTES}))
             .await
             .unwrap();
-        let Content::Text { text: second } = &second.content[0];
+        let second = second.content[0].as_text().unwrap();
         assert!(
             first.contains("a***\n\n[truncated"),
             "{}",
@@ -186,5 +202,28 @@ mod tests {
         );
         assert!(second.starts_with("***bbb"), "{}", &second[..40]);
         assert!(!first.contains("sk-proj") && !second.contains("xyz0123"));
+    }
+
+    #[tokio::test]
+    async fn an_image_whose_bytes_hold_a_key_is_withheld() {
+        use crate::media::testing::png_of;
+        use crate::tools::read_file::ReadFile;
+        use crate::tools::sandbox::Sandbox;
+        use crate::tools::testing::tree;
+        let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+        let tree = tree("x", "x");
+        let mut leaky = png_of(2, 2);
+        leaky.extend_from_slice(format!("tEXtComment\0{key}").as_bytes());
+        std::fs::write(tree.root.join("leaky.png"), leaky).unwrap();
+        std::fs::write(tree.root.join("clean.png"), png_of(2, 2)).unwrap();
+        let read_file = ReadFile::new(Arc::new(Sandbox::new(&tree.root).unwrap()));
+        let tool = Redacted::new(Arc::new(read_file), key_set([ApiKey::new(key)]));
+        let out = call(&tool, json!({"path": "leaky.png"})).await.unwrap();
+        assert_eq!(
+            out.content[1].as_text(),
+            Some("[leaky.png withheld: its bytes hold an API key]")
+        );
+        let out = call(&tool, json!({"path": "clean.png"})).await.unwrap();
+        assert!(matches!(out.content[1], Content::Attachment(_)));
     }
 }

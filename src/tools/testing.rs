@@ -51,11 +51,7 @@ pub(crate) async fn call(tool: &dyn Tool, args: Value) -> Result<ToolOutput, Str
 
 /// The text of an output's content, joined.
 pub(crate) fn text_of(output: &ToolOutput) -> String {
-    output
-        .content
-        .iter()
-        .map(|Content::Text { text }| text.as_str())
-        .collect()
+    output.content.iter().filter_map(Content::as_text).collect()
 }
 
 /// A tool over a [`Tree`]'s root, called as the loop calls it.

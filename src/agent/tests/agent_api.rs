@@ -12,7 +12,8 @@ fn user_texts(messages: &[Message]) -> Vec<String> {
             Message::User(u) => u
                 .content
                 .first()
-                .map(|crate::protocol::Content::Text { text }| text.clone()),
+                .and_then(crate::protocol::Content::as_text)
+                .map(str::to_owned),
             _ => None,
         })
         .collect()

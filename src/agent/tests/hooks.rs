@@ -239,7 +239,11 @@ async fn prepare_next_turn_may_inject_messages_into_the_next_turn() {
     let texts: Vec<String> = requests[1]
         .iter()
         .filter_map(|m| match m {
-            Message::User(u) => u.content.first().map(|Content::Text { text }| text.clone()),
+            Message::User(u) => u
+                .content
+                .first()
+                .and_then(Content::as_text)
+                .map(str::to_owned),
             _ => None,
         })
         .collect();

@@ -3,6 +3,7 @@
 //! problem a user can fix on the command line comes first and a missing
 //! key (which only the environment fixes) last.
 
+pub(super) mod attach;
 pub(super) mod hooks;
 pub(super) mod limits;
 pub(super) mod mcp;
@@ -14,6 +15,7 @@ pub(super) mod tools;
 use crate::agent::ToolExecution;
 use crate::cli::{Cli, ToolExecutionArg};
 use crate::config::dotenv::DotEnvStatus;
+use crate::config::input::StdinMode;
 use crate::config::precedence::{choose_model, choose_provider, decide_terminal};
 use crate::config::{ConfigError, Inputs, RunPlan};
 
@@ -25,7 +27,12 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     let (provider_name, _) = choose_provider(&cli, inputs.origins);
     let (model, _) = choose_model(&cli, provider_name);
     let bounds = limits::resolve(&cli, inputs, &model)?;
-    let (system, stdin) = prompt::resolve(&cli, inputs)?;
+    let (system, mut stdin) = prompt::resolve(&cli, inputs)?;
+    let attachments = attach::resolve(&cli, inputs, provider_name)?;
+    if attachments.stdin.is_some() {
+        // Stdin is the attachment's: the prompt is the argument alone.
+        stdin = StdinMode::Never;
+    }
     let tools = tools::resolve(&cli, inputs)?;
     outputs::check(&cli, inputs)?;
     let hooks = hooks::resolve(&cli, inputs)?;
@@ -37,6 +44,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     let terminal = decide_terminal(&cli, events, inputs);
     Ok(RunPlan {
         prompt: cli.prompt,
+        attachments,
         stdin,
         system,
         provider,

@@ -7,7 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::protocol::ToolSpec;
-use crate::protocol::{AssistantContent, Content, Message};
+use crate::protocol::{AssistantContent, Attachment, Content, MediaType, Message};
+use crate::provider::content::{base64, file_text};
 use crate::provider::{HttpSettings, Request};
 
 /// `max_tokens` when `--max-tokens` is not given: the API requires the field,
@@ -96,7 +97,19 @@ enum WireRole {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum WireBlock<'a> {
     Text {
-        text: &'a str,
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// An attached image: `{"type": "image", "source": {"type": "base64", ...}}`.
+    Image {
+        source: Base64Source,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// An attached PDF: `{"type": "document", "source": {"type": "base64", ...}}`.
+    Document {
+        source: Base64Source,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
@@ -116,11 +129,30 @@ enum WireBlock<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: String,
+        content: ToolResultContent<'a>,
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+}
+
+/// A file's bytes inline: `{"type": "base64", "media_type", "data"}`.
+#[derive(Debug, Serialize, PartialEq)]
+struct Base64Source {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'static str,
+    data: String,
+}
+
+/// A tool result's `content`: a string when it is text alone (as before
+/// attachments, so a text-only body is byte for byte what it was), else
+/// the blocks, an image among them.
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(untagged)]
+enum ToolResultContent<'a> {
+    Text(String),
+    Blocks(Vec<WireBlock<'a>>),
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -185,7 +217,10 @@ fn place_breakpoints(body: &mut WireRequest<'_>) {
             cache_control,
         }) if !text.is_empty() => *cache_control = Some(EPHEMERAL),
         Some(
-            WireBlock::ToolUse { cache_control, .. } | WireBlock::ToolResult { cache_control, .. },
+            WireBlock::ToolUse { cache_control, .. }
+            | WireBlock::ToolResult { cache_control, .. }
+            | WireBlock::Image { cache_control, .. }
+            | WireBlock::Document { cache_control, .. },
         ) => *cache_control = Some(EPHEMERAL),
         _ => {}
     }
@@ -200,14 +235,7 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
     for message in messages {
         match message {
             Message::User(user) => {
-                let content = user
-                    .content
-                    .iter()
-                    .map(|Content::Text { text }| WireBlock::Text {
-                        text,
-                        cache_control: None,
-                    })
-                    .collect();
+                let content = user.content.iter().map(content_block).collect();
                 out.push(WireMessage {
                     role: WireRole::User,
                     content,
@@ -231,9 +259,14 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
                 last_was_tool_result = false;
             }
             Message::ToolResult(result) => {
+                let content = if result.content.iter().all(|c| c.as_text().is_some()) {
+                    ToolResultContent::Text(result.text())
+                } else {
+                    ToolResultContent::Blocks(result.content.iter().map(content_block).collect())
+                };
                 let block = WireBlock::ToolResult {
                     tool_use_id: &result.tool_call_id,
-                    content: result.text(),
+                    content,
                     is_error: result.is_error,
                     cache_control: None,
                 };
@@ -251,6 +284,41 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
     out
 }
 
+/// One block of a user message or a tool result: text as it is, an
+/// image or a PDF as its base64 block, a text file as a text block that
+/// names it.
+fn content_block(content: &Content) -> WireBlock<'_> {
+    match content {
+        Content::Text { text } => WireBlock::Text {
+            text: Cow::Borrowed(text),
+            cache_control: None,
+        },
+        Content::Attachment(attachment) => attachment_block(attachment),
+    }
+}
+
+fn attachment_block(attachment: &Attachment) -> WireBlock<'_> {
+    let source = || Base64Source {
+        kind: "base64",
+        media_type: attachment.media_type.mime(),
+        data: base64(attachment),
+    };
+    match attachment.media_type {
+        MediaType::Text => WireBlock::Text {
+            text: Cow::Owned(file_text(attachment)),
+            cache_control: None,
+        },
+        MediaType::Pdf => WireBlock::Document {
+            source: source(),
+            cache_control: None,
+        },
+        MediaType::Png | MediaType::Jpeg | MediaType::Gif | MediaType::Webp => WireBlock::Image {
+            source: source(),
+            cache_control: None,
+        },
+    }
+}
+
 /// One assistant block on the wire, or `None` for what the API must not
 /// get back: empty text and thinking without a signature (from another
 /// provider, or cut off before its signature arrived). A redacted block
@@ -259,7 +327,7 @@ fn assistant_block(block: &AssistantContent) -> Option<WireBlock<'_>> {
     match block {
         AssistantContent::Text { text } if text.is_empty() => None,
         AssistantContent::Text { text } => Some(WireBlock::Text {
-            text,
+            text: Cow::Borrowed(text),
             cache_control: None,
         }),
         AssistantContent::Thinking {

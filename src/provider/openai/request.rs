@@ -7,7 +7,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::protocol::ToolSpec;
-use crate::protocol::{AssistantContent, AssistantMessage, Content, Message};
+use crate::protocol::{
+    AssistantContent, AssistantMessage, Attachment, Content, MediaType, Message,
+};
+use crate::provider::content::{data_url, file_text, not_shown_note};
 use crate::provider::{HttpSettings, Request};
 
 /// A Chat Completions request, borrowing from the transcript.
@@ -70,7 +73,7 @@ enum ChatMessage<'a> {
         content: &'a str,
     },
     User {
-        content: String,
+        content: UserContent<'a>,
     },
     Assistant {
         /// `null` when the message holds only tool calls.
@@ -82,6 +85,36 @@ enum ChatMessage<'a> {
         tool_call_id: &'a str,
         content: String,
     },
+}
+
+/// A user message's `content`: a string when it is text alone (as before
+/// attachments, so a text-only body is unchanged), else content parts.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(String),
+    Parts(Vec<ContentPart<'a>>),
+}
+
+/// One content part of a user message.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentPart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+    File { file: FilePart<'a> },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+/// A PDF inline: `{"filename", "file_data": "data:application/pdf;base64,..."}`.
+#[derive(Debug, Serialize)]
+struct FilePart<'a> {
+    filename: &'a str,
+    file_data: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -157,14 +190,80 @@ pub(crate) fn request_body<'a>(
 fn chat_message(message: &Message) -> ChatMessage<'_> {
     match message {
         Message::User(user) => ChatMessage::User {
-            content: content_text(&user.content),
+            content: user_content(&user.content),
         },
         Message::Assistant(assistant) => assistant_message(assistant),
         Message::ToolResult(result) => ChatMessage::Tool {
             tool_call_id: &result.tool_call_id,
-            content: result.text(),
+            content: tool_text(&result.content),
         },
     }
+}
+
+/// A user message: its text as one string, or with attachments its parts
+/// — an image as an `image_url` data URL, a PDF as a `file` part, a text
+/// file as a text part that names it.
+fn user_content(content: &[Content]) -> UserContent<'_> {
+    if content.iter().all(|block| block.as_text().is_some()) {
+        return UserContent::Text(content_text(content));
+    }
+    let parts = content
+        .iter()
+        .map(|block| match block {
+            Content::Text { text } => ContentPart::Text {
+                text: Cow::Borrowed(text),
+            },
+            Content::Attachment(attachment) => attachment_part(attachment),
+        })
+        .collect();
+    UserContent::Parts(parts)
+}
+
+fn attachment_part(attachment: &Attachment) -> ContentPart<'_> {
+    match attachment.media_type {
+        MediaType::Text => ContentPart::Text {
+            text: Cow::Owned(file_text(attachment)),
+        },
+        MediaType::Pdf => ContentPart::File {
+            file: FilePart {
+                filename: file_name(attachment),
+                file_data: data_url(attachment),
+            },
+        },
+        MediaType::Png | MediaType::Jpeg | MediaType::Gif | MediaType::Webp => {
+            ContentPart::ImageUrl {
+                image_url: ImageUrl {
+                    url: data_url(attachment),
+                },
+            }
+        }
+    }
+}
+
+/// The name a file part carries: the last part of the path it was given by.
+pub(in crate::provider) fn file_name(attachment: &Attachment) -> &str {
+    attachment
+        .name
+        .rsplit('/')
+        .find(|part| !part.is_empty())
+        .unwrap_or(&attachment.name)
+}
+
+/// A tool message's text: this API's tool messages hold text only, so a
+/// text file goes in as text and an image or a PDF as a note that says it
+/// was not shown (as Pi does for a model that takes no image).
+fn tool_text(content: &[Content]) -> String {
+    let mut text = String::new();
+    for block in content {
+        match block {
+            Content::Text { text: block } => text.push_str(block),
+            Content::Attachment(attachment) if attachment.media_type == MediaType::Text => {
+                text.push_str(&file_text(attachment));
+            }
+            Content::Attachment(attachment) => text.push_str(&not_shown_note(attachment)),
+        }
+    }
+    text
 }
 
 fn assistant_message(message: &AssistantMessage) -> ChatMessage<'_> {
@@ -206,14 +305,10 @@ pub(in crate::provider) fn arguments_json(arguments: &Value) -> Cow<'_, str> {
     }
 }
 
-/// The text of a message's content blocks, joined (both OpenAI APIs take
-/// one string).
+/// The text of a message's text blocks, joined (both OpenAI APIs take
+/// one string for text alone).
 pub(in crate::provider) fn content_text(content: &[Content]) -> String {
-    let mut text = String::new();
-    for Content::Text { text: block } in content {
-        text.push_str(block);
-    }
-    text
+    content.iter().filter_map(Content::as_text).collect()
 }
 
 fn chat_tool(tool: &ToolSpec) -> ChatTool<'_> {

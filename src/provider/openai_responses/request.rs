@@ -8,8 +8,11 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::protocol::{AssistantContent, AssistantMessage, Message, ToolSpec};
-use crate::provider::openai::request::{arguments_json, content_text};
+use crate::protocol::{
+    AssistantContent, AssistantMessage, Attachment, Content, MediaType, Message, ToolSpec,
+};
+use crate::provider::content::{data_url, file_text};
+use crate::provider::openai::request::{arguments_json, content_text, file_name};
 use crate::provider::{HttpSettings, Request};
 
 /// What every request asks to get back: the encrypted reasoning, the only
@@ -78,6 +81,13 @@ enum InputItem<'a> {
         role: &'static str,
         content: Cow<'a, str>,
     },
+    /// A user message with attachments: its content as input parts.
+    MessageParts {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        role: &'static str,
+        content: Vec<InputPart<'a>>,
+    },
     /// A tool call the model made.
     FunctionCall {
         #[serde(rename = "type")]
@@ -92,10 +102,40 @@ enum InputItem<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
         call_id: &'a str,
-        output: String,
+        output: ToolOutput<'a>,
     },
     /// A reasoning item exactly as the server sent it.
     Reasoning(&'a RawValue),
+}
+
+/// One input part: `input_text`, `input_image` (a data URL) or
+/// `input_file` (a file name and a data URL).
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[allow(clippy::enum_variant_names)] // the wire's own names
+enum InputPart<'a> {
+    InputText {
+        text: Cow<'a, str>,
+    },
+    InputImage {
+        image_url: String,
+        /// The SDKs' types require it; `auto` is the API's default.
+        detail: &'static str,
+    },
+    InputFile {
+        filename: &'a str,
+        file_data: String,
+    },
+}
+
+/// A `function_call_output`'s `output`: a string when the result is text
+/// alone (unchanged from before attachments), else input parts — the API
+/// takes an image in a tool's output.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ToolOutput<'a> {
+    Text(String),
+    Parts(Vec<InputPart<'a>>),
 }
 
 /// A tool: `{type: "function", name, description, parameters}`. `strict`
@@ -149,17 +189,62 @@ pub(crate) fn request_body<'a>(
 /// blocks in order — reasoning items, text, `function_call`s.
 fn push_message<'a>(message: &'a Message, input: &mut Vec<InputItem<'a>>) {
     match message {
-        Message::User(user) => input.push(InputItem::Message {
+        Message::User(user) if all_text(&user.content) => input.push(InputItem::Message {
             kind: "message",
             role: "user",
             content: Cow::Owned(content_text(&user.content)),
+        }),
+        Message::User(user) => input.push(InputItem::MessageParts {
+            kind: "message",
+            role: "user",
+            content: input_parts(&user.content),
         }),
         Message::Assistant(assistant) => push_assistant(assistant, input),
         Message::ToolResult(result) => input.push(InputItem::FunctionCallOutput {
             kind: "function_call_output",
             call_id: &result.tool_call_id,
-            output: result.text(),
+            output: if all_text(&result.content) {
+                ToolOutput::Text(result.text())
+            } else {
+                ToolOutput::Parts(input_parts(&result.content))
+            },
         }),
+    }
+}
+
+fn all_text(content: &[Content]) -> bool {
+    content.iter().all(|block| block.as_text().is_some())
+}
+
+/// Content blocks as input parts: text as it is, an image as
+/// `input_image`, a PDF as `input_file`, a text file as text naming it.
+fn input_parts(content: &[Content]) -> Vec<InputPart<'_>> {
+    content
+        .iter()
+        .map(|block| match block {
+            Content::Text { text } => InputPart::InputText {
+                text: Cow::Borrowed(text),
+            },
+            Content::Attachment(attachment) => attachment_part(attachment),
+        })
+        .collect()
+}
+
+fn attachment_part(attachment: &Attachment) -> InputPart<'_> {
+    match attachment.media_type {
+        MediaType::Text => InputPart::InputText {
+            text: Cow::Owned(file_text(attachment)),
+        },
+        MediaType::Pdf => InputPart::InputFile {
+            filename: file_name(attachment),
+            file_data: data_url(attachment),
+        },
+        MediaType::Png | MediaType::Jpeg | MediaType::Gif | MediaType::Webp => {
+            InputPart::InputImage {
+                image_url: data_url(attachment),
+                detail: "auto",
+            }
+        }
     }
 }
 

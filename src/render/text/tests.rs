@@ -216,6 +216,7 @@ fn failed_report() -> RunReport {
         provider: "faux".into(),
         model: "faux".into(),
         changed_files: Vec::new(),
+        attachments: Vec::new(),
     }
 }
 

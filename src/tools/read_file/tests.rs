@@ -43,8 +43,8 @@ fn the_derived_spec_is_the_hand_written_one() {
         format!(
             "Read a UTF-8 text file under the root directory. Shows at most {MAX_LINES} \
              lines or {} KiB per call; a longer file is cut with a note that says which \
-             offset (and, inside a longer line, byte_offset) to read on from. Use list_dir \
-             for directories.",
+             offset (and, inside a longer line, byte_offset) to read on from. An image \
+             (PNG, JPEG, GIF, WebP) is shown whole. Use list_dir for directories.",
             MAX_BYTES / 1024
         )
     );
@@ -283,7 +283,7 @@ async fn missing_files_and_directories_are_errors() {
 #[tokio::test]
 async fn binary_and_non_utf8_files_are_refused() {
     let f = fixture();
-    f.write("img.bin", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    f.write("img.bin", b"\x7FELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0");
     assert_eq!(
         f.call(json!({"path": "img.bin"})).await.unwrap_err(),
         "'img.bin' is a binary file (it contains NUL bytes); read_file only reads UTF-8 text"

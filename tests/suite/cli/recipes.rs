@@ -421,3 +421,27 @@ fn a_review_that_searches_reads_the_diff_with_git_and_greps_the_callers() {
     );
     assert!(!ran.exists(), "the repository's fsmonitor ran");
 }
+
+#[test]
+fn the_screenshot_recipe_attaches_the_screenshot_and_the_log() {
+    use leash::internals::media::png_of;
+    let script = recipe("ui-screenshot");
+    assert!(
+        script.contains("leash --attach test-results/login/failure.png"),
+        "{script}"
+    );
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("test-results/login")).unwrap();
+    std::fs::write(ws.path("test-results/login/failure.png"), png_of(1280, 720)).unwrap();
+    ws.write(
+        "test-results/login/trace.log",
+        "expect(button).toBeVisible() failed\n",
+    );
+    let expects = json!([{ "text": REPLY, "expect": { "attachments": [
+        { "name": "test-results/login/failure.png", "mediaType": "image/png" },
+        { "name": "test-results/login/trace.log", "mediaType": "text/plain" }
+    ]}}]);
+    let output = run(&ws, &script, expects, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), format!("{REPLY}\n"));
+}

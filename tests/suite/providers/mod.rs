@@ -6,6 +6,7 @@
 
 mod anthropic;
 mod apis;
+mod attachments;
 mod hostile_models;
 mod hostile_servers;
 mod openai;

@@ -314,3 +314,87 @@ fn a_thinking_block_last_gets_no_breakpoint() {
     assert!(!sent.to_string().contains("cache_control"), "{sent}");
     assert_eq!(sent.get("system"), None);
 }
+
+/// A user message of `text` and the files, each made an attachment.
+fn with_files(text: &str, files: &[(&str, Vec<u8>)]) -> Message {
+    let mut content = vec![Content::text(text)];
+    content.extend(files.iter().map(|(name, bytes)| {
+        Content::Attachment(crate::media::attachment(*name, bytes.clone(), None).unwrap())
+    }));
+    Message::User(UserMessage {
+        content,
+        timestamp: 0,
+    })
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn attachments_become_image_document_and_named_text_blocks() {
+    use crate::media::testing::{pdf, png_of};
+    let png = png_of(4, 3);
+    let messages = vec![with_files(
+        "Why does the test fail?",
+        &[
+            ("shots/fail.png", png.clone()),
+            ("spec.pdf", pdf()),
+            ("ci.log", b"FAIL login\n".to_vec()),
+        ],
+    )];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    assert_eq!(
+        body(&request, &settings())["messages"],
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "Why does the test fail?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&png)}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(&pdf())}},
+            {"type": "text", "text": "<file name=\"ci.log\">\nFAIL login\n</file>",
+             "cache_control": {"type": "ephemeral"}}
+        ]}])
+    );
+}
+
+#[test]
+fn an_image_a_tool_returned_goes_in_the_tool_result_as_blocks() {
+    use crate::media::testing::png_of;
+    let png = png_of(2, 2);
+    let image = crate::media::attachment("shot.png", png.clone(), None).unwrap();
+    let mut image_result = result("toolu_1", "Read image file shot.png", false);
+    if let Message::ToolResult(result) = &mut image_result {
+        result.content.push(Content::Attachment(image));
+    }
+    let messages = vec![
+        user("look"),
+        assistant(vec![call(
+            "toolu_1",
+            "read_file",
+            json!({"path": "shot.png"}),
+        )]),
+        image_result,
+    ];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+    };
+    assert_eq!(
+        body(&request, &settings())["messages"][2],
+        json!({"role": "user", "content": [{
+            "type": "tool_result", "tool_use_id": "toolu_1", "is_error": false,
+            "content": [
+                {"type": "text", "text": "Read image file shot.png"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&png)}}
+            ],
+            "cache_control": {"type": "ephemeral"}
+        }]})
+    );
+}

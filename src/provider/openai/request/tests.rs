@@ -177,3 +177,88 @@ fn strictness_needs_closed_objects_with_everything_required() {
         "required": ["a"], "additionalProperties": false
     })));
 }
+
+/// A user message of `text` and the files, each made an attachment.
+fn with_files(text: &str, files: &[(&str, Vec<u8>)]) -> Message {
+    let mut content = vec![Content::text(text)];
+    content.extend(files.iter().map(|(name, bytes)| {
+        Content::Attachment(crate::media::attachment(*name, bytes.clone(), None).unwrap())
+    }));
+    Message::User(UserMessage {
+        content,
+        timestamp: 0,
+    })
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn attachments_become_image_url_file_and_named_text_parts() {
+    use crate::media::testing::{jpeg_of, pdf};
+    let jpeg = jpeg_of(4, 3);
+    let messages = vec![with_files(
+        "Why?",
+        &[
+            ("shots/fail.jpg", jpeg.clone()),
+            ("docs/spec.pdf", pdf()),
+            ("ci.log", b"FAIL\n".to_vec()),
+        ],
+    )];
+    let body = body_json(&request(&messages, &[]), &settings("http://x/v1", None));
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "Why?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/jpeg;base64,{}", b64(&jpeg))}},
+            {"type": "file", "file": {"filename": "spec.pdf",
+                                      "file_data": format!("data:application/pdf;base64,{}", b64(&pdf()))}},
+            {"type": "text", "text": "<file name=\"ci.log\">\nFAIL\n</file>"}
+        ]})
+    );
+    // Text alone stays one string, as before attachments.
+    let plain = vec![user("hi")];
+    let body = body_json(&request(&plain, &[]), &settings("http://x/v1", None));
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "hi"})
+    );
+}
+
+#[test]
+fn an_image_in_a_tool_result_is_a_note_on_this_api() {
+    use crate::media::testing::png_of;
+    let image = crate::media::attachment("shot.png", png_of(2, 2), None).unwrap();
+    let messages = vec![
+        user("look"),
+        Message::Assistant(AssistantMessage {
+            content: vec![AssistantContent::ToolCall(ToolCall {
+                id: "call_1".into(),
+                name: "read_file".into(),
+                arguments: json!({"path": "shot.png"}),
+            })],
+            stop_reason: StopReason::ToolUse,
+            ..AssistantMessage::default()
+        }),
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: "call_1".into(),
+            tool_name: "read_file".into(),
+            content: vec![
+                Content::text("Read image file shot.png\n"),
+                Content::Attachment(image),
+            ],
+            details: Value::Null,
+            is_error: false,
+            duration_ms: None,
+            timestamp: 0,
+        }),
+    ];
+    let body = body_json(&request(&messages, &[]), &settings("http://x/v1", None));
+    assert_eq!(
+        body["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content":
+            "Read image file shot.png\n[shot.png (image/png, 33 bytes) not shown: a tool result on this API (Chat Completions) holds text only]"})
+    );
+}

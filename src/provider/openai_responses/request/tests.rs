@@ -153,3 +153,84 @@ fn max_tokens_temperature_and_the_output_schema() {
         json!({"format": {"type": "json_schema", "name": "leash_output", "schema": schema, "strict": true}})
     );
 }
+
+/// A user message of `text` and the files, each made an attachment.
+fn with_files(text: &str, files: &[(&str, Vec<u8>)]) -> Message {
+    let mut content = vec![Content::text(text)];
+    content.extend(files.iter().map(|(name, bytes)| {
+        Content::Attachment(crate::media::attachment(*name, bytes.clone(), None).unwrap())
+    }));
+    Message::User(UserMessage {
+        content,
+        timestamp: 0,
+    })
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn attachments_become_input_image_input_file_and_named_text() {
+    use crate::media::testing::{pdf, webp_vp8x_of};
+    let webp = webp_vp8x_of(4, 3);
+    let messages = vec![with_files(
+        "Why?",
+        &[
+            ("fail.webp", webp.clone()),
+            ("spec.pdf", pdf()),
+            ("ci.log", b"FAIL\n".to_vec()),
+        ],
+    )];
+    let body = body_json(&request(&messages, &[]), &settings("http://x/v1", None));
+    assert_eq!(
+        body["input"],
+        json!([{"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "Why?"},
+            {"type": "input_image", "image_url": format!("data:image/webp;base64,{}", b64(&webp)), "detail": "auto"},
+            {"type": "input_file", "filename": "spec.pdf",
+             "file_data": format!("data:application/pdf;base64,{}", b64(&pdf()))},
+            {"type": "input_text", "text": "<file name=\"ci.log\">\nFAIL\n</file>"}
+        ]}])
+    );
+}
+
+#[test]
+fn an_image_a_tool_returned_goes_in_the_function_call_output() {
+    use crate::media::testing::gif_of;
+    let gif = gif_of(2, 2);
+    let image = crate::media::attachment("a.gif", gif.clone(), None).unwrap();
+    let messages = vec![
+        user("look"),
+        Message::Assistant(AssistantMessage {
+            content: vec![AssistantContent::ToolCall(ToolCall {
+                id: "call_1".into(),
+                name: "read_file".into(),
+                arguments: json!({"path": "a.gif"}),
+            })],
+            stop_reason: StopReason::ToolUse,
+            ..AssistantMessage::default()
+        }),
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: "call_1".into(),
+            tool_name: "read_file".into(),
+            content: vec![
+                Content::text("Read image file a.gif"),
+                Content::Attachment(image),
+            ],
+            details: Value::Null,
+            is_error: false,
+            duration_ms: None,
+            timestamp: 0,
+        }),
+    ];
+    let body = body_json(&request(&messages, &[]), &settings("http://x/v1", None));
+    assert_eq!(
+        body["input"][2],
+        json!({"type": "function_call_output", "call_id": "call_1", "output": [
+            {"type": "input_text", "text": "Read image file a.gif"},
+            {"type": "input_image", "image_url": format!("data:image/gif;base64,{}", b64(&gif)), "detail": "auto"}
+        ]})
+    );
+}

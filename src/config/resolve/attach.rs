@@ -1,0 +1,205 @@
+//! The attachments step (README "Attachments"): every `--attach` file read
+//! up to the largest cap its provider allows, its kind found from its bytes,
+//! and the whole set checked against that provider's caps — before
+//! anything is sent. `--attach -` is only planned here (stdin is read by
+//! the run, and checked by the same caps before the first request).
+//!
+//! An attachment is input like the prompt, but it is often a file a
+//! checkout produced (a log, a screenshot): so a known API key in a text
+//! file is replaced by `***` before it is sent, as in a tool's result, and
+//! an image or a PDF whose bytes hold one is refused, since its bytes
+//! cannot be redacted. The record (size, SHA-256) stays the file's.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::cli::{ApiName, Cli, ProviderName};
+use crate::config::ConfigError;
+use crate::config::Inputs;
+use crate::config::precedence::choose_api;
+use crate::media::limits::{self, Caps, Wire};
+use crate::media::{self, MediaError};
+use crate::protocol::{Attachment, MediaType};
+use crate::secret::{ApiKey, bytes_hold_a_key, holds_a_key, redact_keys};
+
+/// The name `--attach -` goes by in records and messages.
+pub const STDIN_NAME: &str = "stdin";
+
+/// What the run attaches to its prompt.
+#[derive(Debug, Clone, Default)]
+pub struct AttachPlan {
+    /// The files, read and checked, in the order given.
+    pub files: Vec<Attachment>,
+    /// `--attach -`: where in the order stdin goes, and the type
+    /// `--attach-type` declared for it.
+    pub stdin: Option<(usize, MediaType)>,
+    /// The caps of the run's provider, to check stdin's bytes against.
+    pub caps: Option<&'static Caps>,
+    /// Every key leash knows, kept out of stdin's bytes too.
+    pub keys: Vec<ApiKey>,
+}
+
+impl AttachPlan {
+    /// The attachments in order, with stdin's bytes (already read) in its
+    /// place, checked against the caps as one request's.
+    pub fn with_stdin(&self, bytes: Option<Vec<u8>>) -> Result<Vec<Attachment>, ConfigError> {
+        let mut all = self.files.clone();
+        if let (Some((at, declared)), Some(bytes)) = (self.stdin, bytes) {
+            let refused = |problem: String| ConfigError::Attach {
+                name: "-".into(),
+                problem,
+            };
+            let stdin = media::attachment(STDIN_NAME, bytes, Some(declared))
+                .map_err(|error| refused(error.to_string()))?;
+            let stdin = without_keys(stdin, &self.keys).map_err(refused)?;
+            all.insert(at.min(all.len()), stdin);
+        }
+        if let Some(caps) = self.caps {
+            limits::check(&all, caps).map_err(|error| ConfigError::AttachCap(error.to_string()))?;
+        }
+        Ok(all)
+    }
+
+    /// The most bytes stdin may give for `--attach -`.
+    pub fn stdin_limit(&self) -> u64 {
+        match (self.stdin, self.caps) {
+            (Some((_, kind)), Some(caps)) => caps.file_bytes(kind),
+            _ => 0,
+        }
+    }
+}
+
+/// The wire whose caps apply to the run.
+fn wire(cli: &Cli, inputs: &Inputs<'_>, provider: ProviderName) -> Wire {
+    match provider {
+        ProviderName::Faux => Wire::Faux,
+        ProviderName::Anthropic => Wire::Anthropic,
+        ProviderName::Openai => match choose_api(cli, inputs.origins, provider).0 {
+            ApiName::Chat => Wire::ChatCompletions,
+            ApiName::Responses => Wire::Responses,
+        },
+    }
+}
+
+/// Reads and checks every `--attach`.
+pub(super) fn resolve(
+    cli: &Cli,
+    inputs: &Inputs<'_>,
+    provider: ProviderName,
+) -> Result<AttachPlan, ConfigError> {
+    let stdin_at = cli.attach.iter().position(|path| path.as_os_str() == "-");
+    let declared = match (&cli.attach_type, stdin_at) {
+        (Some(mime), Some(_)) => {
+            Some(
+                MediaType::from_mime(mime).ok_or_else(|| ConfigError::Attach {
+                    name: "-".into(),
+                    problem: format!(
+                        "--attach-type {mime} is not one leash takes (one of: {})",
+                        MediaType::ALL.map(MediaType::mime).join(", ")
+                    ),
+                })?,
+            )
+        }
+        (None, Some(_)) => {
+            return Err(ConfigError::AttachStdin(
+                "--attach - needs --attach-type MIME (image/png, image/jpeg, image/gif, image/webp, application/pdf or text/plain)",
+            ));
+        }
+        (Some(_), None) => {
+            return Err(ConfigError::AttachStdin(
+                "--attach-type names the type of --attach - only; a file's type comes from its bytes",
+            ));
+        }
+        (None, None) => None,
+    };
+    if cli.attach.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(ConfigError::AttachStdin("--attach - may be given once"));
+    }
+    if stdin_at.is_some() && (cli.no_stdin || cli.stdin) {
+        return Err(ConfigError::AttachStdin(
+            "--attach - makes stdin the attachment; leave out --stdin and --no-stdin",
+        ));
+    }
+    if stdin_at.is_some() && cli.prompt.as_deref().is_none_or(|p| p == "-") {
+        return Err(ConfigError::AttachStdin(
+            "--attach - reads stdin, so the prompt must be the PROMPT argument",
+        ));
+    }
+    if cli.attach.is_empty() {
+        return Ok(AttachPlan::default());
+    }
+    let caps = wire(cli, inputs, provider).caps();
+    let keys = super::provider::known_keys(inputs);
+    let mut files = Vec::with_capacity(cli.attach.len());
+    for path in cli.attach.iter().filter(|p| p.as_os_str() != "-") {
+        let file = read_attachment(path, caps)?;
+        let file = without_keys(file, &keys).map_err(|problem| ConfigError::Attach {
+            name: path.display().to_string(),
+            problem,
+        })?;
+        files.push(file);
+    }
+    let plan = AttachPlan {
+        files,
+        stdin: stdin_at.zip(declared),
+        caps: Some(caps),
+        keys,
+    };
+    if plan.stdin.is_none() {
+        limits::check(&plan.files, caps)
+            .map_err(|error| ConfigError::AttachCap(error.to_string()))?;
+    }
+    Ok(plan)
+}
+
+/// The attachment with no known key in what is sent: a text file's keys
+/// replaced by `***`; an image or a PDF holding one refused.
+fn without_keys(mut attachment: Attachment, keys: &[ApiKey]) -> Result<Attachment, String> {
+    if attachment.media_type == MediaType::Text {
+        let text = attachment.text();
+        if holds_a_key(&text, keys) {
+            let redacted = redact_keys(&text, keys);
+            attachment.data = redacted.into_bytes().into();
+        }
+        return Ok(attachment);
+    }
+    if bytes_hold_a_key(&attachment.data, keys) {
+        return Err("its bytes hold an API key leash knows, and an image or a PDF cannot be redacted: it is not sent".into());
+    }
+    Ok(attachment)
+}
+
+/// One file, read up to the largest file `caps` allow (one byte past it
+/// tells a file that is too large, which is never read whole).
+fn read_attachment(path: &Path, caps: &Caps) -> Result<Attachment, ConfigError> {
+    let name = path.display().to_string();
+    let refused = |problem: String| ConfigError::Attach {
+        name: name.clone(),
+        problem,
+    };
+    let limit = caps.largest_file();
+    // Only a regular file: a FIFO with no writer would block the open
+    // before any timer runs (a stream goes through `--attach -`).
+    let meta = std::fs::metadata(path).map_err(|error| refused(error.to_string()))?;
+    if meta.is_dir() {
+        return Err(refused("it is a directory".into()));
+    }
+    if !meta.is_file() {
+        return Err(refused(
+            "it is not a regular file (pipe a stream with --attach - and --attach-type)".into(),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|error| refused(error.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|error| refused(error.to_string()))?;
+    if bytes.len() as u64 > limit {
+        return Err(refused(format!(
+            "larger than {limit} bytes, the most {} takes of any file",
+            caps.api
+        )));
+    }
+    media::attachment(name.clone(), bytes, None)
+        .map_err(|error: MediaError| refused(error.to_string()))
+}
