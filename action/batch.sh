@@ -2,8 +2,9 @@
 # The "run" step of action.yml with `command: batch` (README "Fan-out:
 # leash batch", the Actions matrix): runs `leash batch` over the `input`
 # JSONL file with the action's flags (`args` carries `--shard K/N`,
-# `--rate`, limits), the result lines going to the `output` file through
-# `--resume` (a re-run of the step carries on where it stopped), then
+# `--rate`, limits), the result lines going to the `output` file — a new
+# file: one already there (from the checkout, which may be hostile) could
+# forge results or, as a link, point the lines anywhere — then
 # - sets the step outputs `exit-code`, `results-file`, `result` (the
 #   batch's `batch_end` summary) and `events-file` (the batch's stderr:
 #   progress lines and the summary);
@@ -25,14 +26,17 @@ output=${INPUT_OUTPUT:-}
 [ -n "$output" ] || output=leash-batch.jsonl
 [ -n "$input" ] || fail "set the input input: the JSONL file of items (command: batch)"
 [ -f "$input" ] || fail "input '$input' does not exist"
+if [ -e "$output" ] || [ -L "$output" ]; then
+  fail "output '$output' exists already; name a new file (one from the checkout could forge results)"
+fi
 [ -z "${INPUT_PROMPT:-}${INPUT_PROMPT_FILE:-}" ] \
   || fail "prompt and prompt-file are for command: run; each batch item has its own prompt"
 
-args=(batch "$input" --resume "$output")
+args=(batch "$input")
 add_input_flags
 
 code=0
-"$leash" "${args[@]}" </dev/null 2>"$events" || code=$?
+"$leash" "${args[@]}" </dev/null >"$output" 2>"$events" || code=$?
 
 summary=$(jq -cR 'fromjson? | select(type == "object" and .type == "batch_end")' "$events" 2>/dev/null | tail -n 1)
 put exit-code "$code"

@@ -135,6 +135,14 @@ fn the_actions_commands_check_their_inputs() {
             ],
             "prompt and prompt-file are for command: run; each batch item has its own prompt",
         ),
+        (
+            vec![
+                ("INPUT_COMMAND", "batch"),
+                ("INPUT_INPUT", "items.jsonl"),
+                ("INPUT_OUTPUT", "items.jsonl"),
+            ],
+            "output 'items.jsonl' exists already; name a new file (one from the checkout could forge results)",
+        ),
     ] {
         let run = run_action(&ws, &inputs);
         assert_eq!(run.output.status.code(), Some(2), "{:?}", run.output);
