@@ -86,7 +86,9 @@ demo:
 
 # What leash costs next to the model, as one table (start-up, the seed task,
 # the seed task next to curl on a quiet machine and with a busy loop on
-# every core, replies of 1k-1M deltas, abort, tool batches, SSE decoding);
+# every core, replies of 1k-1M deltas, abort, tool batches, SSE decoding,
+# `leash batch` against a rate-limited mock next to `xargs -P` of single
+# runs, and its memory with 64 items in flight and 10 000 queued);
 # loopback only, not part of `make test`. It times the `cargo build --release`
 # binary, copied aside first: a bench build re-links target/release/leash
 # with the dev-dependencies' features, so the last step puts it back.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The "run" step of action.yml (README "Recipes", the GitHub Action): runs
-# leash once with the action's inputs, then
+# The "run" step of action.yml (README "Recipes", the GitHub Action): with
+# `command: run` (the default) runs leash once with the action's inputs,
+# then
 # - sets the step outputs `reply`, `exit-code`, `result` (the
 #   `--output json` object) and `events-file` in GITHUB_OUTPUT, each
 #   multi-line safe behind a random heredoc delimiter;
@@ -17,39 +18,29 @@
 # action gets none by itself); LEASH_BIN is the leash to run. Runs on the
 # bash 3.2 of macOS runners too.
 set -euo pipefail
+# shellcheck source=action/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-fail() {
-  echo "::error::leash action: $1"
-  exit 2
-}
+# `command`: run (one run, this script), batch (action/batch.sh) or
+# install (the install steps did it all; nothing runs here).
+case ${INPUT_COMMAND:-run} in
+  run | "") ;;
+  batch) exec "$(dirname "$0")/batch.sh" ;;
+  install)
+    echo "leash: installed ($(command -v "${LEASH_BIN:-leash}" || echo "${LEASH_BIN:-leash}")); command: install runs nothing"
+    exit 0
+    ;;
+  *) fail "command must be run, batch or install, not '$INPUT_COMMAND'" ;;
+esac
 
-: "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set: run this as a GitHub Actions step}"
-: "${GITHUB_STEP_SUMMARY:?GITHUB_STEP_SUMMARY is not set: run this as a GitHub Actions step}"
 command -v jq >/dev/null 2>&1 || fail "jq is needed to read leash's JSON result (it is on GitHub's runners)"
 leash=${LEASH_BIN:-leash}
 events=${LEASH_ACTION_EVENTS:-${RUNNER_TEMP:-$PWD}/leash-events.jsonl}
 prompt=${INPUT_PROMPT:-}
 prompt_file=${INPUT_PROMPT_FILE:-}
-extra=${INPUT_ARGS:-}
 
 args=(--output json --events jsonl)
-[ -z "${INPUT_PROVIDER:-}" ] || args+=(--provider "$INPUT_PROVIDER")
-[ -z "${INPUT_MODEL:-}" ] || args+=(--model "$INPUT_MODEL")
-[ -z "${INPUT_SYSTEM:-}" ] || args+=(--system "$INPUT_SYSTEM")
-case ${INPUT_ALLOW_WRITE:-false} in
-  true) args+=(--allow-write) ;;
-  false | "") ;;
-  *) fail "allow-write must be true or false, not '$INPUT_ALLOW_WRITE'" ;;
-esac
-# `args` is split like a shell's words (quotes and backslashes work, no
-# expansion, nothing runs): xargs does exactly that, one word per NUL.
-if [ -n "${extra//[[:space:]]/}" ]; then
-  words=$(mktemp)
-  printf '%s' "$extra" | xargs printf '%s\0' >"$words" \
-    || fail "cannot split args (an unmatched quote?): $extra"
-  while IFS= read -r -d '' word; do args+=("$word"); done <"$words"
-  rm -f "$words"
-fi
+add_input_flags
 
 # The prompt is `prompt`; a `prompt-file` alone is the prompt, and next to
 # `prompt` it is appended the way leash appends piped stdin (README
@@ -68,14 +59,6 @@ trap 'rm -f "$result"' EXIT
 code=0
 "$leash" "${args[@]}" <"$stdin" >"$result" 2>"$events" || code=$?
 
-# Outputs: `name<<DELIM` … `DELIM`, with a delimiter no value contains.
-delimiter="leash_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-put() {
-  if grep -qF "$delimiter" <<<"$2"; then
-    fail "output $1 contains the delimiter; run again"
-  fi
-  printf '%s<<%s\n%s\n%s\n' "$1" "$delimiter" "$2" "$delimiter" >>"$GITHUB_OUTPUT"
-}
 valid=false
 jq -e 'type == "object"' "$result" >/dev/null 2>&1 && valid=true
 if $valid; then
@@ -130,11 +113,7 @@ fi
 } >>"$GITHUB_STEP_SUMMARY"
 
 if [ "$code" != 0 ]; then
-  # Workflow commands end at a line break: %, CR and LF are escaped.
-  escaped=${reason//%/%25}
-  escaped=${escaped//$'\r'/%0D}
-  escaped=${escaped//$'\n'/%0A}
-  echo "::error title=leash exited $code::leash: $escaped"
+  echo "::error title=leash exited $code::leash: $(escape "$reason")"
   exit "$code"
 fi
 echo "leash: ok, $(jq -r '"\(.turns) turns, \(.usage.totalTokens) tokens"' "$result")"

@@ -2,19 +2,21 @@
 //! release binary is timed as a whole process against a loopback mock
 //! OpenAI server (start-up, the seed task, the seed task next to curl on a
 //! quiet and on a busy machine, replies of 1k to 1M deltas, the abort
-//! timer, the grep tool over a generated 100 MB tree next to `rg`);
+//! timer, the grep tool over a generated 100 MB tree next to `rg`,
+//! `leash batch` under a rate limit next to `xargs -P` and its memory);
 //! the tool batch and SSE decoding are timed in-process with the library.
 //! Needs no network beyond loopback.
 //!
 //! Under `cargo test` (no `--bench` argument) it only says how to run it:
 //! it is not part of the test suite. `cargo bench --bench costs -- --quick`
-//! takes fewer samples; `-- startup curl deltas abort batch sse grep` (any
+//! takes fewer samples; `-- startup curl deltas abort batch sse grep fanout` (any
 //! of them) runs only those sections; `--serve seed|N` (on the built executable)
 //! only serves the mock, for profiling leash by hand.
 
 #![allow(clippy::expect_used, clippy::print_stdout)]
 
 mod curl;
+mod fanout;
 mod grep;
 mod in_process;
 mod mock;
@@ -38,7 +40,9 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const DELTA: &str = "tok ";
 
 /// The sections, in the order they run; naming some runs only those.
-const SECTIONS: [&str; 7] = ["startup", "curl", "deltas", "abort", "batch", "sse", "grep"];
+const SECTIONS: [&str; 8] = [
+    "startup", "curl", "deltas", "abort", "batch", "sse", "grep", "fanout",
+];
 
 /// How many samples each measurement takes.
 struct Runs {
@@ -53,6 +57,8 @@ struct Runs {
     sse: usize,
     /// The grep tool over a 100 MB tree (and rg on it).
     grep: usize,
+    /// Items of the rate-limited `leash batch` (two requests each).
+    fanout: usize,
 }
 
 const FULL: Runs = Runs {
@@ -64,6 +70,7 @@ const FULL: Runs = Runs {
     batch: 5,
     sse: 5,
     grep: 5,
+    fanout: 200,
 };
 
 const QUICK: Runs = Runs {
@@ -75,6 +82,7 @@ const QUICK: Runs = Runs {
     batch: 2,
     sse: 2,
     grep: 2,
+    fanout: 60,
 };
 
 fn main() {
@@ -140,6 +148,10 @@ fn main() {
     if wanted("grep") {
         eprintln!("costs: the grep tool over 10k files / 100 MB, next to rg…");
         grep::grep_tree(&runner, runs.grep, &mut rows);
+    }
+    if wanted("fanout") {
+        eprintln!("costs: leash batch under a rate limit, next to xargs -P; its memory…");
+        fanout::fan_out(&runner, &mock, &fixtures, runs.fanout, &mut rows);
     }
     let size = std::fs::metadata(&leash).map_or(f64::NAN, |m| m.len() as f64 / MIB);
     rows.push(Row::new("release binary size", "MiB", vec![size]).target(Target::AtMost(12.0)));

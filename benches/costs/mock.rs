@@ -2,6 +2,9 @@
 //! `TcpListener` on 127.0.0.1, a thread per connection, HTTP/1.1 with
 //! keep-alive, canned SSE bodies. It records when the first byte of each
 //! connection arrives, so start-up can be measured up to the first request.
+//! Optionally it holds every reply back a while (items in flight) or
+//! enforces a request rate limit the way a provider does (429 with
+//! `retry-after` past R requests in any second), logging each request.
 //!
 //! It must only ever listen on loopback and must stop by itself: every
 //! connection thread ends when leash closes its socket or after a cap.
@@ -10,7 +13,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How long a stalled response is held open at most.
 const STALL_CAP: Duration = Duration::from_secs(10);
@@ -27,8 +30,31 @@ pub enum Reply {
     Stall,
 }
 
+/// A provider's request rate limit.
+#[derive(Clone, Copy)]
+pub struct Limit {
+    /// Requests allowed in any one second; the next is refused.
+    pub per_second: u32,
+    /// Whether every response says the limit in
+    /// `x-ratelimit-limit-requests` (per minute), as OpenAI does.
+    pub announce: bool,
+}
+
+/// One request under a [`Limit`]: when it arrived and whether it was
+/// refused.
+#[derive(Clone, Copy, Debug)]
+pub struct Logged {
+    pub at: Instant,
+    pub refused: bool,
+}
+
 struct State {
     reply: Mutex<Reply>,
+    /// Held before every reply.
+    delay: Mutex<Duration>,
+    limit: Mutex<Option<Limit>>,
+    /// Every request while a limit is set.
+    log: Mutex<Vec<Logged>>,
     /// Wall-clock time of the first byte of each connection.
     first_bytes: Mutex<Vec<SystemTime>>,
     /// The request bodies, in order (for curl to send the same bytes).
@@ -48,6 +74,9 @@ impl Mock {
         let addr = listener.local_addr()?;
         let state = Arc::new(State {
             reply: Mutex::new(Reply::Seed),
+            delay: Mutex::new(Duration::ZERO),
+            limit: Mutex::new(None),
+            log: Mutex::new(Vec::new()),
             first_bytes: Mutex::new(Vec::new()),
             bodies: Mutex::new(Vec::new()),
         });
@@ -66,11 +95,30 @@ impl Mock {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Sets the reply and forgets earlier first-byte times and bodies.
+    /// Sets the reply and forgets earlier first-byte times, bodies and
+    /// the request log; no delay, no limit.
     pub fn set_reply(&self, reply: Reply) {
         *lock(&self.state.reply) = reply;
+        *lock(&self.state.delay) = Duration::ZERO;
+        *lock(&self.state.limit) = None;
         lock(&self.state.first_bytes).clear();
         lock(&self.state.bodies).clear();
+        lock(&self.state.log).clear();
+    }
+
+    /// Holds every reply back `delay` (after [`Mock::set_reply`]).
+    pub fn set_delay(&self, delay: Duration) {
+        *lock(&self.state.delay) = delay;
+    }
+
+    /// Enforces `limit` from now on (after [`Mock::set_reply`]).
+    pub fn set_limit(&self, limit: Limit) {
+        *lock(&self.state.limit) = Some(limit);
+    }
+
+    /// The requests since the limit was set, in arrival order.
+    pub fn log(&self) -> Vec<Logged> {
+        lock(&self.state.log).clone()
     }
 
     /// The request bodies received since the last `set_reply`, in order.
@@ -103,12 +151,28 @@ fn serve(stream: TcpStream, state: &State) {
     }
     while let Some(body) = read_request(&mut reader) {
         let reply = lock(&state.reply).clone();
+        let limit = *lock(&state.limit);
+        let announce = limit
+            .filter(|limit| limit.announce)
+            .map(|limit| limit.per_second * 60);
+        if let Some(limit) = limit
+            && let Some(wait) = admit(state, limit)
+        {
+            if refuse(&mut writer, wait, announce).is_err() {
+                return;
+            }
+            continue;
+        }
         if matches!(reply, Reply::Seed) {
             lock(&state.bodies).push(body.clone());
         }
+        let delay = *lock(&state.delay);
+        if !delay.is_zero() {
+            thread::sleep(delay);
+        }
         let written = match reply {
-            Reply::Seed => respond(&mut writer, &seed_body(&body)),
-            Reply::Body(bytes) => respond(&mut writer, &bytes),
+            Reply::Seed => respond(&mut writer, &seed_body(&body), announce),
+            Reply::Body(bytes) => respond(&mut writer, &bytes, announce),
             Reply::Stall => {
                 stall(&mut writer, &mut reader);
                 return;
@@ -144,9 +208,50 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
     Some(body)
 }
 
-fn respond(writer: &mut TcpStream, body: &[u8]) -> std::io::Result<()> {
+/// Logs a request under `limit`; `Some(wait)` when it is refused: the
+/// second before it already holds `per_second` admitted requests, and
+/// `wait` is when the oldest of them leaves that second.
+fn admit(state: &State, limit: Limit) -> Option<Duration> {
+    let second = Duration::from_secs(1);
+    let mut log = lock(&state.log);
+    let now = Instant::now();
+    let recent: Vec<Instant> = log
+        .iter()
+        .rev()
+        .take_while(|logged| now.duration_since(logged.at) < second)
+        .filter(|logged| !logged.refused)
+        .map(|logged| logged.at)
+        .collect();
+    let refused = recent.len() >= limit.per_second as usize;
+    log.push(Logged { at: now, refused });
+    let oldest = recent.last().copied().unwrap_or(now);
+    refused.then(|| (oldest + second).saturating_duration_since(now))
+}
+
+/// A 429 as OpenAI sends it, with `retry-after` in seconds (fractional).
+fn refuse(writer: &mut TcpStream, wait: Duration, announce: Option<u32>) -> std::io::Result<()> {
+    let body = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#;
     let head = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: {:.3}\r\n{}content-length: {}\r\n\r\n",
+        wait.as_secs_f64().max(0.001),
+        limit_header(announce),
+        body.len()
+    );
+    writer.write_all(head.as_bytes())?;
+    writer.write_all(body.as_bytes())?;
+    writer.flush()
+}
+
+fn limit_header(announce: Option<u32>) -> String {
+    announce.map_or_else(String::new, |per_minute| {
+        format!("x-ratelimit-limit-requests: {per_minute}\r\n")
+    })
+}
+
+fn respond(writer: &mut TcpStream, body: &[u8], announce: Option<u32>) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n{}content-length: {}\r\n\r\n",
+        limit_header(announce),
         body.len()
     );
     writer.write_all(head.as_bytes())?;

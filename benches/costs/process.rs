@@ -105,6 +105,12 @@ impl Runner {
         })
     }
 
+    /// This executable, which [`CHILD_FLAG`] turns into the wrapper (for
+    /// runs started by another program, e.g. `xargs -P`).
+    pub fn wrapper(&self) -> &Path {
+        &self.wrapper
+    }
+
     /// Runs leash once with `args` and stdin closed.
     pub fn run(&self, args: &[String]) -> ChildRun {
         self.run_program(&self.leash, args)
@@ -133,7 +139,8 @@ impl Runner {
     }
 }
 
-fn parse_report(mut stdout: Vec<u8>, stderr: Vec<u8>) -> ChildRun {
+/// Splits the wrapper's output into leash's stdout and the report.
+pub fn parse_report(mut stdout: Vec<u8>, stderr: Vec<u8>) -> ChildRun {
     let at = stdout
         .windows(MARKER.len())
         .rposition(|window| window == MARKER)

@@ -1,9 +1,11 @@
 //! `leash batch` (README "Fan-out: leash batch"): many runs in one
 //! process against the OpenAI and Anthropic mocks — input order and
 //! `--unordered`, bad input lines, a failing item among ok ones, shards
-//! and their merge, resume after SIGTERM, `--events-dir` with a hostile
-//! id, progress on a pipe and on a terminal.
+//! and their merge (GNU parallel running the README recipe), resume
+//! after SIGTERM, `--events-dir` with a hostile id, progress on a pipe
+//! and on a terminal.
 
+mod engines;
 mod fan_out;
 mod resume;
 mod shared;

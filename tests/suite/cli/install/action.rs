@@ -311,6 +311,9 @@ fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
         "version",
         "args",
         "allow-write",
+        "command",
+        "input",
+        "output",
     ];
     for name in expected {
         assert!(inputs.contains(&name), "no input {name}: {inputs:?}");
@@ -324,7 +327,14 @@ fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
         );
         assert!(readme.contains(&format!("`{name}`")), "README: no `{name}`");
     }
-    for output in ["reply", "exit-code", "result", "events-file"] {
+    for output in [
+        "reply",
+        "exit-code",
+        "result",
+        "events-file",
+        "results-file",
+        "bin",
+    ] {
         assert!(
             action.contains(&format!("\n  {output}:\n")),
             "no output {output}"

@@ -2,11 +2,12 @@
 //! "Recipes"), run as real processes: `install.sh` by `sh` against a temp
 //! directory standing in for the release (a tarball of the debug leash and
 //! its .sha256, fetched over `file://`), here; the action's steps in
-//! [`action`].
+//! [`action`] and [`action_batch`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 mod action;
+mod action_batch;
 
 pub(crate) use action::run_action;
 
