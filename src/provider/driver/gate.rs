@@ -9,9 +9,11 @@
 //! (`x-ratelimit-limit-requests` on OpenAI, `anthropic-ratelimit-
 //! requests-limit` on Anthropic, both per minute). A refusal (429, 503)
 //! pauses every request until the server's `retry-after` (or the
-//! back-off) has passed; a refusal without a limit header teaches the
-//! gate the rate that was just allowed: the requests admitted in the
-//! second before it.
+//! back-off) has passed; without a limit header a refusal teaches the
+//! gate the rate that was just allowed — the requests *answered* in the
+//! second before it (not those admitted: requests still in flight were
+//! not allowed yet) — and every further refusal cuts that rate by a
+//! tenth, so a gate that guessed high comes down to the server's limit.
 //!
 //! *Never* holds its lock across an await, and never reorders: a request
 //! takes the next free slot the moment it asks.
@@ -81,8 +83,10 @@ struct State {
     paused_until: Option<Instant>,
     /// The next free slot at the request rate.
     next_slot: Option<Instant>,
-    /// When recent requests were admitted (for learning from a refusal).
-    admitted: VecDeque<Instant>,
+    /// When recent requests were answered (for learning from a refusal).
+    answered: VecDeque<Instant>,
+    /// The request rate refusals taught (per minute).
+    refusal_rate: Option<u32>,
     /// Tokens spent in the last minute, with when.
     spent: VecDeque<(Instant, u64)>,
     /// Requests refused so far (for the batch's summary).
@@ -115,14 +119,6 @@ impl RateGate {
                             let slot = state.next_slot.map_or(now, |slot| slot.max(now));
                             state.next_slot = Some(slot + interval);
                         }
-                        state.admitted.push_back(now);
-                        while state
-                            .admitted
-                            .front()
-                            .is_some_and(|at| now.duration_since(*at) > LEARN_WINDOW)
-                        {
-                            state.admitted.pop_front();
-                        }
                         return;
                     }
                 }
@@ -134,12 +130,22 @@ impl RateGate {
     /// The provider answered; `hint` is what its headers announced.
     pub fn answered(&self, hint: RateHint) {
         let mut state = self.lock();
+        let now = Instant::now();
+        state.answered.push_back(now);
+        while state
+            .answered
+            .front()
+            .is_some_and(|at| now.duration_since(*at) > LEARN_WINDOW)
+        {
+            state.answered.pop_front();
+        }
         learn(&mut state.learned, hint);
     }
 
     /// The provider refused a request (429, 503): every request holding
     /// this gate waits `wait` from now. Without an announced rate, the
-    /// requests admitted in the second before become the rate.
+    /// requests answered in the second before become the rate, and a
+    /// further refusal cuts it by a tenth.
     pub fn refused(&self, wait: Duration, hint: RateHint) {
         let mut state = self.lock();
         let now = Instant::now();
@@ -149,14 +155,17 @@ impl RateGate {
         learn(&mut state.learned, hint);
         if state.learned.requests_per_minute.is_none() && self.given.requests_per_minute.is_none() {
             let allowed = state
-                .admitted
+                .answered
                 .iter()
                 .filter(|at| now.duration_since(**at) <= LEARN_WINDOW)
                 .count()
-                .saturating_sub(1)
                 .max(1);
             let per_minute = allowed as u64 * MINUTE.as_secs() / LEARN_WINDOW.as_secs();
-            state.learned.requests_per_minute = Some(u32::try_from(per_minute).unwrap_or(1));
+            let seen = u32::try_from(per_minute).unwrap_or(u32::MAX);
+            state.refusal_rate = Some(match state.refusal_rate {
+                None => seen,
+                Some(rate) => seen.min(rate - rate / 10).max(1),
+            });
         }
         // Start pacing after the pause, not with a burst.
         state.next_slot = Some(until);
@@ -187,13 +196,14 @@ impl RateGate {
     /// The request rate the gate paces at: the tighter of the given and
     /// the learned one.
     fn interval(&self, state: &State) -> Option<Duration> {
-        let rate = match (
+        let rate = [
             self.given.requests_per_minute,
             state.learned.requests_per_minute,
-        ) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }?;
+            state.refusal_rate,
+        ]
+        .into_iter()
+        .flatten()
+        .min()?;
         Some(MINUTE / rate)
     }
 

@@ -40,8 +40,12 @@ async fn without_a_rate_nothing_waits() {
 #[tokio::test(start_paused = true)]
 async fn a_refusal_pauses_every_request_then_paces_at_what_was_allowed() {
     let gate = RateGate::new(None, None);
-    // Three went through in the last second, the fourth was refused.
-    assert_eq!(admitted_at(&gate, 4).await, vec![0, 0, 0, 0]);
+    // Five were sent at once; three were answered, then one refused (the
+    // fifth still in flight was not allowed yet, so it does not count).
+    assert_eq!(admitted_at(&gate, 5).await, vec![0, 0, 0, 0, 0]);
+    for _ in 0..3 {
+        gate.answered(RateHint::default());
+    }
     gate.refused(Duration::from_secs(2), RateHint::default());
     assert_eq!(gate.refusals(), 1);
     // Learned: 3 a second; nobody starts before the pause is over (the
@@ -157,4 +161,20 @@ async fn two_streams_sharing_a_gate_both_wait_out_one_refusal() {
     }
     let received = server.received_requests().await.unwrap();
     assert_eq!(received.len(), 3, "one refused, then one each");
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_further_refusal_cuts_the_learned_rate_by_a_tenth() {
+    let gate = RateGate::new(None, None);
+    for _ in 0..10 {
+        gate.admit().await;
+        gate.answered(RateHint::default());
+    }
+    gate.refused(Duration::ZERO, RateHint::default());
+    // Learned 10 a second; refused again while paced at it: 9 a second.
+    gate.answered(RateHint::default());
+    gate.refused(Duration::ZERO, RateHint::default());
+    let times = admitted_at(&gate, 3).await;
+    assert_eq!(times[0], 0, "{times:?}");
+    assert!((111..=112).contains(&times[1]), "{times:?}");
 }
