@@ -42,10 +42,18 @@ enum Subscriber {
 /// Why `prompt`, `continue_run` or `reset` refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentError {
-    /// A run is already in progress; nothing was changed. (Pi 1.6.0 appends
-    /// a hint about `steer`/`followUp` to this sentence; leash does not.)
+    /// `prompt` while a run is in progress; nothing was changed. (Pi 1.6.0
+    /// appends a hint about `steer`/`followUp` to this sentence; the seed
+    /// fixes it without one.)
     #[error("Agent is already processing a prompt.")]
     AlreadyRunning,
+    /// `reset` while a run is in progress; nothing was changed (Pi's words).
+    #[error("Agent is already processing. Wait for completion before resetting.")]
+    ResetWhileRunning,
+    /// `continue_run` while a run is in progress; nothing was changed (Pi's
+    /// words).
+    #[error("Agent is already processing. Wait for completion before continuing.")]
+    ContinueWhileRunning,
     /// `continue_run` found nothing to continue from.
     #[error(transparent)]
     CannotContinue(#[from] ContinueError),
@@ -242,7 +250,9 @@ impl Agent {
     /// in Pi. Refused on an empty transcript, on one ending in an assistant
     /// message with both queues empty, and while a run is in progress.
     pub async fn continue_run(&self) -> Result<Vec<Message>, AgentError> {
-        let (cancel, _finished) = self.start_run()?;
+        let (cancel, _finished) = self
+            .start_run()
+            .map_err(|_| AgentError::ContinueWhileRunning)?;
         let ends_with_assistant = match lock(&self.shared.transcript).last() {
             None => return Err(ContinueError::NoMessages.into()),
             Some(last) => matches!(last, Message::Assistant(_)),
@@ -266,7 +276,7 @@ impl Agent {
     pub fn reset(&self) -> Result<(), AgentError> {
         let run = lock(&self.shared.run);
         if run.is_some() {
-            return Err(AgentError::AlreadyRunning);
+            return Err(AgentError::ResetWhileRunning);
         }
         lock(&self.shared.transcript).clear();
         self.clear_queues();

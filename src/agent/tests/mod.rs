@@ -286,3 +286,4 @@ mod batch;
 mod hooks;
 mod parity;
 mod run;
+mod words;
