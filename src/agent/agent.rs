@@ -8,7 +8,6 @@
 //! It must never start a second run while one is in progress, and an abort
 //! must always reach the run in progress.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -19,9 +18,12 @@ use tokio_util::sync::CancellationToken;
 use super::agent_loop::{
     ContinueError, LoopConfig, MessageQueues, RunInputs, run_agent_loop, run_agent_loop_continue,
 };
+use super::queues::{QueueHandle, QueueMode, Queues, SkipFirstSteering};
+use super::state::RunView;
 use super::types::{AgentEvent, EventSink};
 use crate::protocol::Message;
-use crate::provider::Provider;
+use crate::provider::{Provider, ThinkingLevel};
+use crate::tools::Tool;
 
 /// A listener called inline with each event.
 pub type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
@@ -59,79 +61,13 @@ pub enum AgentError {
     CannotContinue(#[from] ContinueError),
 }
 
-/// How a queue hands out its messages when polled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueueMode {
-    /// Every queued message at once.
-    All,
-    /// One message per poll.
-    #[default]
-    OneAtATime,
-}
-
-/// A message queue with its delivery mode.
-#[derive(Debug, Default)]
-struct Queue {
-    messages: VecDeque<Message>,
-    mode: QueueMode,
-}
-
-impl Queue {
-    /// What the next poll would hand out, without taking it.
-    fn peek(&self) -> Vec<Message> {
-        match self.mode {
-            QueueMode::All => self.messages.iter().cloned().collect(),
-            QueueMode::OneAtATime => self.messages.front().cloned().into_iter().collect(),
-        }
-    }
-
-    fn take(&mut self) -> Vec<Message> {
-        match self.mode {
-            QueueMode::All => self.messages.drain(..).collect(),
-            QueueMode::OneAtATime => self.messages.pop_front().into_iter().collect(),
-        }
-    }
-}
-
-#[derive(Default)]
-struct Queues {
-    steering: Mutex<Queue>,
-    follow_up: Mutex<Queue>,
-}
-
-impl MessageQueues for Queues {
-    fn steering(&self) -> Vec<Message> {
-        lock(&self.steering).take()
-    }
-    fn follow_ups(&self) -> Vec<Message> {
-        lock(&self.follow_up).take()
-    }
-}
-
-/// The agent's queues for a run that already took its steering messages
-/// (Pi's `skipInitialSteeringPoll`): the loop's first steering poll is empty.
-struct SkipFirstSteering<'a> {
-    queues: &'a Queues,
-    skipped: AtomicBool,
-}
-
-impl MessageQueues for SkipFirstSteering<'_> {
-    fn steering(&self) -> Vec<Message> {
-        if self.skipped.swap(true, Ordering::SeqCst) {
-            self.queues.steering()
-        } else {
-            Vec::new()
-        }
-    }
-    fn follow_ups(&self) -> Vec<Message> {
-        self.queues.follow_ups()
-    }
-}
-
 struct Shared {
     provider: Arc<dyn Provider>,
     config: Mutex<LoopConfig>,
+    thinking: Mutex<ThinkingLevel>,
     transcript: Mutex<Vec<Message>>,
+    /// The run's view (streaming message, pending calls, error message).
+    view: Mutex<RunView>,
     queues: Arc<Queues>,
     /// Copied on write, so emitting an event costs one reference count.
     listeners: Mutex<Arc<Vec<(u64, Subscriber)>>>,
@@ -225,7 +161,9 @@ impl Agent {
             shared: Arc::new(Shared {
                 provider,
                 config: Mutex::new(config),
+                thinking: Mutex::new(ThinkingLevel::Off),
                 transcript: Mutex::new(Vec::new()),
+                view: Mutex::new(RunView::default()),
                 queues: queues.queues,
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
@@ -271,14 +209,15 @@ impl Agent {
         Err(ContinueError::EndsWithAssistant.into())
     }
 
-    /// Empties the transcript and both queues. Refused while a run is in
-    /// progress.
+    /// Empties the transcript, both queues and the error message. Refused
+    /// while a run is in progress.
     pub fn reset(&self) -> Result<(), AgentError> {
         let run = lock(&self.shared.run);
         if run.is_some() {
             return Err(AgentError::ResetWhileRunning);
         }
         lock(&self.shared.transcript).clear();
+        lock(&self.shared.view).begin();
         self.clear_queues();
         Ok(())
     }
@@ -292,6 +231,7 @@ impl Agent {
         }
         let cancel = CancellationToken::new();
         *run = Some(cancel.clone());
+        lock(&self.shared.view).begin();
         self.shared.idle.send_replace(false);
         Ok((
             cancel,
@@ -457,6 +397,75 @@ impl Agent {
     pub fn messages(&self) -> Vec<Message> {
         lock(&self.shared.transcript).clone()
     }
+
+    // Pi's `AgentState`. Setters emit no event and change what the next run
+    // uses; a run in progress keeps what it started with (except that its
+    // messages are appended to whatever transcript is set meanwhile).
+
+    /// Replaces the transcript (Pi's `state.messages = …`); the agent keeps
+    /// its own copy.
+    pub fn set_messages(&self, messages: Vec<Message>) {
+        *lock(&self.shared.transcript) = messages;
+    }
+
+    /// The model the next run asks.
+    pub fn model(&self) -> String {
+        lock(&self.shared.config).model.clone()
+    }
+
+    /// Sets the model for the next run.
+    pub fn set_model(&self, model: impl Into<String>) {
+        lock(&self.shared.config).model = model.into();
+    }
+
+    /// The system prompt the next run sends; empty for none.
+    pub fn system_prompt(&self) -> String {
+        lock(&self.shared.config).system.clone()
+    }
+
+    /// Sets the system prompt for the next run.
+    pub fn set_system_prompt(&self, system: impl Into<String>) {
+        lock(&self.shared.config).system = system.into();
+    }
+
+    /// How much reasoning the next run asks for (`Off` until set).
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        *lock(&self.shared.thinking)
+    }
+
+    /// Sets the thinking level for the next run.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        *lock(&self.shared.thinking) = level;
+    }
+
+    /// The tools the next run offers (a copy of the agent's list).
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        lock(&self.shared.config).tools.clone()
+    }
+
+    /// Replaces the tools for the next run; the agent keeps its own list.
+    pub fn set_tools(&self, tools: Vec<Arc<dyn Tool>>) {
+        lock(&self.shared.config).tools = tools;
+    }
+
+    /// The message between its `message_start` and `message_end` (a reply
+    /// as streamed so far: text and thinking grow, a tool call shows its id
+    /// and name); `None` outside one (Pi's `streamingMessage`).
+    pub fn streaming_message(&self) -> Option<Message> {
+        lock(&self.shared.view).streaming.clone()
+    }
+
+    /// The ids of the tool calls between `tool_execution_start` and
+    /// `tool_execution_end`, in start order (Pi's `pendingToolCalls`).
+    pub fn pending_tool_calls(&self) -> Vec<String> {
+        lock(&self.shared.view).pending_tool_calls.clone()
+    }
+
+    /// The error message of the last run that failed or was aborted, until
+    /// the next run starts (Pi's `errorMessage`).
+    pub fn error_message(&self) -> Option<String> {
+        lock(&self.shared.view).error.clone()
+    }
 }
 
 /// How a run starts.
@@ -480,6 +489,7 @@ impl EventSink for RunSink<'_> {
         if let AgentEvent::MessageEnd { message } = &event {
             lock(&self.shared.transcript).push(message.clone());
         }
+        lock(&self.shared.view).observe(&event);
         let listeners = Arc::clone(&lock(&self.shared.listeners));
         if listeners
             .iter()
@@ -506,37 +516,19 @@ impl EventSink for RunSink<'_> {
     }
 }
 
-/// Queues messages into an agent's steering and follow-up queues. A new
-/// one (`default`) is a pair of empty queues for [`Agent::with_queues`].
-#[derive(Clone, Default)]
-pub struct QueueHandle {
-    queues: Arc<Queues>,
-}
-
-impl QueueHandle {
-    /// Queues a message delivered before the next request of the run.
-    pub fn steer(&self, message: Message) {
-        lock(&self.queues.steering).messages.push_back(message);
-    }
-
-    /// Whether follow-up messages are waiting.
-    pub fn has_follow_ups(&self) -> bool {
-        !lock(&self.queues.follow_up).messages.is_empty()
-    }
-}
-
 struct RunGuard<'a> {
     shared: &'a Shared,
 }
 
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
+        lock(&self.shared.view).finish();
         *lock(&self.shared.run) = None;
         self.shared.idle.send_replace(true);
     }
 }
 
 /// Locks a mutex, recovering the data if a listener panicked while holding it.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -9,11 +9,13 @@ mod agent;
 mod agent_loop;
 pub(crate) mod assistant_stream;
 mod hooks;
+mod queues;
+mod state;
 mod tool_batch;
 pub(crate) mod tool_call;
 pub mod types;
 
-pub use agent::{Agent, AgentError, AsyncListener, QueueHandle, QueueMode, Subscription};
+pub use agent::{Agent, AgentError, AsyncListener, Subscription};
 pub use agent_loop::{
     ContinueError, LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop,
     run_agent_loop_continue,
@@ -22,6 +24,7 @@ pub use hooks::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, NextTurnChanges, NoHooks,
     RequestChanges, RequestContext, ToolCallContext,
 };
+pub use queues::{QueueHandle, QueueMode};
 pub use tool_batch::{BatchOutcome, ToolExecution};
 pub use types::EventSink;
 

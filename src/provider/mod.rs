@@ -15,6 +15,7 @@ pub mod faux;
 pub(crate) mod http;
 pub mod openai;
 pub mod openai_responses;
+mod options;
 #[cfg(test)]
 mod shared_endings_tests;
 pub(crate) mod sse;
@@ -27,6 +28,8 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 use crate::protocol::{Message, StreamEvent, ToolSpec};
+
+pub use options::ThinkingLevel;
 
 /// How every error for a reply that did not arrive whole ends, on every
 /// provider: a script can tell the case apart whatever the wire format.

@@ -286,4 +286,5 @@ mod batch;
 mod hooks;
 mod parity;
 mod run;
+mod state;
 mod words;

@@ -1,0 +1,44 @@
+//! What a request may ask of a provider beyond the conversation: how much
+//! the model should reason (Pi's `ThinkingLevel`). The loop and the `Agent`
+//! set it; each wire maps it to its own option or leaves it out.
+//!
+//! Nothing here sends anything: it is vocabulary only.
+
+use serde::{Deserialize, Serialize};
+
+/// How much reasoning the model is asked for (Pi's `ThinkingLevel`). `Off`
+/// asks for nothing: the request carries no reasoning option at all.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    /// No reasoning option is sent (the provider's default).
+    #[default]
+    Off,
+    /// The least reasoning a model offers.
+    Minimal,
+    /// Little reasoning.
+    Low,
+    /// Some reasoning.
+    Medium,
+    /// Much reasoning.
+    High,
+    /// The most a model offers.
+    #[serde(rename = "xhigh")]
+    XHigh,
+}
+
+impl ThinkingLevel {
+    /// The level's name as Pi spells it (`off`, `minimal`, …, `xhigh`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+            ThinkingLevel::XHigh => "xhigh",
+        }
+    }
+}
