@@ -22,7 +22,7 @@ use super::queues::{QueueHandle, QueueMode, Queues, SkipFirstSteering};
 use super::state::RunView;
 use super::types::{AgentEvent, EventSink};
 use crate::protocol::Message;
-use crate::provider::{Provider, ThinkingLevel};
+use crate::provider::{Provider, RequestOptions, ThinkingLevel};
 use crate::tools::Tool;
 
 /// A listener called inline with each event.
@@ -65,6 +65,7 @@ struct Shared {
     provider: Arc<dyn Provider>,
     config: Mutex<LoopConfig>,
     thinking: Mutex<ThinkingLevel>,
+    session_id: Mutex<Option<String>>,
     transcript: Mutex<Vec<Message>>,
     /// The run's view (streaming message, pending calls, error message).
     view: Mutex<RunView>,
@@ -162,6 +163,7 @@ impl Agent {
                 provider,
                 config: Mutex::new(config),
                 thinking: Mutex::new(ThinkingLevel::Off),
+                session_id: Mutex::new(None),
                 transcript: Mutex::new(Vec::new()),
                 view: Mutex::new(RunView::default()),
                 queues: queues.queues,
@@ -249,6 +251,8 @@ impl Agent {
     ) -> Vec<Message> {
         let config = lock(&self.shared.config).clone();
         let context = lock(&self.shared.transcript).clone();
+        let thinking = *lock(&self.shared.thinking);
+        let session_id = lock(&self.shared.session_id).clone();
         let queues = SkipFirstSteering {
             queues: &self.shared.queues,
             skipped: AtomicBool::new(!skip_first_steering),
@@ -263,6 +267,10 @@ impl Agent {
             queues: &queues,
             cancel,
             emit: &sink,
+            options: RequestOptions {
+                thinking,
+                session_id: session_id.as_deref(),
+            },
         };
         match start {
             Start::Prompt(messages) => run_agent_loop(messages, context, inputs).await,
@@ -436,6 +444,17 @@ impl Agent {
     /// Sets the thinking level for the next run.
     pub fn set_thinking_level(&self, level: ThinkingLevel) {
         *lock(&self.shared.thinking) = level;
+    }
+
+    /// The session id every request of the next run carries (Pi's
+    /// `sessionId`), for providers that key a cache on it.
+    pub fn session_id(&self) -> Option<String> {
+        lock(&self.shared.session_id).clone()
+    }
+
+    /// Sets the session id for the next run; `None` sends none.
+    pub fn set_session_id(&self, session_id: Option<String>) {
+        *lock(&self.shared.session_id) = session_id;
     }
 
     /// The tools the next run offers (a copy of the agent's list).

@@ -15,7 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::types::{Block, ResultOverride, TurnDecision};
-use crate::protocol::{AssistantMessage, Message, ToolCall, ToolResultMessage};
+use crate::protocol::{AssistantMessage, Message, StreamEvent, ToolCall, ToolResultMessage};
+use crate::provider::ThinkingLevel;
 
 /// What the tool-call hooks see of one call (Pi's `BeforeToolCallContext`).
 #[derive(Debug, Clone, Copy)]
@@ -84,6 +85,8 @@ pub struct RequestContext<'a> {
     pub context: &'a [Message],
     /// The model it would ask.
     pub model: &'a str,
+    /// The thinking level it would ask for.
+    pub thinking: ThinkingLevel,
     /// Fires when the run is aborted.
     pub cancel: &'a CancellationToken,
 }
@@ -95,6 +98,8 @@ pub struct RequestChanges {
     pub context: Option<Vec<Message>>,
     /// A new model for this and later requests.
     pub model: Option<String>,
+    /// A new thinking level for this and later requests.
+    pub thinking: Option<ThinkingLevel>,
 }
 
 /// What `prepare_next_turn` may change (Pi's `AgentLoopTurnUpdate`).
@@ -145,6 +150,11 @@ pub trait AgentHooks: Send + Sync {
     ) -> BoxFuture<'a, RequestChanges> {
         Box::pin(async { RequestChanges::default() })
     }
+
+    /// Sees every event the provider streams, in order, before the loop
+    /// builds the message from it (Pi's `onProviderStreamEvent`). Called
+    /// inline: it must return at once.
+    fn on_provider_event(&self, _event: &StreamEvent) {}
 
     /// Runs before every turn but the first, with the turn that just
     /// completed; may replace the context or model and inject messages.

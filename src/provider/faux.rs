@@ -344,6 +344,7 @@ mod tests {
             system: "",
             messages: &[],
             tools: &[],
+            options: Default::default(),
         };
         provider.stream(request).collect().await
     }

@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::protocol::{Message, StreamEvent, ToolSpec};
 
-pub use options::ThinkingLevel;
+pub use options::{RequestOptions, ThinkingLevel};
 
 /// How every error for a reply that did not arrive whole ends, on every
 /// provider: a script can tell the case apart whatever the wire format.
@@ -52,6 +52,8 @@ pub struct Request<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
+    /// The thinking level and session id (the default asks for neither).
+    pub options: RequestOptions<'a>,
 }
 
 /// A model the loop can ask. Dropping the returned stream cancels the

@@ -42,3 +42,14 @@ impl ThinkingLevel {
         }
     }
 }
+
+/// What a request asks beyond the conversation (Pi's stream options). The
+/// default asks nothing: no reasoning option, no session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RequestOptions<'a> {
+    /// How much reasoning to ask for; `Off` sends no reasoning option.
+    pub thinking: ThinkingLevel,
+    /// The host's session, for providers that key a cache on it (Pi's
+    /// `sessionId`).
+    pub session_id: Option<&'a str>,
+}
