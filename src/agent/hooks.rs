@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::types::{Block, ResultOverride, TurnDecision};
-use crate::protocol::{AssistantMessage, Message, StreamEvent, ToolCall, ToolResultMessage};
+use crate::protocol::{AssistantMessage, Message, StreamEvent, ToolCall, ToolResultMessage, Usage};
 use crate::provider::ThinkingLevel;
 
 /// What the tool-call hooks see of one call (Pi's `BeforeToolCallContext`).
@@ -43,6 +43,8 @@ pub struct ExecutedToolCall<'a> {
     pub result: &'a ToolResultMessage,
     /// Whether the result is currently an error.
     pub is_error: bool,
+    /// The tokens the tool reported spending, if it did.
+    pub usage: Option<&'a Usage>,
 }
 
 /// What `before_tool_call` decides about one call.

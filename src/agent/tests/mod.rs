@@ -305,4 +305,5 @@ mod options;
 mod parity;
 mod run;
 mod state;
+mod tool_shapes;
 mod words;
