@@ -56,6 +56,9 @@ pub enum AgentError {
     /// words).
     #[error("Agent is already processing. Wait for completion before continuing.")]
     ContinueWhileRunning,
+    /// [`Agent::with_default_provider`] found no default provider set.
+    #[error("No provider given and no default provider set")]
+    NoProvider,
     /// `continue_run` found nothing to continue from.
     #[error(transparent)]
     CannotContinue(#[from] ContinueError),
@@ -149,6 +152,13 @@ impl Agent {
     /// An idle agent with an empty transcript.
     pub fn new(provider: Arc<dyn Provider>, config: LoopConfig) -> Self {
         Agent::with_queues(provider, config, QueueHandle::default())
+    }
+
+    /// An idle agent on the process's default provider (Pi's
+    /// `getDefaultStreamFn`, read once, now); refused when none is set.
+    pub fn with_default_provider(config: LoopConfig) -> Result<Self, AgentError> {
+        let provider = super::default_provider().ok_or(AgentError::NoProvider)?;
+        Ok(Agent::new(provider, config))
     }
 
     /// An idle agent on `queues`, made first so its hooks can hold them.

@@ -8,6 +8,7 @@
 mod agent;
 mod agent_loop;
 pub(crate) mod assistant_stream;
+mod default_provider;
 mod hooks;
 mod queues;
 mod state;
@@ -20,6 +21,7 @@ pub use agent_loop::{
     ContinueError, LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop,
     run_agent_loop_continue,
 };
+pub use default_provider::{default_provider, set_default_provider};
 pub use hooks::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, NextTurnChanges, NoHooks,
     RequestChanges, RequestContext, ToolCallContext,

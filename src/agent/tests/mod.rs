@@ -300,6 +300,7 @@ fn call(name: &str, args: Value) -> Value {
 
 mod agent_api;
 mod batch;
+mod default_provider;
 mod hooks;
 mod options;
 mod parity;
