@@ -422,6 +422,40 @@ impl Agent {
 
     /// Replaces the transcript (Pi's `state.messages = …`); the agent keeps
     /// its own copy.
+    ///
+    /// The state a host sets between prompts, and what a failed run leaves:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+    /// use leash::protocol::Message;
+    /// use leash::provider::ThinkingLevel;
+    /// use leash::provider::faux::{FauxProvider, Script};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let script = Script::parse(r#"[{"error": "overloaded"}]"#, "inline script")?;
+    /// let agent = Agent::new(
+    ///     Arc::new(FauxProvider::new(script)),
+    ///     LoopConfig {
+    ///         model: "faux".to_owned(),
+    ///         system: String::new(),
+    ///         tools: Vec::new(),
+    ///         tool_execution: ToolExecution::Parallel,
+    ///         hooks: Arc::new(NoHooks),
+    ///     },
+    /// );
+    /// agent.set_model("faux-large");
+    /// agent.set_thinking_level(ThinkingLevel::High);
+    /// agent.set_session_id(Some("session-1".to_owned()));
+    /// agent.set_messages(vec![Message::user_text("Where were we?")]);
+    /// agent.continue_run().await?;
+    /// assert_eq!(agent.error_message().as_deref(), Some("overloaded"));
+    /// assert_eq!(agent.messages().len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn set_messages(&self, messages: Vec<Message>) {
         *lock(&self.shared.transcript) = messages;
     }
