@@ -43,6 +43,31 @@ impl ThinkingLevel {
     }
 }
 
+impl ThinkingLevel {
+    /// The Anthropic thinking budget in tokens for this level (Pi's default
+    /// budgets; `XHigh` doubles `High`); `None` for `Off`.
+    pub(crate) fn anthropic_budget(self) -> Option<u32> {
+        match self {
+            ThinkingLevel::Off => None,
+            ThinkingLevel::Minimal => Some(1024),
+            ThinkingLevel::Low => Some(2048),
+            ThinkingLevel::Medium => Some(8192),
+            ThinkingLevel::High => Some(16384),
+            ThinkingLevel::XHigh => Some(32768),
+        }
+    }
+
+    /// The OpenAI reasoning effort for this level (`reasoning_effort` on
+    /// Chat Completions, `reasoning.effort` on Responses): the level's own
+    /// name; `None` for `Off`, which sends no effort at all.
+    pub(crate) fn openai_effort(self) -> Option<&'static str> {
+        match self {
+            ThinkingLevel::Off => None,
+            level => Some(level.as_str()),
+        }
+    }
+}
+
 /// What a request asks beyond the conversation (Pi's stream options). The
 /// default asks nothing: no reasoning option, no session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,3 +78,6 @@ pub struct RequestOptions<'a> {
     /// `sessionId`).
     pub session_id: Option<&'a str>,
 }
+
+#[cfg(test)]
+mod tests;
