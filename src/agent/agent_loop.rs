@@ -220,10 +220,11 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             let changes = hooks.prepare_request(request).await;
             state.apply(changes);
             continuation_owed = false;
+            let converted = hooks.convert_to_llm(&state.context).await;
             let request = Request {
                 model: &state.model,
                 system: &config.system,
-                messages: &state.context,
+                messages: converted.as_deref().unwrap_or(&state.context),
                 tools: tool_set.specs(),
                 options: RequestOptions {
                     thinking: state.thinking,

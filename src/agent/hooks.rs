@@ -153,6 +153,18 @@ pub trait AgentHooks: Send + Sync {
         Box::pin(async { RequestChanges::default() })
     }
 
+    /// Makes the messages one request sends from the context, after
+    /// `prepare_request` (Pi's `convertToLlm` / `transformContext`): it may
+    /// drop, reorder or rewrite them for this request only, while the
+    /// context and the transcript keep every message. `None` sends the
+    /// context as it is.
+    fn convert_to_llm<'a>(
+        &'a self,
+        _context: &'a [Message],
+    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+        Box::pin(async { None })
+    }
+
     /// Sees every event the provider streams, in order, before the loop
     /// builds the message from it (Pi's `onProviderStreamEvent`). Called
     /// inline: it must return at once.

@@ -122,3 +122,39 @@ async fn an_observer_sees_every_provider_stream_event() {
     assert!(texts > 1, "{events:?}");
     assert_eq!(texts, updates.load(Ordering::SeqCst));
 }
+
+/// Keeps only the last two messages for the request.
+struct LastTwo;
+
+impl AgentHooks for LastTwo {
+    fn convert_to_llm<'a>(&'a self, context: &'a [Message]) -> BoxFuture<'a, Option<Vec<Message>>> {
+        let start = context.len().saturating_sub(2);
+        Box::pin(async move { Some(context[start..].to_vec()) })
+    }
+}
+
+/// Pi: "should apply transformContext before convertToLlm" — the messages
+/// a request sends are what the hook made of the context, while the
+/// context (and the transcript) keep every message.
+#[tokio::test]
+async fn convert_to_llm_shapes_what_a_request_sends_and_keeps_the_context() {
+    let provider = Recorder::new(json!([{"text": "Response"}]));
+    let agent = Agent::new(provider.clone(), config(vec![], LastTwo));
+    agent.set_messages(vec![
+        Message::user_text("old message 1"),
+        Message::user_text("old message 2"),
+        Message::user_text("old message 3"),
+    ]);
+    let added = agent
+        .prompt(vec![Message::user_text("new message")])
+        .await
+        .unwrap();
+    let sent = provider.requests();
+    assert_eq!(sent[0].len(), 2);
+    assert_eq!(
+        serde_json::to_value(&sent[0][1]).unwrap()["content"][0]["text"],
+        "new message"
+    );
+    assert_eq!(added.len(), 2);
+    assert_eq!(agent.messages().len(), 5);
+}
