@@ -112,6 +112,7 @@ fn message_assembly(c: &mut Criterion) {
                         system: "",
                         messages: &[],
                         tools: &[],
+                        options: Default::default(),
                     };
                     let message = runtime.block_on(stream_assistant_response(
                         provider.as_ref(),

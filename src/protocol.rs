@@ -386,6 +386,9 @@ pub struct ToolOutput {
     /// Ask for no automatic request after this batch; honoured only when
     /// every result of the batch asks.
     pub terminate: bool,
+    /// Tokens the tool itself spent (a sub-agent, a model call of its
+    /// own), shown to `after_tool_call`; never sent to the model.
+    pub usage: Option<Usage>,
 }
 
 impl ToolOutput {

@@ -8,7 +8,6 @@
 //! It must never start a second run while one is in progress, and an abort
 //! must always reach the run in progress.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -19,9 +18,13 @@ use tokio_util::sync::CancellationToken;
 use super::agent_loop::{
     ContinueError, LoopConfig, MessageQueues, RunInputs, run_agent_loop, run_agent_loop_continue,
 };
+use super::queues::{QueueHandle, QueueMode, Queues, SkipFirstSteering};
+use super::state::RunView;
 use super::types::{AgentEvent, EventSink};
 use crate::protocol::Message;
-use crate::provider::Provider;
+use crate::provider::{Provider, RequestOptions, ThinkingLevel};
+
+mod state_api;
 
 /// A listener called inline with each event.
 pub type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
@@ -42,88 +45,34 @@ enum Subscriber {
 /// Why `prompt`, `continue_run` or `reset` refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentError {
-    /// A run is already in progress; nothing was changed. (Pi 1.6.0 appends
-    /// a hint about `steer`/`followUp` to this sentence; leash does not.)
+    /// `prompt` while a run is in progress; nothing was changed. (Pi 1.6.0
+    /// appends a hint about `steer`/`followUp` to this sentence; the seed
+    /// fixes it without one.)
     #[error("Agent is already processing a prompt.")]
     AlreadyRunning,
+    /// `reset` while a run is in progress; nothing was changed (Pi's words).
+    #[error("Agent is already processing. Wait for completion before resetting.")]
+    ResetWhileRunning,
+    /// `continue_run` while a run is in progress; nothing was changed (Pi's
+    /// words).
+    #[error("Agent is already processing. Wait for completion before continuing.")]
+    ContinueWhileRunning,
+    /// [`Agent::with_default_provider`] found no default provider set.
+    #[error("No provider given and no default provider set")]
+    NoProvider,
     /// `continue_run` found nothing to continue from.
     #[error(transparent)]
     CannotContinue(#[from] ContinueError),
 }
 
-/// How a queue hands out its messages when polled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueueMode {
-    /// Every queued message at once.
-    All,
-    /// One message per poll.
-    #[default]
-    OneAtATime,
-}
-
-/// A message queue with its delivery mode.
-#[derive(Debug, Default)]
-struct Queue {
-    messages: VecDeque<Message>,
-    mode: QueueMode,
-}
-
-impl Queue {
-    /// What the next poll would hand out, without taking it.
-    fn peek(&self) -> Vec<Message> {
-        match self.mode {
-            QueueMode::All => self.messages.iter().cloned().collect(),
-            QueueMode::OneAtATime => self.messages.front().cloned().into_iter().collect(),
-        }
-    }
-
-    fn take(&mut self) -> Vec<Message> {
-        match self.mode {
-            QueueMode::All => self.messages.drain(..).collect(),
-            QueueMode::OneAtATime => self.messages.pop_front().into_iter().collect(),
-        }
-    }
-}
-
-#[derive(Default)]
-struct Queues {
-    steering: Mutex<Queue>,
-    follow_up: Mutex<Queue>,
-}
-
-impl MessageQueues for Queues {
-    fn steering(&self) -> Vec<Message> {
-        lock(&self.steering).take()
-    }
-    fn follow_ups(&self) -> Vec<Message> {
-        lock(&self.follow_up).take()
-    }
-}
-
-/// The agent's queues for a run that already took its steering messages
-/// (Pi's `skipInitialSteeringPoll`): the loop's first steering poll is empty.
-struct SkipFirstSteering<'a> {
-    queues: &'a Queues,
-    skipped: AtomicBool,
-}
-
-impl MessageQueues for SkipFirstSteering<'_> {
-    fn steering(&self) -> Vec<Message> {
-        if self.skipped.swap(true, Ordering::SeqCst) {
-            self.queues.steering()
-        } else {
-            Vec::new()
-        }
-    }
-    fn follow_ups(&self) -> Vec<Message> {
-        self.queues.follow_ups()
-    }
-}
-
 struct Shared {
     provider: Arc<dyn Provider>,
     config: Mutex<LoopConfig>,
+    thinking: Mutex<ThinkingLevel>,
+    session_id: Mutex<Option<String>>,
     transcript: Mutex<Vec<Message>>,
+    /// The run's view (streaming message, pending calls, error message).
+    view: Mutex<RunView>,
     queues: Arc<Queues>,
     /// Copied on write, so emitting an event costs one reference count.
     listeners: Mutex<Arc<Vec<(u64, Subscriber)>>>,
@@ -206,6 +155,13 @@ impl Agent {
         Agent::with_queues(provider, config, QueueHandle::default())
     }
 
+    /// An idle agent on the process's default provider (Pi's
+    /// `getDefaultStreamFn`, read once, now); refused when none is set.
+    pub fn with_default_provider(config: LoopConfig) -> Result<Self, AgentError> {
+        let provider = super::default_provider().ok_or(AgentError::NoProvider)?;
+        Ok(Agent::new(provider, config))
+    }
+
     /// An idle agent on `queues`, made first so its hooks can hold them.
     pub fn with_queues(
         provider: Arc<dyn Provider>,
@@ -217,7 +173,10 @@ impl Agent {
             shared: Arc::new(Shared {
                 provider,
                 config: Mutex::new(config),
+                thinking: Mutex::new(ThinkingLevel::Off),
+                session_id: Mutex::new(None),
                 transcript: Mutex::new(Vec::new()),
+                view: Mutex::new(RunView::default()),
                 queues: queues.queues,
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
@@ -242,7 +201,9 @@ impl Agent {
     /// in Pi. Refused on an empty transcript, on one ending in an assistant
     /// message with both queues empty, and while a run is in progress.
     pub async fn continue_run(&self) -> Result<Vec<Message>, AgentError> {
-        let (cancel, _finished) = self.start_run()?;
+        let (cancel, _finished) = self
+            .start_run()
+            .map_err(|_| AgentError::ContinueWhileRunning)?;
         let ends_with_assistant = match lock(&self.shared.transcript).last() {
             None => return Err(ContinueError::NoMessages.into()),
             Some(last) => matches!(last, Message::Assistant(_)),
@@ -261,14 +222,15 @@ impl Agent {
         Err(ContinueError::EndsWithAssistant.into())
     }
 
-    /// Empties the transcript and both queues. Refused while a run is in
-    /// progress.
+    /// Empties the transcript, both queues and the error message. Refused
+    /// while a run is in progress.
     pub fn reset(&self) -> Result<(), AgentError> {
         let run = lock(&self.shared.run);
         if run.is_some() {
-            return Err(AgentError::AlreadyRunning);
+            return Err(AgentError::ResetWhileRunning);
         }
         lock(&self.shared.transcript).clear();
+        lock(&self.shared.view).begin();
         self.clear_queues();
         Ok(())
     }
@@ -282,6 +244,7 @@ impl Agent {
         }
         let cancel = CancellationToken::new();
         *run = Some(cancel.clone());
+        lock(&self.shared.view).begin();
         self.shared.idle.send_replace(false);
         Ok((
             cancel,
@@ -299,6 +262,8 @@ impl Agent {
     ) -> Vec<Message> {
         let config = lock(&self.shared.config).clone();
         let context = lock(&self.shared.transcript).clone();
+        let thinking = *lock(&self.shared.thinking);
+        let session_id = lock(&self.shared.session_id).clone();
         let queues = SkipFirstSteering {
             queues: &self.shared.queues,
             skipped: AtomicBool::new(!skip_first_steering),
@@ -313,6 +278,10 @@ impl Agent {
             queues: &queues,
             cancel,
             emit: &sink,
+            options: RequestOptions {
+                thinking,
+                session_id: session_id.as_deref(),
+            },
         };
         match start {
             Start::Prompt(messages) => run_agent_loop(messages, context, inputs).await,
@@ -470,6 +439,7 @@ impl EventSink for RunSink<'_> {
         if let AgentEvent::MessageEnd { message } = &event {
             lock(&self.shared.transcript).push(message.clone());
         }
+        lock(&self.shared.view).observe(&event);
         let listeners = Arc::clone(&lock(&self.shared.listeners));
         if listeners
             .iter()
@@ -496,37 +466,19 @@ impl EventSink for RunSink<'_> {
     }
 }
 
-/// Queues messages into an agent's steering and follow-up queues. A new
-/// one (`default`) is a pair of empty queues for [`Agent::with_queues`].
-#[derive(Clone, Default)]
-pub struct QueueHandle {
-    queues: Arc<Queues>,
-}
-
-impl QueueHandle {
-    /// Queues a message delivered before the next request of the run.
-    pub fn steer(&self, message: Message) {
-        lock(&self.queues.steering).messages.push_back(message);
-    }
-
-    /// Whether follow-up messages are waiting.
-    pub fn has_follow_ups(&self) -> bool {
-        !lock(&self.queues.follow_up).messages.is_empty()
-    }
-}
-
 struct RunGuard<'a> {
     shared: &'a Shared,
 }
 
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
+        lock(&self.shared.view).finish();
         *lock(&self.shared.run) = None;
         self.shared.idle.send_replace(true);
     }
 }
 
 /// Locks a mutex, recovering the data if a listener panicked while holding it.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::assistant_stream::stream_assistant_response;
+use super::assistant_stream::stream_observed;
 use super::hooks::{FinishedTurn, RequestChanges, RequestContext, SharedHooks};
 use super::tool_batch::{
     BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
@@ -18,7 +18,7 @@ use super::tool_batch::{
 use super::tool_call::ToolSet;
 use super::types::{AgentEvent, EmitFn, TurnDecision};
 use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
-use crate::provider::{Provider, Request};
+use crate::provider::{Provider, Request, RequestOptions, ThinkingLevel};
 use crate::tools::Tool;
 
 /// Everything that shapes a run but is not the conversation.
@@ -69,6 +69,9 @@ pub struct RunInputs<'a> {
     pub cancel: &'a CancellationToken,
     /// Receives every event.
     pub emit: &'a EmitFn<'a>,
+    /// The first request's thinking level (`prepare_request` may change it
+    /// for this and later requests) and the session id of every request.
+    pub options: RequestOptions<'a>,
 }
 
 /// The state of one run as the loop advances it.
@@ -76,6 +79,7 @@ struct RunState {
     context: Vec<Message>,
     new_messages: Vec<Message>,
     model: String,
+    thinking: ThinkingLevel,
 }
 
 impl RunState {
@@ -90,6 +94,9 @@ impl RunState {
         }
         if let Some(model) = changes.model {
             self.model = model;
+        }
+        if let Some(thinking) = changes.thinking {
+            self.thinking = thinking;
         }
     }
 }
@@ -106,6 +113,7 @@ pub async fn run_agent_loop(
         context,
         new_messages: Vec::new(),
         model: inputs.config.model.clone(),
+        thinking: inputs.options.thinking,
     };
     emit.emit(AgentEvent::AgentStart).await;
     emit.emit(AgentEvent::TurnStart).await;
@@ -163,6 +171,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
         queues,
         cancel,
         emit,
+        options,
     } = *inputs;
     let hooks = config.hooks.as_ref();
     let tool_set = ToolSet::new(&config.tools);
@@ -205,18 +214,25 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             let request = RequestContext {
                 context: &state.context,
                 model: &state.model,
+                thinking: state.thinking,
                 cancel,
             };
             let changes = hooks.prepare_request(request).await;
             state.apply(changes);
             continuation_owed = false;
+            let converted = hooks.convert_to_llm(&state.context).await;
             let request = Request {
                 model: &state.model,
                 system: &config.system,
-                messages: &state.context,
+                messages: converted.as_deref().unwrap_or(&state.context),
                 tools: tool_set.specs(),
+                options: RequestOptions {
+                    thinking: state.thinking,
+                    session_id: options.session_id,
+                },
             };
-            let message = stream_assistant_response(provider, request, cancel, emit).await;
+            let observe = |event: &_| hooks.on_provider_event(event);
+            let message = stream_observed(provider, request, cancel, emit, &observe).await;
             state.append(Message::Assistant(message.clone()));
 
             if is_hard_exit(&message) {

@@ -36,6 +36,18 @@ pub async fn stream_assistant_response(
     cancel: &CancellationToken,
     emit: &EmitFn<'_>,
 ) -> AssistantMessage {
+    stream_observed(provider, request, cancel, emit, &|_| {}).await
+}
+
+/// [`stream_assistant_response`], showing `observe` every provider event
+/// first (the `on_provider_event` hook).
+pub(crate) async fn stream_observed(
+    provider: &dyn Provider,
+    request: Request<'_>,
+    cancel: &CancellationToken,
+    emit: &EmitFn<'_>,
+    observe: &(dyn Fn(&StreamEvent) + Sync),
+) -> AssistantMessage {
     let mut builder = MessageBuilder::new(provider.name(), request.model);
     emit.emit(AgentEvent::MessageStart {
         message: Message::Assistant(builder.message.clone()),
@@ -50,6 +62,9 @@ pub async fn stream_assistant_response(
             _ = cancel.cancelled() => None,
             event = stream.next() => Some(event),
         };
+        if let Some(Some(event)) = &event {
+            observe(event);
+        }
         let finished = match event {
             None => {
                 builder.end(StopReason::Aborted, Some(ABORTED.to_owned()), &mut deltas);

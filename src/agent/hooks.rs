@@ -15,7 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::types::{Block, ResultOverride, TurnDecision};
-use crate::protocol::{AssistantMessage, Message, ToolCall, ToolResultMessage};
+use crate::protocol::{AssistantMessage, Message, StreamEvent, ToolCall, ToolResultMessage, Usage};
+use crate::provider::ThinkingLevel;
 
 /// What the tool-call hooks see of one call (Pi's `BeforeToolCallContext`).
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +43,8 @@ pub struct ExecutedToolCall<'a> {
     pub result: &'a ToolResultMessage,
     /// Whether the result is currently an error.
     pub is_error: bool,
+    /// The tokens the tool reported spending, if it did.
+    pub usage: Option<&'a Usage>,
 }
 
 /// What `before_tool_call` decides about one call.
@@ -84,6 +87,8 @@ pub struct RequestContext<'a> {
     pub context: &'a [Message],
     /// The model it would ask.
     pub model: &'a str,
+    /// The thinking level it would ask for.
+    pub thinking: ThinkingLevel,
     /// Fires when the run is aborted.
     pub cancel: &'a CancellationToken,
 }
@@ -95,6 +100,8 @@ pub struct RequestChanges {
     pub context: Option<Vec<Message>>,
     /// A new model for this and later requests.
     pub model: Option<String>,
+    /// A new thinking level for this and later requests.
+    pub thinking: Option<ThinkingLevel>,
 }
 
 /// What `prepare_next_turn` may change (Pi's `AgentLoopTurnUpdate`).
@@ -145,6 +152,23 @@ pub trait AgentHooks: Send + Sync {
     ) -> BoxFuture<'a, RequestChanges> {
         Box::pin(async { RequestChanges::default() })
     }
+
+    /// Makes the messages one request sends from the context, after
+    /// `prepare_request` (Pi's `convertToLlm` / `transformContext`): it may
+    /// drop, reorder or rewrite them for this request only, while the
+    /// context and the transcript keep every message. `None` sends the
+    /// context as it is.
+    fn convert_to_llm<'a>(
+        &'a self,
+        _context: &'a [Message],
+    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+        Box::pin(async { None })
+    }
+
+    /// Sees every event the provider streams, in order, before the loop
+    /// builds the message from it (Pi's `onProviderStreamEvent`). Called
+    /// inline: it must return at once.
+    fn on_provider_event(&self, _event: &StreamEvent) {}
 
     /// Runs before every turn but the first, with the turn that just
     /// completed; may replace the context or model and inject messages.

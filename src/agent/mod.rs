@@ -8,20 +8,25 @@
 mod agent;
 mod agent_loop;
 pub(crate) mod assistant_stream;
+mod default_provider;
 mod hooks;
+mod queues;
+mod state;
 mod tool_batch;
 pub(crate) mod tool_call;
 pub mod types;
 
-pub use agent::{Agent, AgentError, AsyncListener, QueueHandle, QueueMode, Subscription};
+pub use agent::{Agent, AgentError, AsyncListener, Subscription};
 pub use agent_loop::{
     ContinueError, LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop,
     run_agent_loop_continue,
 };
+pub use default_provider::{default_provider, set_default_provider};
 pub use hooks::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, NextTurnChanges, NoHooks,
     RequestChanges, RequestContext, ToolCallContext,
 };
+pub use queues::{QueueHandle, QueueMode};
 pub use tool_batch::{BatchOutcome, ToolExecution};
 pub use types::EventSink;
 

@@ -151,7 +151,15 @@ pub(crate) async fn prepare_tool_call(
             call.name
         )));
     }
-    if let Err(problem) = validate_arguments(schema, &call.arguments) {
+    let args = tool.prepare_arguments(call.arguments.clone());
+    if arguments_too_large(&args) {
+        return Prepared::Immediate(Finalized::refused(format!(
+            "Invalid arguments for {}: they are larger than {MAX_ARGUMENT_BYTES} bytes, \
+             the most one call may carry",
+            call.name
+        )));
+    }
+    if let Err(problem) = validate_arguments(schema, &args) {
         return Prepared::Immediate(Finalized::refused(format!(
             "Invalid arguments for {}: {problem}",
             call.name
@@ -160,7 +168,7 @@ pub(crate) async fn prepare_tool_call(
     let hook = ToolCallContext {
         assistant_message: batch.message,
         call,
-        args: &call.arguments,
+        args: &args,
         context: batch.context,
         cancel,
     };
@@ -172,7 +180,7 @@ pub(crate) async fn prepare_tool_call(
     match decision {
         Ok(BeforeToolCall::Run) => Prepared::Run {
             tool: Arc::clone(tool),
-            args: call.arguments.clone(),
+            args,
         },
         Ok(BeforeToolCall::RunWith(args)) => Prepared::Run {
             tool: Arc::clone(tool),
@@ -310,6 +318,7 @@ pub(crate) async fn finalize_executed_tool_call(
         },
         result: &provisional,
         is_error: finalized.is_error,
+        usage: finalized.output.usage.as_ref(),
     };
     match batch.hooks.after_tool_call(executed).await {
         Ok(None) => {}

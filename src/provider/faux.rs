@@ -361,6 +361,7 @@ mod tests {
             system: "",
             messages: &[],
             tools: &[],
+            options: Default::default(),
         };
         provider.stream(request).collect().await
     }

@@ -16,6 +16,7 @@ pub mod faux;
 pub(crate) mod http;
 pub mod openai;
 pub mod openai_responses;
+mod options;
 #[cfg(test)]
 mod shared_endings_tests;
 pub(crate) mod sse;
@@ -28,6 +29,8 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 use crate::protocol::{Message, StreamEvent, ToolSpec};
+
+pub use options::{RequestOptions, ThinkingLevel};
 
 /// How every error for a reply that did not arrive whole ends, on every
 /// provider: a script can tell the case apart whatever the wire format.
@@ -50,6 +53,8 @@ pub struct Request<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
+    /// The thinking level and session id (the default asks for neither).
+    pub options: RequestOptions<'a>,
 }
 
 /// A model the loop can ask. Dropping the returned stream cancels the

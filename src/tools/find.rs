@@ -200,6 +200,7 @@ fn find_blocking(
         content: vec![Content::text(text)],
         details,
         terminate: false,
+        usage: None,
     })
 }
 

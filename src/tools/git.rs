@@ -315,6 +315,7 @@ impl View<'_> {
                 "cutPiece": ran.cut,
             }),
             terminate: false,
+            usage: None,
         })
     }
 

@@ -314,6 +314,7 @@ fn grep_blocking(
         content: vec![Content::text(text)],
         details,
         terminate: false,
+        usage: None,
     })
 }
 

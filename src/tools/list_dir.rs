@@ -167,6 +167,7 @@ fn list_blocking(
         content: vec![Content::text(render(&listing))],
         details,
         terminate: false,
+        usage: None,
     })
 }
 

@@ -71,6 +71,14 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Folds older argument shapes into the one the schema wants, before
+    /// validation (Pi's `prepareArguments`); the tool, the hooks and the
+    /// schema check all see what it returns. The default keeps the
+    /// arguments as the model sent them.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
+
     /// Runs one call. `args` already passed the schema check.
     fn execute<'a>(
         &'a self,

@@ -248,6 +248,7 @@ fn read_blocking(
         content: vec![Content::text(render(&excerpt))],
         details,
         terminate: false,
+        usage: None,
     })
 }
 

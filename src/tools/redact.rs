@@ -73,6 +73,10 @@ impl Tool for Redacted {
         self.inner.sequential()
     }
 
+    fn prepare_arguments(&self, args: Value) -> Value {
+        self.inner.prepare_arguments(args)
+    }
+
     fn execute<'a>(
         &'a self,
         call_id: &'a str,
@@ -127,6 +131,7 @@ mod tests {
                     content: vec![Content::text(text.clone())],
                     details: json!({"nested": [text], "cutPiece": args["cut"] == true}),
                     terminate: false,
+                    usage: None,
                 })
             })
         }

@@ -220,6 +220,7 @@ pub(crate) fn finish(
         content: vec![Content::text(text)],
         details: change.to_details(),
         terminate: false,
+        usage: None,
     })
 }
 

@@ -135,7 +135,7 @@ async fn reset_is_refused_while_running_and_otherwise_clears_transcript_and_queu
     agent.prompt(vec![Message::user_text("go")]).await.unwrap();
     assert_eq!(
         *refused.lock().unwrap(),
-        Some((Err(AgentError::AlreadyRunning), 0))
+        Some((Err(AgentError::ResetWhileRunning), 0))
     );
     assert_eq!(agent.messages().len(), 2);
 

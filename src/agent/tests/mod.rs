@@ -34,6 +34,8 @@ struct Recorder {
     faux: FauxProvider,
     requests: Mutex<Vec<Vec<Message>>>,
     models: Mutex<Vec<String>>,
+    /// Each request's thinking level and session id.
+    options: Mutex<Vec<(crate::provider::ThinkingLevel, Option<String>)>>,
 }
 
 impl Recorder {
@@ -43,11 +45,22 @@ impl Recorder {
             faux: FauxProvider::new(script),
             requests: Mutex::new(Vec::new()),
             models: Mutex::new(Vec::new()),
+            options: Mutex::new(Vec::new()),
         })
     }
 
     fn requests(&self) -> Vec<Vec<Message>> {
         self.requests.lock().unwrap().clone()
+    }
+
+    fn thinking(&self) -> Vec<crate::provider::ThinkingLevel> {
+        let options = self.options.lock().unwrap();
+        options.iter().map(|(thinking, _)| *thinking).collect()
+    }
+
+    fn sessions(&self) -> Vec<Option<String>> {
+        let options = self.options.lock().unwrap();
+        options.iter().map(|(_, session)| session.clone()).collect()
     }
 }
 
@@ -61,6 +74,10 @@ impl Provider for Recorder {
             .unwrap()
             .push(request.messages.to_vec());
         self.models.lock().unwrap().push(request.model.to_owned());
+        self.options.lock().unwrap().push((
+            request.options.thinking,
+            request.options.session_id.map(str::to_owned),
+        ));
         self.faux.stream(request)
     }
 }
@@ -188,8 +205,8 @@ impl AgentHooks for TestHooks {
     ) -> BoxFuture<'a, RequestChanges> {
         Box::pin(async move {
             RequestChanges {
-                context: None,
                 model: self.model.clone(),
+                ..RequestChanges::default()
             }
         })
     }
@@ -203,8 +220,8 @@ impl AgentHooks for TestHooks {
         Box::pin(async move {
             NextTurnChanges {
                 request: RequestChanges {
-                    context: None,
                     model: Some(model),
+                    ..RequestChanges::default()
                 },
                 messages: Vec::new(),
             }
@@ -283,6 +300,11 @@ fn call(name: &str, args: Value) -> Value {
 
 mod agent_api;
 mod batch;
+mod default_provider;
 mod hooks;
+mod options;
 mod parity;
 mod run;
+mod state;
+mod tool_shapes;
+mod words;

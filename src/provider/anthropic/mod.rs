@@ -9,7 +9,7 @@
 //! types are skipped) and never put the API key into an event.
 
 mod decode;
-mod request;
+pub(super) mod request;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

@@ -32,6 +32,9 @@ pub struct WireRequest<'a> {
     system: Option<WireSystem<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    /// The request's thinking level as a budget; omitted for `Off`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_config: Option<OutputConfig<'a>>,
     stream: bool,
@@ -66,6 +69,14 @@ struct CacheControl {
 /// The only kind of breakpoint the API has without a beta header (a
 /// five-minute cache, refreshed by every hit).
 const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+/// `thinking`: extended thinking with a token budget.
+#[derive(Debug, Serialize, PartialEq)]
+struct ThinkingConfig {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
 
 /// `output_config.format` for `--output-schema` (structured outputs).
 #[derive(Debug, Serialize, PartialEq)]
@@ -169,12 +180,20 @@ struct WireTool<'a> {
 /// `max_tokens` always present, and with caching on the breakpoints of
 /// [`place_breakpoints`].
 pub fn request_body<'a>(request: &Request<'a>, settings: &'a HttpSettings) -> WireRequest<'a> {
+    let answer_tokens = settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    // With thinking on, the budget comes on top of the answer's room, and
+    // the API refuses any temperature but its own.
+    let budget = request.options.thinking.anthropic_budget();
     let mut body = WireRequest {
         model: request.model,
-        max_tokens: settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        max_tokens: answer_tokens.saturating_add(budget.unwrap_or(0)),
         tools: request.tools.iter().map(wire_tool).collect(),
         system: (!request.system.is_empty()).then_some(WireSystem::Text(request.system)),
-        temperature: settings.temperature,
+        temperature: settings.temperature.filter(|_| budget.is_none()),
+        thinking: budget.map(|budget_tokens| ThinkingConfig {
+            kind: "enabled",
+            budget_tokens,
+        }),
         output_config: settings.output_schema.as_ref().map(|schema| OutputConfig {
             format: OutputFormat {
                 kind: "json_schema",

@@ -94,6 +94,7 @@ pub(crate) async fn run(provider: &AnthropicProvider, messages: &[Message]) -> V
         system: "You are terse.",
         messages,
         tools: &tools,
+        options: Default::default(),
     };
     provider.stream(request).collect().await
 }

@@ -430,6 +430,7 @@ async fn events_arrive_as_they_come_and_dropping_the_stream_closes_the_connectio
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     });
     // The server stalls after the first delta; it must arrive anyway.
     let mut seen = Vec::new();

@@ -81,6 +81,7 @@ async fn run(settings: HttpSettings) -> Vec<StreamEvent> {
             system: "",
             messages: &messages,
             tools: &[],
+            options: Default::default(),
         })
         .collect()
         .await

@@ -136,6 +136,7 @@ mod tests {
             system: "",
             messages: &messages,
             tools: &[],
+            options: Default::default(),
         };
         let events: Vec<_> = provider.stream(request()).collect().await;
         assert_eq!(events.last(), Some(&StreamEvent::Done(StopReason::Stop)));

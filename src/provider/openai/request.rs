@@ -23,8 +23,8 @@ use crate::provider::{HttpSettings, Request};
 #[derive(Debug, Serialize)]
 pub(crate) struct ChatRequest<'a> {
     model: &'a str,
-    /// `--prompt-cache-key`: requests with the same key and prefix go to
-    /// the same cache.
+    /// `--prompt-cache-key`, else the request's session id: requests with
+    /// the same key and prefix go to the same cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
     /// Omitted when empty: several compatible servers reject `tools: []`.
@@ -39,6 +39,9 @@ pub(crate) struct ChatRequest<'a> {
     max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    /// The request's thinking level; omitted for `Off`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<ResponseFormat<'a>>,
     messages: Vec<ChatMessage<'a>>,
@@ -162,7 +165,10 @@ pub(crate) fn request_body<'a>(
     messages.extend(request.messages.iter().map(chat_message));
     ChatRequest {
         model: request.model,
-        prompt_cache_key: settings.prompt_cache_key.as_deref(),
+        prompt_cache_key: settings
+            .prompt_cache_key
+            .as_deref()
+            .or(request.options.session_id),
         tools: request.tools.iter().map(chat_tool).collect(),
         stream: true,
         stream_options: StreamOptions {
@@ -170,6 +176,7 @@ pub(crate) fn request_body<'a>(
         },
         max_completion_tokens: settings.max_tokens,
         temperature: settings.temperature,
+        reasoning_effort: request.options.thinking.openai_effort(),
         response_format: settings
             .output_schema
             .as_ref()

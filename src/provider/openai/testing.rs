@@ -50,6 +50,7 @@ pub(crate) fn request<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> Req
         system: "Be brief.",
         messages,
         tools,
+        options: Default::default(),
     }
 }
 

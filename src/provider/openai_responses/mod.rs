@@ -15,7 +15,7 @@
 //! panic on what a server sends, and never let the key into an event.
 
 mod decode;
-mod request;
+pub(super) mod request;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

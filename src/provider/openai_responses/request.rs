@@ -27,8 +27,8 @@ const INCLUDE: [&str; 1] = ["reasoning.encrypted_content"];
 #[derive(Debug, Serialize)]
 pub(crate) struct ResponsesRequest<'a> {
     model: &'a str,
-    /// `--prompt-cache-key`: requests with the same key and prefix go to
-    /// the same cache.
+    /// `--prompt-cache-key`, else the request's session id: requests with
+    /// the same key and prefix go to the same cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
     /// The system message; omitted when empty.
@@ -46,11 +46,20 @@ pub(crate) struct ResponsesRequest<'a> {
     max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    /// The request's thinking level as `{effort}`; omitted for `Off`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<ReasoningConfig>,
     /// `--output-schema`.
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<TextConfig<'a>>,
     /// The whole context, last: it is the only part that grows.
     input: Vec<InputItem<'a>>,
+}
+
+/// `reasoning`: how much the model should reason.
+#[derive(Debug, Serialize)]
+struct ReasoningConfig {
+    effort: &'static str,
 }
 
 /// `text` for `--output-schema`: `{format: {type: "json_schema", ...}}`.
@@ -164,7 +173,10 @@ pub(crate) fn request_body<'a>(
     }
     ResponsesRequest {
         model: request.model,
-        prompt_cache_key: settings.prompt_cache_key.as_deref(),
+        prompt_cache_key: settings
+            .prompt_cache_key
+            .as_deref()
+            .or(request.options.session_id),
         instructions: request.system,
         tools: request.tools.iter().map(function_tool).collect(),
         stream: true,
@@ -172,6 +184,11 @@ pub(crate) fn request_body<'a>(
         include: INCLUDE,
         max_output_tokens: settings.max_tokens,
         temperature: settings.temperature,
+        reasoning: request
+            .options
+            .thinking
+            .openai_effort()
+            .map(|effort| ReasoningConfig { effort }),
         text: settings.output_schema.as_ref().map(|schema| TextConfig {
             format: JsonSchemaFormat {
                 kind: "json_schema",

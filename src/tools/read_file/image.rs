@@ -62,6 +62,7 @@ pub(super) fn read_image(
         content: vec![Content::text(line), Content::Attachment(image)],
         details,
         terminate: false,
+        usage: None,
     })
 }
 

@@ -209,6 +209,7 @@ async fn replay_stream(
         system: "",
         messages: &[],
         tools: &[],
+        options: Default::default(),
     };
     let emit = |_: AgentEvent| {};
     stream_assistant_response(&provider, request, &CancellationToken::new(), &emit)

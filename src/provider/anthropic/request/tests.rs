@@ -38,6 +38,7 @@ fn tool_round_trip_maps_to_tool_use_and_one_user_message_of_results() {
         system: "Be brief.",
         messages: &messages,
         tools: &tools,
+        options: Default::default(),
     };
     assert_eq!(
         body(&request, &settings()),
@@ -77,6 +78,7 @@ fn empty_system_and_no_tools_are_omitted_and_settings_are_sent() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     let settings = HttpSettings {
         max_tokens: Some(100),
@@ -123,6 +125,7 @@ fn signed_thinking_is_sent_back_unsigned_thinking_and_empty_text_are_dropped() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     // Without breakpoints: this test is about which blocks go back.
     let settings = HttpSettings {
@@ -166,6 +169,7 @@ fn a_redacted_thinking_block_goes_back_with_its_data_unchanged() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     assert_eq!(
         body(&request, &settings())["messages"][1]["content"],
@@ -192,6 +196,7 @@ fn unparsable_arguments_are_sent_as_an_empty_object() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     let value = body(&request, &settings());
     assert_eq!(value["messages"][1]["content"][0]["input"], json!({}));
@@ -211,6 +216,7 @@ fn an_assistant_message_with_nothing_to_send_is_skipped() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     let value = body(&request, &settings());
     assert_eq!(value["messages"].as_array().map(Vec::len), Some(2));
@@ -251,6 +257,7 @@ fn caching_puts_breakpoints_on_the_last_tool_the_system_and_the_last_block() {
         system: "Be brief.",
         messages: &messages,
         tools: &tools,
+        options: Default::default(),
     };
     let sent = body(&request, &settings());
     let ephemeral = json!({"type": "ephemeral"});
@@ -284,6 +291,7 @@ fn no_cache_sends_no_breakpoint_and_a_plain_system_string() {
         system: "Be brief.",
         messages: &messages,
         tools: &tools,
+        options: Default::default(),
     };
     let settings = HttpSettings {
         cache: false,
@@ -309,6 +317,7 @@ fn a_thinking_block_last_gets_no_breakpoint() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     let sent = body(&request, &settings());
     assert!(!sent.to_string().contains("cache_control"), "{sent}");
@@ -349,6 +358,7 @@ fn attachments_become_image_document_and_named_text_blocks() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     assert_eq!(
         body(&request, &settings())["messages"],
@@ -385,6 +395,7 @@ fn an_image_a_tool_returned_goes_in_the_tool_result_as_blocks() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     assert_eq!(
         body(&request, &settings())["messages"][2],

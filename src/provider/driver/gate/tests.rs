@@ -139,6 +139,7 @@ async fn two_streams_sharing_a_gate_both_wait_out_one_refusal() {
                 system: "",
                 messages: &messages,
                 tools: &[],
+                options: Default::default(),
             };
             let events: Vec<_> = provider.stream(request).collect().await;
             (events, std::time::Instant::now())

@@ -110,6 +110,7 @@ fn optional_parts_are_left_out() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     assert_eq!(
         body_json(&request, &settings("http://x", None)),
@@ -143,6 +144,7 @@ fn the_prompt_cache_key_is_sent_when_set_and_messages_come_last() {
         system: "",
         messages: &messages,
         tools: &[],
+        options: Default::default(),
     };
     let settings = HttpSettings {
         prompt_cache_key: Some("repo-42".to_string()),
