@@ -100,6 +100,8 @@ pub struct RunPlan {
     pub output: OutputFormat,
     /// Where to write the transcript (checked, not yet created).
     pub transcript: Option<PathBuf>,
+    /// `--resume`: the conversation the run continues, checked.
+    pub resume: Option<crate::render::resume::Resume>,
     /// `--output-last-message`: where the reply is also written (checked,
     /// not yet created).
     pub output_last_message: Option<PathBuf>,

@@ -8,6 +8,7 @@ pub mod format;
 pub mod jsonl;
 pub mod lane;
 pub mod result;
+pub mod resume;
 pub mod schema;
 pub mod spinner;
 pub mod text;
@@ -56,6 +57,9 @@ pub struct RunReport {
     /// The files the run changed (`write_file`, `edit_file`), relative to
     /// the root, sorted, each once.
     pub changed_files: Vec<String>,
+    /// With `--resume`: the earlier turns (assistant messages) restored;
+    /// `turns` counts this run's only.
+    pub restored_turns: Option<u32>,
 }
 
 /// One turn's usage as the result and `run_end` list it: the token counts,

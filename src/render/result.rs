@@ -57,6 +57,10 @@ pub struct JsonResult<'a> {
     /// The files the run changed (`write_file`, `edit_file`), relative to
     /// `--root`, sorted, each once; empty when none.
     pub changed_files: &'a [String],
+    /// With `--resume`: the earlier turns restored (`turns` counts this
+    /// run's only); absent without `--resume`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_turns: Option<u32>,
 }
 
 impl<'a> JsonResult<'a> {
@@ -78,6 +82,7 @@ impl<'a> JsonResult<'a> {
             provider: &report.provider,
             model: &report.model,
             changed_files: &report.changed_files,
+            restored_turns: report.restored_turns,
         }
     }
 }

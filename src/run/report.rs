@@ -118,6 +118,7 @@ impl Job {
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
+            restored_turns: self.plan.resume.as_ref().map(|r| r.restored.turns),
         };
         Ending { report, facts }
     }
@@ -154,6 +155,7 @@ impl Job {
             provider: self.plan.provider.name().to_owned(),
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
+            restored_turns: self.plan.resume.as_ref().map(|r| r.restored.turns),
         };
         Ending { report, facts }
     }
@@ -298,6 +300,7 @@ pub fn report_usage_error(
         provider: String::new(),
         model: String::new(),
         changed_files: Vec::new(),
+        restored_turns: None,
     };
     let mut stdout = streams.stdout;
     finish_output(
