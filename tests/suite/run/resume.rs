@@ -234,3 +234,198 @@ async fn a_chain_of_three_steps_on_anthropic_resends_an_exact_prefix() {
     ];
     chain_of_three(Run::anthropic, "/v1/messages", "messages", replies).await;
 }
+
+/// Step one on Responses: a reasoning item and a call `call_id`, then a
+/// reply; returns the transcript's path.
+async fn responses_step(steps: &Steps, call_id: &str) -> PathBuf {
+    let server = MockServer::start().await;
+    let replies = vec![
+        responses::Reply::new()
+            .reasoning("thinking about it", "ENCRYPTED-1")
+            .calls(&[(call_id, "read_file", "{\"path\":\"bug.txt\"}")])
+            .completed(10, 0, 5),
+        responses::text_reply(&["found it"]),
+    ];
+    serve_in_order(&server, "/v1/responses", replies).await;
+    let t = steps.path("t.jsonl");
+    json_of(&step(
+        Run::responses(&server),
+        steps,
+        &[Path::new("--transcript"), &t],
+        "find",
+    ));
+    t
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_resumed_on_anthropic_drops_the_reasoning_with_a_notice() {
+    let steps = Steps::new();
+    let t = responses_step(&steps, "call_1").await;
+    let server = MockServer::start().await;
+    serve_in_order(
+        &server,
+        "/v1/messages",
+        vec![anthropic::text_reply("fixed")],
+    )
+    .await;
+    let t2 = steps.path("t2.jsonl");
+    let args = [Path::new("--resume"), &t, Path::new("--transcript"), &t2];
+    let outcome = step(Run::anthropic(&server), &steps, &args, "fix it");
+    let result = json_of(&outcome);
+    assert_eq!(result["restoredTurns"], 2);
+    assert!(
+        outcome.stderr().contains("thinking block(s)"),
+        "{}",
+        outcome.stderr()
+    );
+    let bodies = request_bodies(&server).await;
+    let sent = bodies[0]["messages"].to_string();
+    assert!(sent.contains("\"id\":\"call_1\"") && sent.contains("\"tool_use_id\":\"call_1\""));
+    assert!(
+        !sent.contains("thinking") && !sent.contains("ENCRYPTED"),
+        "{sent}"
+    );
+    // The new file holds the whole conversation: the old lines, unchanged.
+    let old = std::fs::read_to_string(&t).unwrap();
+    let new = std::fs::read_to_string(&t2).unwrap();
+    assert!(new.starts_with(&old));
+    let roles: Vec<Value> = steps.lines("t2.jsonl")[5..]
+        .iter()
+        .map(|l| l["role"].clone())
+        .collect();
+    assert_eq!(roles, [json!("session"), json!("user"), json!("assistant")]);
+    assert_eq!(steps.lines("t2.jsonl")[5]["api"], "anthropic-messages");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_id_anthropic_cannot_take_is_refused_before_any_request() {
+    let steps = Steps::new();
+    let t = responses_step(&steps, "call:1").await;
+    let server = MockServer::start().await;
+    serve_in_order(
+        &server,
+        "/v1/messages",
+        vec![anthropic::text_reply("fixed")],
+    )
+    .await;
+    let outcome = step(
+        Run::anthropic(&server),
+        &steps,
+        &[Path::new("--resume"), &t],
+        "fix it",
+    );
+    assert_eq!(outcome.code(), Some(2), "{}", outcome.stderr());
+    let last = usage_message(&outcome);
+    assert!(
+        last.contains("line 3:") && last.contains("\"call:1\""),
+        "{last}"
+    );
+    assert!(last.contains("provider and API that wrote it"), "{last}");
+    assert!(request_bodies(&server).await.is_empty());
+}
+
+/// The message of a run's `run_end` line.
+fn usage_message(outcome: &Outcome) -> String {
+    let end: Value = serde_json::from_str(&outcome.last_line()).unwrap();
+    assert_eq!(end["type"], "run_end");
+    end["message"].as_str().unwrap().to_owned()
+}
+
+/// A faux step that read a file and replied, as transcript lines.
+fn faux_transcript(steps: &Steps) -> Vec<String> {
+    let script = json!([
+        {"toolCalls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "bug.txt"}}]},
+        {"text": "found it"}
+    ]);
+    let t = steps.path("t.jsonl");
+    json_of(&step(
+        Run::faux(script),
+        steps,
+        &[Path::new("--transcript"), &t],
+        "find",
+    ));
+    let text = std::fs::read_to_string(&t).unwrap();
+    text.lines().map(str::to_owned).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_corrupted_transcript_is_a_usage_error_naming_its_line() {
+    let steps = Steps::new();
+    let good = faux_transcript(&steps);
+    assert_eq!(good.len(), 5, "{good:?}");
+    let joined = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let whole = joined(&good);
+    let mut version = good.clone();
+    version[0] = version[0].replace("\"schemaVersion\":1", "\"schemaVersion\":2");
+    let mut unanswered = good.clone();
+    unanswered.remove(3);
+    let mut smuggled = good.clone();
+    smuggled.push(good[3].replace("call_1", "call_9"));
+    let mut twice = good.clone();
+    twice.insert(4, good[3].clone());
+    let mut garbage = good.clone();
+    garbage[2] = "{\"role\":\"assistant\",".to_owned();
+    let cases = [
+        (
+            "cut",
+            whole[..whole.len() - 7].to_owned(),
+            "line 5: the line is cut off",
+        ),
+        ("version", joined(&version), "line 1: schema version 2"),
+        (
+            "unanswered",
+            joined(&unanswered),
+            "line 3: tool call \"call_1\" (read_file) has no tool result",
+        ),
+        (
+            "smuggled",
+            joined(&smuggled),
+            "line 6: a tool result for \"call_9\"",
+        ),
+        (
+            "twice",
+            joined(&twice),
+            "line 5: a tool result for \"call_1\"",
+        ),
+        ("garbage", joined(&garbage), "line 3: not a transcript line"),
+        ("headless", joined(&good[1..]), "line 1: no session line"),
+    ];
+    let server = MockServer::start().await;
+    serve_in_order(
+        &server,
+        "/v1/chat/completions",
+        vec![openai::text_reply(&["no"])],
+    )
+    .await;
+    for (name, text, expected) in cases {
+        let bad = steps.path(&format!("{name}.jsonl"));
+        std::fs::write(&bad, text).unwrap();
+        let outcome = step(
+            Run::openai(&server),
+            &steps,
+            &[Path::new("--resume"), &bad],
+            "fix it",
+        );
+        assert_eq!(outcome.code(), Some(2), "{name}: {}", outcome.stderr());
+        let last = usage_message(&outcome);
+        assert!(
+            last.contains("--resume") && last.contains(expected),
+            "{name}: {last}"
+        );
+        assert_eq!(last.lines().count(), 1);
+    }
+    assert!(
+        request_bodies(&server).await.is_empty(),
+        "a request was sent"
+    );
+    // The good one resumes on another wire (faux carries no thinking).
+    let t = steps.path("t.jsonl");
+    let resumed = json_of(&step(
+        Run::openai(&server),
+        &steps,
+        &[Path::new("--resume"), &t],
+        "fix it",
+    ));
+    assert_eq!(resumed["restoredTurns"], 2);
+    assert_eq!(request_bodies(&server).await.len(), 1);
+}
