@@ -429,3 +429,35 @@ async fn a_corrupted_transcript_is_a_usage_error_naming_its_line() {
     assert_eq!(resumed["restoredTurns"], 2);
     assert_eq!(request_bodies(&server).await.len(), 1);
 }
+
+#[test]
+fn the_readme_two_step_recipe_builds_one_transcript() {
+    let ws = crate::support::shell::Workspace::new();
+    let script = ws.script(json!({"responses": [{"text": "done"}], "repeatLast": true}));
+    let output = ws
+        .bash(&crate::suite::cli::recipes::recipe("resume-chain"))
+        .env("LEASH_PROVIDER", "faux")
+        .env("LEASH_FAUX_SCRIPT", script)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = std::fs::read_to_string(ws.path(".out/t.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let roles: Vec<&str> = lines.iter().map(|l| l["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        [
+            "session",
+            "user",
+            "assistant",
+            "session",
+            "user",
+            "assistant"
+        ]
+    );
+    assert_eq!(lines[3]["resumed"]["turns"], 1);
+    assert_eq!(lines[4]["content"][0]["text"], "now fix what you found");
+}
