@@ -144,7 +144,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
         notices: Vec::new(),
     };
     let mut wire: Option<Wire> = None;
-    let mut open: Vec<(String, Open)> = Vec::new();
+    let mut open = OpenCalls::default();
     let mut seen_ids: HashMap<String, usize> = HashMap::new();
     let mut dropped_thinking = 0usize;
     for (index, raw) in text.split_terminator('\n').enumerate() {
@@ -153,9 +153,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
         let role: Role = serde_json::from_str(raw)
             .map_err(|error| at(line, format!("not a transcript line: {error}")))?;
         if role.role == "session" {
-            if let Some((id, call)) = open.first() {
-                return Err(unanswered(id, call));
-            }
+            open.check_answered()?;
             let session: SessionLine = serde_json::from_str(raw)
                 .map_err(|error| at(line, format!("not a session line: {error}")))?;
             if session.schema_version != TRANSCRIPT_VERSION {
@@ -185,14 +183,11 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
             .map_err(|error| at(line, format!("not a transcript message: {error}")))?;
         match message {
             Message::User(user) => {
-                if let Some((id, call)) = open.first() {
-                    return Err(unanswered(id, call));
-                }
+                open.check_answered()?;
                 restored.messages.push(Message::User(user));
             }
             Message::ToolResult(result) => {
-                let Some(position) = open.iter().position(|(id, _)| *id == result.tool_call_id)
-                else {
+                let Some(call) = open.calls.remove(&result.tool_call_id) else {
                     return Err(at(
                         line,
                         format!(
@@ -201,7 +196,6 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
                         ),
                     ));
                 };
-                let (_, call) = open.remove(position);
                 if call.name != result.tool_name {
                     return Err(at(
                         line,
@@ -214,9 +208,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
                 restored.messages.push(Message::ToolResult(result));
             }
             Message::Assistant(mut assistant) => {
-                if let Some((id, call)) = open.first() {
-                    return Err(unanswered(id, call));
-                }
+                open.check_answered()?;
                 if assistant.provider != step.provider() {
                     return Err(at(
                         line,
@@ -250,13 +242,14 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
                         ));
                     }
                     check_id(&call.id, step, target, line)?;
-                    open.push((
+                    open.order.push(call.id.clone());
+                    open.calls.insert(
                         call.id.clone(),
                         Open {
                             name: call.name.clone(),
                             line,
                         },
-                    ));
+                    );
                 }
                 if step != target && target != Wire::Faux {
                     let before = assistant.content.len();
@@ -273,9 +266,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
             }
         }
     }
-    if let Some((id, call)) = open.first() {
-        return Err(unanswered(id, call));
-    }
+    open.check_answered()?;
     if wire.is_none() {
         return Err(at(1, "no session line: not a transcript this leash wrote"));
     }
@@ -288,12 +279,32 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
     Ok(restored)
 }
 
-/// The error of a tool call whose result never came.
-fn unanswered(id: &str, call: &Open) -> ResumeError {
-    at(
-        call.line,
-        format!("tool call {id:?} ({}) has no tool result", call.name),
-    )
+/// The tool calls of the last reply still waiting for their results: a
+/// map, so a reply with very many calls costs no quadratic search, and
+/// their order, so the first unanswered one is the one reported.
+#[derive(Default)]
+struct OpenCalls {
+    calls: HashMap<String, Open>,
+    order: Vec<String>,
+}
+
+impl OpenCalls {
+    /// Every call answered (before the next message), or the first that
+    /// was not.
+    fn check_answered(&mut self) -> Result<(), ResumeError> {
+        let first = self
+            .order
+            .iter()
+            .find_map(|id| self.calls.get(id).map(|call| (id, call)));
+        if let Some((id, call)) = first {
+            return Err(at(
+                call.line,
+                format!("tool call {id:?} ({}) has no tool result", call.name),
+            ));
+        }
+        self.order.clear();
+        Ok(())
+    }
 }
 
 /// A tool call id from another wire must fit the wire that resumes:

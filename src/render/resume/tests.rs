@@ -127,3 +127,23 @@ fn a_call_id_used_twice_is_refused() {
         "line 7: tool call id \"toolu_1\" was used before, on line 3"
     );
 }
+
+#[test]
+fn a_reply_with_very_many_calls_is_checked_without_a_quadratic_search() {
+    let count = 50_000;
+    let calls: Vec<Value> = (0..count)
+        .map(|n| json!({"type": "toolCall", "id": format!("c{n}"), "name": "t", "arguments": {}}))
+        .collect();
+    let mut lines = vec![
+        session("faux", "faux"),
+        user("go"),
+        assistant("faux", Value::Array(calls), "toolUse"),
+    ];
+    // Answered last to first: the worst order for a list search.
+    lines.extend((0..count).rev().map(|n| result(&format!("c{n}"), "t")));
+    let started = std::time::Instant::now();
+    let restored = restore(&text(&lines), Wire::Faux).unwrap();
+    assert_eq!(restored.messages.len(), count + 2);
+    // Generous for a loaded machine: a guard, not a benchmark.
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+}

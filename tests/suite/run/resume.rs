@@ -117,7 +117,7 @@ async fn chain_of_three(
     endpoint: &str,
     key: &str,
     replies: Vec<String>,
-) {
+) -> Vec<Value> {
     let server = MockServer::start().await;
     serve_in_order(&server, endpoint, replies).await;
     let steps = Steps::new();
@@ -177,6 +177,7 @@ async fn chain_of_three(
     assert_eq!(lines[5]["resumed"]["turns"], 2);
     assert_eq!(lines[8]["resumed"]["lines"], 8);
     assert_eq!(lines[9]["content"][0]["text"], "explain the fix");
+    bodies
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -196,7 +197,7 @@ async fn a_chain_of_three_steps_on_chat_completions_resends_an_exact_prefix() {
         openai::text_reply(&["fixed"]),
         openai::text_reply(&["explained"]),
     ];
-    chain_of_three(Run::openai, "/v1/chat/completions", "messages", replies).await;
+    let _ = chain_of_three(Run::openai, "/v1/chat/completions", "messages", replies).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -214,14 +215,34 @@ async fn a_chain_of_three_steps_on_responses_resends_an_exact_prefix() {
         responses::text_reply(&["fixed"]),
         responses::text_reply(&["explained"]),
     ];
-    chain_of_three(Run::responses, "/v1/responses", "input", replies).await;
+    let _ = chain_of_three(Run::responses, "/v1/responses", "input", replies).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_chain_of_three_steps_on_anthropic_resends_an_exact_prefix() {
+    let thinking = [
+        anthropic::event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "thinking", "thinking": ""}}),
+        ),
+        anthropic::event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "read it first"}}),
+        ),
+        anthropic::event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "signature_delta", "signature": "SIGNED-1"}}),
+        ),
+        anthropic::content_block_stop(0),
+    ]
+    .concat();
     let call = [
         anthropic::message_start(10),
-        anthropic::tool_use_block(0, "toolu_1", "read_file", &["{\"path\":\"bug.txt\"}"]),
+        thinking,
+        anthropic::tool_use_block(1, "toolu_1", "read_file", &["{\"path\":\"bug.txt\"}"]),
         anthropic::message_delta("tool_use", 5),
         anthropic::message_stop(),
     ]
@@ -232,7 +253,11 @@ async fn a_chain_of_three_steps_on_anthropic_resends_an_exact_prefix() {
         anthropic::text_reply("fixed"),
         anthropic::text_reply("explained"),
     ];
-    chain_of_three(Run::anthropic, "/v1/messages", "messages", replies).await;
+    let bodies = chain_of_three(Run::anthropic, "/v1/messages", "messages", replies).await;
+    // The signed thinking goes back as received, three steps later.
+    let thinking =
+        json!({"type": "thinking", "thinking": "read it first", "signature": "SIGNED-1"});
+    assert_eq!(bodies[3]["messages"][1]["content"][0], thinking);
 }
 
 /// Step one on Responses: a reasoning item and a call `call_id`, then a
