@@ -137,7 +137,9 @@ async fn chain_of_three(
     ]
     .concat();
     let args: Vec<&Path> = resume.iter().map(PathBuf::as_path).collect();
-    let second = json_of(&step(run(&server), &steps, &args, "now fix it"));
+    let second = step(run(&server), &steps, &args, "now fix it");
+    assert_eq!(second.events().last().unwrap()["restoredTurns"], 2);
+    let second = json_of(&second);
     assert_eq!(
         (second["turns"].clone(), second["restoredTurns"].clone()),
         (json!(1), json!(2))
