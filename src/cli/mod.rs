@@ -226,6 +226,8 @@ pub struct Cli {
     pub transcript: Option<PathBuf>,
 
     /// Continue the conversation of a --transcript file with PROMPT.
+    // No variable: a conversation is per invocation, like the prompt; one
+    // left in a job's environment would carry into every later run.
     #[arg(long, value_name = "TRANSCRIPT")]
     pub resume: Option<PathBuf>,
 

@@ -488,3 +488,37 @@ fn the_readme_two_step_recipe_builds_one_transcript() {
     assert_eq!(lines[3]["resumed"]["turns"], 1);
     assert_eq!(lines[4]["content"][0]["text"], "now fix what you found");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_system_message_comes_from_the_transcript_unless_one_is_given() {
+    let server = MockServer::start().await;
+    let replies = ["one", "two", "three"].map(|text| openai::text_reply(&[text]));
+    serve_in_order(&server, "/v1/chat/completions", replies.to_vec()).await;
+    let steps = Steps::new();
+    let t = steps.path("t.jsonl");
+    let first = Run::openai(&server).args(["-s", "be terse"]);
+    json_of(&step(
+        first,
+        &steps,
+        &[Path::new("--transcript"), &t],
+        "find",
+    ));
+    let args = [Path::new("--resume"), &t, Path::new("--transcript"), &t];
+    json_of(&step(Run::openai(&server), &steps, &args, "fix"));
+    let third = Run::openai(&server).args(["-s", "be kind"]);
+    json_of(&step(third, &steps, &args, "explain"));
+    let bodies = request_bodies(&server).await;
+    let system = |n: usize| bodies[n]["messages"][0].clone();
+    assert_eq!(system(1), json!({"role": "system", "content": "be terse"}));
+    assert_eq!(system(2), json!({"role": "system", "content": "be kind"}));
+    let sessions: Vec<Value> = steps
+        .lines("t.jsonl")
+        .into_iter()
+        .filter(|line| line["role"] == "session")
+        .map(|line| line["system"].clone())
+        .collect();
+    assert_eq!(
+        sessions,
+        [json!("be terse"), json!("be terse"), json!("be kind")]
+    );
+}
