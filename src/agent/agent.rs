@@ -235,6 +235,17 @@ impl Agent {
         Ok(())
     }
 
+    /// Replaces the transcript with `messages` (an earlier conversation
+    /// to continue, `--resume`). Refused while a run is in progress.
+    pub fn restore(&self, messages: Vec<Message>) -> Result<(), AgentError> {
+        let run = lock(&self.shared.run);
+        if run.is_some() {
+            return Err(AgentError::AlreadyRunning);
+        }
+        *lock(&self.shared.transcript) = messages;
+        Ok(())
+    }
+
     /// Claims the one run slot; the guard frees it when dropped (also when
     /// the run's future is dropped half-way).
     fn start_run(&self) -> Result<(CancellationToken, RunGuard<'_>), AgentError> {

@@ -101,12 +101,17 @@ pub enum BatchInvocation {
     Merge(MergeArgs),
 }
 
-/// The parser of `leash batch`: every run flag (the prompt left out),
+/// The parser of `leash batch`: every run flag (the prompt and
+/// `--resume` left out),
 /// the batch's own, the input, and `merge`.
 pub fn batch_command() -> Command {
     let run_flags: Vec<Arg> = run_command()
         .get_arguments()
-        .filter(|arg| !arg.is_positional() && !matches!(arg.get_id().as_str(), "help" | "version"))
+        // A run's `--resume TRANSCRIPT` is no batch flag: there, `--resume`
+        // is the batch's own (its output file).
+        .filter(|arg| {
+            !arg.is_positional() && !matches!(arg.get_id().as_str(), "help" | "version" | "resume")
+        })
         .cloned()
         .collect();
     Command::new("batch")

@@ -32,8 +32,8 @@ pub const ESSENTIAL_FLAGS: [&str; 9] = [
 /// the man page's ENVIRONMENT. One paragraph: clap wraps it to the terminal.
 pub const SETTINGS_HELP: &str = "\
 Settings, layer by layer, the first layer that sets one wins: the flag; the environment \
-(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --mcp, --stdin \
-and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL, \
+(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --resume, --mcp, \
+--stdin and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL, \
 ANTHROPIC_BASE_URL); ./.env (--env-file PATH, --no-env-file), read as data for the keys, \
 base URLs, LEASH_PROVIDER, LEASH_MODEL and LEASH_API only; \
 $XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with the same names \

@@ -244,6 +244,12 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TRANSCRIPT", value_name = "PATH")]
     pub transcript: Option<PathBuf>,
 
+    /// Continue the conversation of a --transcript file with PROMPT.
+    // No variable: a conversation is per invocation, like the prompt; one
+    // left in a job's environment would carry into every later run.
+    #[arg(long, value_name = "TRANSCRIPT")]
+    pub resume: Option<PathBuf>,
+
     /// Retries of a failed request.
     #[arg(long, env = "LEASH_RETRIES", value_name = "N", default_value_t = 2)]
     pub retries: u32,

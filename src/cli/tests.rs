@@ -58,7 +58,15 @@ fn every_variable_is_leash_and_the_flag_name() {
     // As the footer of --help says.
     assert_eq!(
         without,
-        ["prompt", "follow_up", "quiet", "mcp", "stdin", "no_stdin"]
+        [
+            "prompt",
+            "follow_up",
+            "quiet",
+            "resume",
+            "mcp",
+            "stdin",
+            "no_stdin"
+        ]
     );
 }
 

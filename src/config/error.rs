@@ -145,6 +145,14 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+    /// `--resume` names a transcript that cannot be resumed.
+    #[error("cannot --resume {path}: {source}")]
+    Resume {
+        /// The path.
+        path: String,
+        /// Why, with the line.
+        source: crate::render::resume::ResumeError,
+    },
     /// `--price` or `--max-cost` did not parse.
     #[error(transparent)]
     Cost(#[from] CostError),

@@ -55,6 +55,17 @@ pub enum ProviderConfig {
 }
 
 impl ProviderConfig {
+    /// The wire it sends on, as a transcript's session line names it.
+    pub fn wire(&self) -> crate::render::resume::Wire {
+        use crate::render::resume::Wire;
+        match self {
+            ProviderConfig::Faux(_) => Wire::Faux,
+            ProviderConfig::OpenAi(_) => Wire::Chat,
+            ProviderConfig::OpenAiResponses(_) => Wire::Responses,
+            ProviderConfig::Anthropic(_) => Wire::Anthropic,
+        }
+    }
+
     /// The provider's name as messages carry it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -103,6 +114,8 @@ pub struct RunPlan {
     pub output: OutputFormat,
     /// Where to write the transcript (checked, not yet created).
     pub transcript: Option<PathBuf>,
+    /// `--resume`: the conversation the run continues, checked.
+    pub resume: Option<crate::render::resume::Resume>,
     /// `--output-last-message`: where the reply is also written (checked,
     /// not yet created).
     pub output_last_message: Option<PathBuf>,

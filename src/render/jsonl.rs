@@ -160,6 +160,9 @@ pub enum JsonlEvent<'a> {
         cost: Option<Cost>,
         /// Wall time of the run.
         duration_ms: u64,
+        /// With `--resume`: the earlier turns restored.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        restored_turns: Option<u32>,
     },
 }
 
@@ -334,6 +337,7 @@ impl EventRenderer for JsonlRenderer {
             turn_usage: &report.turn_usage,
             cost: report.cost,
             duration_ms: report.duration_ms,
+            restored_turns: report.restored_turns,
         });
     }
 }

@@ -8,6 +8,7 @@ pub mod format;
 pub mod jsonl;
 pub mod lane;
 pub mod result;
+pub mod resume;
 pub mod schema;
 pub mod spinner;
 pub mod text;
@@ -59,6 +60,9 @@ pub struct RunReport {
     /// The files attached to the prompt (`--attach`), as records: name,
     /// type, size, SHA-256 (never the bytes).
     pub attachments: Vec<crate::protocol::Attachment>,
+    /// With `--resume`: the earlier turns (assistant messages) restored;
+    /// `turns` counts this run's only.
+    pub restored_turns: Option<u32>,
 }
 
 /// One turn's usage as the result and `run_end` list it: the token counts,

@@ -60,6 +60,10 @@ pub struct JsonResult<'a> {
     /// The files attached to the prompt (`--attach`), each by name,
     /// `mediaType`, `size` and `sha256` (never the bytes); empty when none.
     pub attachments: &'a [crate::protocol::Attachment],
+    /// With `--resume`: the earlier turns restored (`turns` counts this
+    /// run's only); absent without `--resume`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_turns: Option<u32>,
 }
 
 impl<'a> JsonResult<'a> {
@@ -82,6 +86,7 @@ impl<'a> JsonResult<'a> {
             model: &report.model,
             changed_files: &report.changed_files,
             attachments: &report.attachments,
+            restored_turns: report.restored_turns,
         }
     }
 }

@@ -46,6 +46,7 @@ use crate::render::transcript::Transcript;
 use crate::render::{EventRenderer, Interest};
 use crate::run::ending::{self, AbortCause};
 use crate::run::input::{self, InputError};
+use crate::run::resume;
 use crate::run::signals::watch_for_aborts;
 use crate::secret::ApiKey;
 use crate::secret::key_set;
@@ -246,6 +247,7 @@ fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn Even
 /// The thread is a plain one, so it never holds the exit.
 async fn create_output(
     path: &Path,
+    append: bool,
     abort: &mut watch::Receiver<Option<AbortCause>>,
 ) -> Result<io::Result<File>, NotStarted> {
     let (answer, answered) = tokio::sync::oneshot::channel();
@@ -253,7 +255,11 @@ async fn create_output(
     let spawned = std::thread::Builder::new()
         .name("leash-create".to_owned())
         .spawn(move || {
-            let _ = answer.send(File::create(owned));
+            let _ = answer.send(if append {
+                File::options().append(true).open(owned)
+            } else {
+                File::create(owned)
+            });
         });
     if let Err(error) = spawned {
         return Ok(Err(error));
@@ -278,7 +284,7 @@ impl Job {
     ) -> Result<Prepared, NotStarted> {
         // Emptied first, so a stale reply never passes for this run's.
         if let Some(path) = &self.plan.output_last_message {
-            let file = create_output(path, abort).await?;
+            let file = create_output(path, false, abort).await?;
             self.last_message = Some(file.map_err(not_created("--output-last-message", path))?);
         }
         for notice in self.plan.notices.clone() {
@@ -325,9 +331,12 @@ impl Job {
             self.events.submit(move |renderer| renderer.notice(&notice));
         }
         if let Some(path) = &self.plan.transcript {
-            let file = create_output(path, abort).await?;
+            let appends = resume::appends(&self.plan);
+            let file = create_output(path, appends, abort).await?;
             let file = file.map_err(not_created("--transcript", path))?;
-            self.transcript = Some(Lane::new("leash-transcript", Transcript::new(file, path)));
+            let lane = Lane::new("leash-transcript", Transcript::new(file, path));
+            resume::start_transcript(&self.plan, appends, &lane);
+            self.transcript = Some(lane);
         }
 
         // Every server starts and lists its tools before the first request,
@@ -373,6 +382,10 @@ impl Job {
             queues,
         );
         agent.set_follow_up_mode(QueueMode::OneAtATime);
+        if let Some(resume) = &self.plan.resume {
+            // A fresh agent is idle: restoring cannot be refused.
+            let _ = agent.restore(resume.restored.messages.clone());
+        }
         for text in &self.plan.follow_ups {
             agent.follow_up(Message::user_text(text.clone()));
         }

@@ -8,4 +8,5 @@ pub mod ending;
 pub mod input;
 pub mod job;
 pub mod report;
+pub mod resume;
 pub mod signals;

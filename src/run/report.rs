@@ -135,6 +135,7 @@ impl Job {
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
             attachments: prompt_attachments(messages),
+            restored_turns: self.plan.resume.as_ref().map(|r| r.restored.turns),
         };
         Ending { report, facts }
     }
@@ -172,6 +173,7 @@ impl Job {
             model: self.plan.model.clone(),
             changed_files: self.changes.paths(),
             attachments: Vec::new(),
+            restored_turns: self.plan.resume.as_ref().map(|r| r.restored.turns),
         };
         Ending { report, facts }
     }
@@ -317,6 +319,7 @@ pub fn report_usage_error(
         model: String::new(),
         changed_files: Vec::new(),
         attachments: Vec::new(),
+        restored_turns: None,
     };
     let mut stdout = streams.stdout;
     finish_output(

@@ -10,6 +10,7 @@ pub(super) mod mcp;
 pub(super) mod outputs;
 pub(super) mod prompt;
 pub(super) mod provider;
+pub(super) mod resume;
 pub(super) mod tools;
 
 use crate::agent::ToolExecution;
@@ -39,7 +40,9 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     let mcp = mcp::resolve(&cli, inputs)?;
     // The provider last: its missing key is the one error a user cannot fix
     // by correcting the command line, so every argument error comes first.
-    let (provider, notices) = provider::resolve(&cli, inputs, provider_name, &bounds)?;
+    let (provider, mut notices) = provider::resolve(&cli, inputs, provider_name, &bounds)?;
+    let resume = resume::resolve(&cli, &provider)?;
+    let system = resume::system(&cli, inputs, system, resume.as_ref(), &mut notices);
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);
     Ok(RunPlan {
@@ -62,6 +65,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         events,
         output: cli.output,
         transcript: cli.transcript,
+        resume,
         output_last_message: cli.output_last_message,
         terminal,
         mcp,

@@ -66,7 +66,7 @@ fn a_command_word_is_a_prompt_unless_it_comes_first() {
         assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
         assert_eq!(stdout(&output), "ok\n");
         let first = std::fs::read_to_string(&transcript).unwrap();
-        let first: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        let first: Value = serde_json::from_str(first.lines().nth(1).unwrap()).unwrap();
         assert_eq!(
             first["content"][0]["text"],
             *args.last().unwrap(),

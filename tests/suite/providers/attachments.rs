@@ -355,7 +355,8 @@ fn the_faux_script_sees_each_attachment_and_the_records_hold_no_bytes() {
         std::fs::read_to_string(&transcript)
             .unwrap()
             .lines()
-            .next()
+            // Each run's part starts with its session line.
+            .find(|line| !line.contains(r#""role":"session""#))
             .unwrap(),
     )
     .unwrap();

@@ -11,6 +11,7 @@ mod cost;
 mod hostile_input;
 mod panics;
 mod pipes;
+mod resume;
 mod secrets;
 mod signals;
 mod structured;

@@ -118,7 +118,8 @@ fn assert_clean_end(ws: &Workspace, lines: &[String], code: i32, last_role: &str
     let transcript = std::fs::read_to_string(ws.path("t.jsonl")).unwrap();
     assert!(transcript.ends_with('\n'), "a cut transcript line");
     let messages = assert_jsonl(&transcript, "transcript");
-    assert_eq!(messages.first().unwrap()["role"], "user");
+    assert_eq!(messages[0]["role"], "session");
+    assert_eq!(messages[1]["role"], "user");
     assert_eq!(messages.last().unwrap()["role"], last_role, "{messages:?}");
     for text in [&transcript, &lines.join("\n")] {
         assert!(!text.contains(KEY));

@@ -23,7 +23,8 @@ fn read_transcript(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["role"] != "session")
         .collect()
 }
 

@@ -26,7 +26,7 @@ fn the_prompt_can_come_from_stdin() {
         std::fs::read_to_string(&transcript)
             .unwrap()
             .lines()
-            .next()
+            .nth(1) // after the session line
             .unwrap(),
     )
     .unwrap();
@@ -50,7 +50,7 @@ fn piped_stdin_is_appended_to_a_given_prompt() {
         std::fs::read_to_string(&transcript)
             .unwrap()
             .lines()
-            .next()
+            .nth(1) // after the session line
             .unwrap(),
     )
     .unwrap();
@@ -146,6 +146,7 @@ fn follow_ups_are_delivered_when_the_agent_would_stop() {
                 .unwrap()
                 .to_owned()
         })
+        .filter(|role| role != "session")
         .collect();
     assert_eq!(roles, vec!["user", "assistant", "user", "assistant"]);
 }

@@ -104,7 +104,8 @@ fn the_file_text_reaches_the_model_as_the_tool_result() {
     let messages: Vec<Value> = std::fs::read_to_string(&transcript)
         .unwrap()
         .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["role"] != "session")
         .collect();
     let roles: Vec<&str> = messages
         .iter()

@@ -1,0 +1,367 @@
+//! Reading back a transcript `--transcript` wrote, for `--resume` (README
+//! "Resume"). The file is untrusted input: every line is checked (the
+//! schema version, well-formed messages, each tool call answered by
+//! exactly one result with the call's id and name) before any request,
+//! and the first problem is reported with its line. What passes is the
+//! conversation as it was received, changed only where the wire that
+//! resumes it cannot take a block (another provider's thinking), and
+//! then only with a notice. It must never invent, reorder or rewrite a
+//! message or a tool result.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use crate::protocol::{AssistantContent, Message, StopReason};
+use crate::render::transcript::{SessionLine, TRANSCRIPT_VERSION};
+
+/// The wire a step of a transcript was run on, as its session line names
+/// it (`api`): two OpenAI APIs share a provider name but not their
+/// reasoning items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// The scripted model.
+    Faux,
+    /// OpenAI Chat Completions.
+    Chat,
+    /// The OpenAI Responses API.
+    Responses,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl Wire {
+    /// The session line's `api`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wire::Faux => "faux",
+            Wire::Chat => "openai-chat",
+            Wire::Responses => "openai-responses",
+            Wire::Anthropic => "anthropic-messages",
+        }
+    }
+
+    /// The provider name the wire's messages carry.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Wire::Faux => "faux",
+            Wire::Chat | Wire::Responses => "openai",
+            Wire::Anthropic => "anthropic",
+        }
+    }
+
+    fn parse(api: &str) -> Option<Wire> {
+        [Wire::Faux, Wire::Chat, Wire::Responses, Wire::Anthropic]
+            .into_iter()
+            .find(|wire| wire.as_str() == api)
+    }
+}
+
+/// A transcript that passed every check, ready to be the start of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    /// The conversation, oldest first, as the resuming wire will send it.
+    pub messages: Vec<Message>,
+    /// The system message of the transcript's last step.
+    pub system: String,
+    /// The assistant messages restored (earlier turns).
+    pub turns: u32,
+    /// The lines read (every line of the file).
+    pub lines: u32,
+    /// What was left out, and why, for the event stream.
+    pub notices: Vec<String>,
+}
+
+/// Why a transcript cannot be resumed: a usage error naming its line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResumeError {
+    /// A line is not what `--transcript` writes.
+    #[error("line {line}: {problem}")]
+    Line {
+        /// 1-based.
+        line: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The transcript cannot be carried faithfully to the wire asked for.
+    #[error("line {line}: {problem}; resume it with the provider and API that wrote it")]
+    Unfaithful {
+        /// 1-based.
+        line: usize,
+        /// Why.
+        problem: String,
+    },
+}
+
+fn at(line: usize, problem: impl Into<String>) -> ResumeError {
+    ResumeError::Line {
+        line,
+        problem: problem.into(),
+    }
+}
+
+/// Only the role, to tell a session line from a message.
+#[derive(Deserialize)]
+struct Role {
+    role: String,
+}
+
+/// A tool call waiting for its result.
+struct Open {
+    name: String,
+    line: usize,
+}
+
+/// Checks `text` (a whole transcript) and restores its conversation for
+/// `target`.
+pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
+    if text.is_empty() {
+        return Err(at(1, "the transcript is empty"));
+    }
+    if !text.ends_with('\n') {
+        let line = text.lines().count();
+        return Err(at(line, "the line is cut off (no newline at its end)"));
+    }
+    let mut restored = Restored {
+        messages: Vec::new(),
+        system: String::new(),
+        turns: 0,
+        lines: 0,
+        notices: Vec::new(),
+    };
+    let mut wire: Option<Wire> = None;
+    let mut open = OpenCalls::default();
+    let mut seen_ids: HashMap<String, usize> = HashMap::new();
+    let mut dropped_thinking = 0usize;
+    for (index, raw) in text.split_terminator('\n').enumerate() {
+        let line = index + 1;
+        restored.lines = u32::try_from(line).unwrap_or(u32::MAX);
+        let role: Role = serde_json::from_str(raw)
+            .map_err(|error| at(line, format!("not a transcript line: {error}")))?;
+        if role.role == "session" {
+            open.check_answered()?;
+            let session: SessionLine = serde_json::from_str(raw)
+                .map_err(|error| at(line, format!("not a session line: {error}")))?;
+            if session.schema_version != TRANSCRIPT_VERSION {
+                return Err(at(
+                    line,
+                    format!(
+                        "schema version {}, this leash reads version {TRANSCRIPT_VERSION}",
+                        session.schema_version
+                    ),
+                ));
+            }
+            let Some(step) = Wire::parse(&session.api) else {
+                return Err(at(line, format!("unknown api {:?}", session.api)));
+            };
+            wire = Some(step);
+            restored.system = session.system;
+            continue;
+        }
+        let Some(step) = wire else {
+            return Err(at(
+                line,
+                "no session line with a schema version before the first message \
+                 (not a transcript this leash wrote)",
+            ));
+        };
+        let message: Message = serde_json::from_str(raw)
+            .map_err(|error| at(line, format!("not a transcript message: {error}")))?;
+        refuse_attachments(&message, line)?;
+        match message {
+            Message::User(user) => {
+                open.check_answered()?;
+                restored.messages.push(Message::User(user));
+            }
+            Message::ToolResult(result) => {
+                let Some(call) = open.calls.remove(&result.tool_call_id) else {
+                    return Err(at(
+                        line,
+                        format!(
+                            "a tool result for {:?}, which no open tool call has",
+                            result.tool_call_id
+                        ),
+                    ));
+                };
+                if call.name != result.tool_name {
+                    return Err(at(
+                        line,
+                        format!(
+                            "the result of {:?} names tool {:?}, the call (line {}) {:?}",
+                            result.tool_call_id, result.tool_name, call.line, call.name
+                        ),
+                    ));
+                }
+                restored.messages.push(Message::ToolResult(result));
+            }
+            Message::Assistant(mut assistant) => {
+                open.check_answered()?;
+                if assistant.provider != step.provider() {
+                    return Err(at(
+                        line,
+                        format!(
+                            "a reply from provider {:?} in a step on {}",
+                            assistant.provider,
+                            step.as_str()
+                        ),
+                    ));
+                }
+                // A reply that failed or was stopped ended its run: its
+                // calls never ran, and no request ever held it.
+                if matches!(
+                    assistant.stop_reason,
+                    StopReason::Error | StopReason::Aborted
+                ) {
+                    restored.notices.push(format!(
+                        "--resume: the unfinished reply on line {line} (stopReason {}) is left out",
+                        assistant.stop_reason.as_str()
+                    ));
+                    continue;
+                }
+                for call in assistant.tool_calls() {
+                    if let Some(first) = seen_ids.insert(call.id.clone(), line) {
+                        return Err(at(
+                            line,
+                            format!(
+                                "tool call id {:?} was used before, on line {first}",
+                                call.id
+                            ),
+                        ));
+                    }
+                    check_id(&call.id, step, target, line)?;
+                    open.order.push(call.id.clone());
+                    open.calls.insert(
+                        call.id.clone(),
+                        Open {
+                            name: call.name.clone(),
+                            line,
+                        },
+                    );
+                }
+                if step != target && target != Wire::Faux {
+                    let before = assistant.content.len();
+                    assistant
+                        .content
+                        .retain(|block| !matches!(block, AssistantContent::Thinking { .. }));
+                    dropped_thinking += before - assistant.content.len();
+                    if assistant.content.is_empty() {
+                        continue;
+                    }
+                }
+                restored.turns = restored.turns.saturating_add(1);
+                restored.messages.push(Message::Assistant(assistant));
+            }
+        }
+    }
+    open.check_answered()?;
+    if wire.is_none() {
+        return Err(at(1, "no session line: not a transcript this leash wrote"));
+    }
+    if dropped_thinking > 0 {
+        restored.notices.push(format!(
+            "--resume: {dropped_thinking} thinking block(s) from another provider or API left out; {} cannot take them",
+            target.as_str()
+        ));
+    }
+    Ok(restored)
+}
+
+/// The tool calls of the last reply still waiting for their results: a
+/// map, so a reply with very many calls costs no quadratic search, and
+/// their order, so the first unanswered one is the one reported.
+#[derive(Default)]
+struct OpenCalls {
+    calls: HashMap<String, Open>,
+    order: Vec<String>,
+}
+
+impl OpenCalls {
+    /// Every call answered (before the next message), or the first that
+    /// was not.
+    fn check_answered(&mut self) -> Result<(), ResumeError> {
+        let first = self
+            .order
+            .iter()
+            .find_map(|id| self.calls.get(id).map(|call| (id, call)));
+        if let Some((id, call)) = first {
+            return Err(at(
+                call.line,
+                format!("tool call {id:?} ({}) has no tool result", call.name),
+            ));
+        }
+        self.order.clear();
+        Ok(())
+    }
+}
+
+/// A transcript records an attachment by name, type, size and hash, not
+/// its bytes: resuming would send an empty file. Refused, with the way
+/// round (attach the file again), until resuming re-reads it by path.
+fn refuse_attachments(message: &Message, line: usize) -> Result<(), ResumeError> {
+    let content = match message {
+        Message::User(user) => &user.content,
+        Message::ToolResult(result) => &result.content,
+        Message::Assistant(_) => return Ok(()),
+    };
+    match content.iter().find_map(|block| match block {
+        crate::protocol::Content::Attachment(attachment) => Some(attachment),
+        _ => None,
+    }) {
+        Some(attachment) => Err(at(
+            line,
+            format!(
+                "it holds the attachment {:?} (recorded without its bytes); resuming a run \
+                 with attachments is not supported: start a new run with --attach",
+                attachment.name
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A tool call id from another wire must fit the wire that resumes:
+/// Anthropic takes letters, digits, `_` and `-`; OpenAI at most 40
+/// characters. Rewriting ids would make the transcript say something the
+/// earlier run did not.
+fn check_id(id: &str, step: Wire, target: Wire, line: usize) -> Result<(), ResumeError> {
+    if step == target || target == Wire::Faux {
+        return Ok(());
+    }
+    let fits = match target {
+        Wire::Anthropic => {
+            !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }
+        Wire::Chat | Wire::Responses => !id.is_empty() && id.chars().count() <= 40,
+        Wire::Faux => true,
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(ResumeError::Unfaithful {
+            line,
+            problem: format!(
+                "tool call id {id:?} from {} cannot go to {} unchanged",
+                step.as_str(),
+                target.as_str()
+            ),
+        })
+    }
+}
+
+/// A `--resume` the plan holds: the file as read (a new `--transcript`
+/// starts with a copy of it) and the conversation restored from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    /// The path as given.
+    pub path: std::path::PathBuf,
+    /// The whole file, checked.
+    pub text: String,
+    /// What the run starts from.
+    pub restored: Restored,
+}

@@ -1,0 +1,173 @@
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn session(api: &str, provider: &str) -> Value {
+    json!({"role": "session", "schemaVersion": 1, "provider": provider, "api": api,
+           "model": "m", "system": "be brief"})
+}
+
+fn user(text: &str) -> Value {
+    json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1})
+}
+
+fn assistant(provider: &str, content: Value, stop: &str) -> Value {
+    json!({"role": "assistant", "content": content, "provider": provider, "model": "m",
+           "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+           "stopReason": stop, "timestamp": 2})
+}
+
+fn result(id: &str, name: &str) -> Value {
+    json!({"role": "toolResult", "toolCallId": id, "toolName": name,
+           "content": [{"type": "text", "text": "ok"}], "isError": false, "timestamp": 3})
+}
+
+fn text(lines: &[Value]) -> String {
+    lines.iter().map(|line| format!("{line}\n")).collect()
+}
+
+fn thinking_then_call(provider: &str) -> Vec<Value> {
+    vec![
+        session("anthropic-messages", "anthropic"),
+        user("find"),
+        assistant(
+            provider,
+            json!([{"type": "thinking", "thinking": "hmm", "signature": "SIG"},
+                   {"type": "toolCall", "id": "toolu_1", "name": "read_file", "arguments": {}}]),
+            "toolUse",
+        ),
+        result("toolu_1", "read_file"),
+        assistant(provider, json!([{"type": "text", "text": "found"}]), "stop"),
+    ]
+}
+
+#[test]
+fn the_same_wire_keeps_every_block_as_received() {
+    let restored = restore(&text(&thinking_then_call("anthropic")), Wire::Anthropic).unwrap();
+    assert_eq!(restored.turns, 2);
+    assert_eq!(restored.lines, 5);
+    assert_eq!(restored.system, "be brief");
+    assert!(restored.notices.is_empty());
+    let Message::Assistant(first) = &restored.messages[1] else {
+        panic!("{:?}", restored.messages[1]);
+    };
+    assert!(matches!(
+        &first.content[0],
+        AssistantContent::Thinking { signature: Some(s), .. } if s == "SIG"
+    ));
+}
+
+#[test]
+fn another_wire_drops_thinking_with_a_notice() {
+    let restored = restore(&text(&thinking_then_call("anthropic")), Wire::Responses).unwrap();
+    let Message::Assistant(first) = &restored.messages[1] else {
+        panic!("{:?}", restored.messages[1]);
+    };
+    assert_eq!(first.content.len(), 1);
+    assert_eq!(restored.notices.len(), 1, "{:?}", restored.notices);
+    assert!(restored.notices[0].contains("1 thinking block(s)"));
+}
+
+#[test]
+fn a_reply_from_another_provider_than_its_session_line_is_refused() {
+    let error = restore(&text(&thinking_then_call("openai")), Wire::Anthropic).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "line 3: a reply from provider \"openai\" in a step on anthropic-messages"
+    );
+}
+
+#[test]
+fn an_aborted_reply_is_left_out_and_its_calls_need_no_result() {
+    let lines = [
+        session("faux", "faux"),
+        user("find"),
+        assistant(
+            "faux",
+            json!([{"type": "toolCall", "id": "c1", "name": "read_file", "arguments": {}}]),
+            "aborted",
+        ),
+    ];
+    let restored = restore(&text(&lines), Wire::Faux).unwrap();
+    assert_eq!(restored.turns, 0);
+    assert_eq!(restored.messages.len(), 1);
+    assert!(
+        restored.notices[0].contains("line 3"),
+        "{:?}",
+        restored.notices
+    );
+}
+
+#[test]
+fn a_result_naming_another_tool_than_its_call_is_refused() {
+    let mut lines = thinking_then_call("anthropic");
+    lines[3] = result("toolu_1", "write_file");
+    let error = restore(&text(&lines), Wire::Anthropic).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("line 4: the result of \"toolu_1\" names tool \"write_file\"")
+    );
+}
+
+#[test]
+fn a_call_id_used_twice_is_refused() {
+    let mut lines = thinking_then_call("anthropic");
+    lines.push(user("again"));
+    lines.push(assistant(
+        "anthropic",
+        json!([{"type": "toolCall", "id": "toolu_1", "name": "read_file", "arguments": {}}]),
+        "toolUse",
+    ));
+    let error = restore(&text(&lines), Wire::Anthropic).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "line 7: tool call id \"toolu_1\" was used before, on line 3"
+    );
+}
+
+#[test]
+fn a_reply_with_very_many_calls_is_checked_without_a_quadratic_search() {
+    let count = 50_000;
+    let calls: Vec<Value> = (0..count)
+        .map(|n| json!({"type": "toolCall", "id": format!("c{n}"), "name": "t", "arguments": {}}))
+        .collect();
+    let mut lines = vec![
+        session("faux", "faux"),
+        user("go"),
+        assistant("faux", Value::Array(calls), "toolUse"),
+    ];
+    // Answered last to first: the worst order for a list search.
+    lines.extend((0..count).rev().map(|n| result(&format!("c{n}"), "t")));
+    let started = std::time::Instant::now();
+    let restored = restore(&text(&lines), Wire::Faux).unwrap();
+    assert_eq!(restored.messages.len(), count + 2);
+    // Generous for a loaded machine: a guard, not a benchmark.
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_transcript_with_an_attachment_is_refused_not_resumed_with_an_empty_file() {
+    let attachment = crate::protocol::Content::Attachment(crate::protocol::Attachment {
+        name: "shot.png".into(),
+        media_type: crate::protocol::MediaType::Png,
+        size: 3,
+        sha256: "ab".into(),
+        data: std::sync::Arc::from(&b"png"[..]),
+    });
+    let prompt = Message::User(crate::protocol::UserMessage {
+        content: vec![crate::protocol::Content::text("look"), attachment],
+        timestamp: 1,
+    });
+    let lines = vec![
+        session("openai-chat", "openai"),
+        serde_json::to_value(&prompt).unwrap(),
+        assistant("openai", json!([{"type": "text", "text": "seen"}]), "stop"),
+    ];
+    let error = restore(&text(&lines), Wire::Chat).unwrap_err().to_string();
+    assert!(error.contains("line 2"), "{error}");
+    assert!(error.contains("\"shot.png\""), "{error}");
+    assert!(error.contains("start a new run with --attach"), "{error}");
+}
