@@ -12,8 +12,9 @@
 //! back-off) has passed; without a limit header a refusal teaches the
 //! gate the rate that was just allowed — the requests *answered* in the
 //! second before it (not those admitted: requests still in flight were
-//! not allowed yet) — and every further refusal cuts that rate by a
-//! tenth, so a gate that guessed high comes down to the server's limit.
+//! not allowed yet). From there the rate is probed upward by a tenth
+//! a second and cut by a tenth at every further refusal, so the gate
+//! settles just under the server's limit whichever way it guessed.
 //!
 //! *Never* holds its lock across an await, and never reorders: a request
 //! takes the next free slot the moment it asks.
@@ -31,6 +32,10 @@ const MINUTE: Duration = Duration::from_secs(60);
 /// How far back the requests admitted before a refusal are counted to
 /// learn the rate the server allows.
 const LEARN_WINDOW: Duration = Duration::from_secs(1);
+
+/// How fast a rate taught by a refusal is probed upward: a share of it
+/// per second since the last refusal.
+const PROBE_PER_SECOND: f64 = 0.1;
 
 /// A rate limit a provider announced in its headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,8 +90,9 @@ struct State {
     next_slot: Option<Instant>,
     /// When recent requests were answered (for learning from a refusal).
     answered: VecDeque<Instant>,
-    /// The request rate refusals taught (per minute).
-    refusal_rate: Option<u32>,
+    /// The request rate refusals taught (per minute), and when the last
+    /// refusal came: the rate is probed upward from there.
+    refusal_rate: Option<(u32, Instant)>,
     /// Tokens spent in the last minute, with when.
     spent: VecDeque<(Instant, u64)>,
     /// Requests refused so far (for the batch's summary).
@@ -162,10 +168,15 @@ impl RateGate {
                 .max(1);
             let per_minute = allowed as u64 * MINUTE.as_secs() / LEARN_WINDOW.as_secs();
             let seen = u32::try_from(per_minute).unwrap_or(u32::MAX);
-            state.refusal_rate = Some(match state.refusal_rate {
+            let rate = match state.refusal_rate {
                 None => seen,
-                Some(rate) => seen.min(rate - rate / 10).max(1),
-            });
+                Some(taught) => {
+                    let paced = probed(taught, now);
+                    seen.min(paced - paced / 10).max(1)
+                }
+            };
+            // Probed upward from when requests may start again.
+            state.refusal_rate = Some((rate, until));
         }
         // Start pacing after the pause, not with a burst.
         state.next_slot = Some(until);
@@ -199,7 +210,9 @@ impl RateGate {
         let rate = [
             self.given.requests_per_minute,
             state.learned.requests_per_minute,
-            state.refusal_rate,
+            state
+                .refusal_rate
+                .map(|taught| probed(taught, Instant::now())),
         ]
         .into_iter()
         .flatten()
@@ -243,6 +256,19 @@ impl RateGate {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A rate a refusal taught, probed upward by a tenth for every second
+/// without another refusal (additive increase; a refusal cuts it by a
+/// tenth), so a guess that came out low climbs back to the server's limit.
+fn probed((rate, since): (u32, Instant), now: Instant) -> u32 {
+    let seconds = now.duration_since(since).as_secs_f64();
+    let probed = f64::from(rate) * (1.0 + PROBE_PER_SECOND * seconds);
+    if probed >= f64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        (probed as u32).max(rate)
     }
 }
 
