@@ -33,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
         system: "system",
         messages: &[],
         tools: &[],
+        options: Default::default(),
     };
     for number in 0..MAX_REQUESTS.min(expected.len() + 2) {
         let events = collect_checked(provider.stream(request));

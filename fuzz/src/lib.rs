@@ -92,6 +92,7 @@ pub fn assemble(events: Vec<StreamEvent>) -> AssistantMessage {
         system: "",
         messages: &[],
         tools: &[],
+        options: Default::default(),
     };
     let cancel = CancellationToken::new();
     let message = futures::executor::block_on(stream_assistant_response(

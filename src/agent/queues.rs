@@ -82,7 +82,7 @@ impl MessageQueues for SkipFirstSteering<'_> {
 }
 
 /// Queues messages into an agent's steering and follow-up queues. A new
-/// one (`default`) is a pair of empty queues for [`Agent::with_queues`].
+/// one (`default`) is a pair of empty queues for [`Agent::with_queues`](super::Agent::with_queues).
 #[derive(Clone, Default)]
 pub struct QueueHandle {
     pub(super) queues: Arc<Queues>,
