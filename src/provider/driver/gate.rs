@@ -226,13 +226,10 @@ impl RateGate {
         if self.interval(state).is_some() {
             at = at.max(state.next_slot.filter(|slot| *slot > now));
         }
-        let budget = match (
+        let budget = tighter(
             self.given.tokens_per_minute,
             state.learned.tokens_per_minute,
-        ) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        );
         if let Some(budget) = budget {
             let recent = state
                 .spent
@@ -274,17 +271,16 @@ fn probed((rate, since): (u32, Instant), now: Instant) -> u32 {
 
 /// Keeps the tightest announced limits.
 fn learn(learned: &mut RateHint, hint: RateHint) {
-    let tighter_u32 = |a: Option<u32>, b: Option<u32>| match (a, b) {
+    learned.requests_per_minute = tighter(learned.requests_per_minute, hint.requests_per_minute);
+    learned.tokens_per_minute = tighter(learned.tokens_per_minute, hint.tokens_per_minute);
+}
+
+/// The tighter of two limits, either of which may be absent.
+fn tighter<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
-    };
-    let tighter_u64 = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    learned.requests_per_minute =
-        tighter_u32(learned.requests_per_minute, hint.requests_per_minute);
-    learned.tokens_per_minute = tighter_u64(learned.tokens_per_minute, hint.tokens_per_minute);
+    }
 }
 
 #[cfg(test)]
