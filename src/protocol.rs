@@ -243,6 +243,23 @@ impl Usage {
         self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
     }
 
+    /// Takes a later piece of a reply's usage: providers report it in
+    /// pieces (Anthropic: input at the start, output at the end), and a
+    /// later non-zero count replaces an earlier one; the total follows.
+    pub fn merge(&mut self, later: &Usage) {
+        for (field, new) in [
+            (&mut self.input, later.input),
+            (&mut self.output, later.output),
+            (&mut self.cache_read, later.cache_read),
+            (&mut self.cache_write, later.cache_write),
+        ] {
+            if new != 0 {
+                *field = new;
+            }
+        }
+        *self = self.with_total();
+    }
+
     /// Recomputes `total_tokens` from the parts.
     pub fn with_total(mut self) -> Self {
         self.total_tokens = self

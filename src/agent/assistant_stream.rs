@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::types::{AgentEvent, AssistantMessageEvent, EmitFn};
 use crate::protocol::{
-    AssistantContent, AssistantMessage, Message, StopReason, StreamEvent, ToolCall, Usage, now_ms,
+    AssistantContent, AssistantMessage, Message, StopReason, StreamEvent, ToolCall, now_ms,
 };
 use crate::provider::{Provider, Request};
 
@@ -252,7 +252,7 @@ impl MessageBuilder {
                     });
                 }
             }
-            StreamEvent::Usage(usage) => merge_usage(&mut self.message.usage, &usage),
+            StreamEvent::Usage(usage) => self.message.usage.merge(&usage),
             // Handled by the caller; harmless here.
             StreamEvent::Retry { .. } | StreamEvent::Done(_) | StreamEvent::Error(_) => {}
         }
@@ -357,21 +357,6 @@ fn parse_arguments(raw: String) -> Value {
         return Value::Object(serde_json::Map::new());
     }
     serde_json::from_str(&raw).unwrap_or(Value::String(raw))
-}
-
-/// Providers report usage in pieces (Anthropic: input at the start, output
-/// at the end); a later non-zero count replaces an earlier one.
-fn merge_usage(into: &mut Usage, from: &Usage) {
-    fn take(into: &mut u64, from: u64) {
-        if from != 0 {
-            *into = from;
-        }
-    }
-    take(&mut into.input, from.input);
-    take(&mut into.output, from.output);
-    take(&mut into.cache_read, from.cache_read);
-    take(&mut into.cache_write, from.cache_write);
-    *into = into.with_total();
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! One streamed reply into a message, event by event.
 
 use super::*;
+use crate::protocol::Usage;
 
 fn build(events: Vec<StreamEvent>) -> (AssistantMessage, Vec<AssistantMessageEvent>) {
     let mut seen = Vec::new();

@@ -266,25 +266,15 @@ fn stream_response<D: WireDecoder>(
         };
 
         let mut events = decode_with::<D, _>(sse::events(response));
-        // Usage events replace earlier non-zero fields one by one.
         let mut used = crate::protocol::Usage::default();
         while let Some(event) = events.next().await {
             if let StreamEvent::Usage(usage) = &event {
-                for (field, new) in [
-                    (&mut used.input, usage.input),
-                    (&mut used.output, usage.output),
-                    (&mut used.cache_read, usage.cache_read),
-                    (&mut used.cache_write, usage.cache_write),
-                ] {
-                    if new != 0 {
-                        *field = new;
-                    }
-                }
+                used.merge(usage);
             }
             yield redact_event(event, key);
         }
         if let Some(gate) = &settings.gate {
-            gate.spent(used.with_total().total_tokens);
+            gate.spent(used.total_tokens);
         }
     })
 }
