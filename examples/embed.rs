@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use leash::agent::types::AgentEvent;
-use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+use leash::agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
 use leash::protocol::{Message, ToolOutput};
 use leash::provider::faux::{FauxProvider, Script, ScriptedResponse, ScriptedToolCall};
 use leash::tools::{Tool, ToolUpdates, TypedTool};
@@ -103,6 +103,7 @@ async fn main() -> ExitCode {
             model: "faux".to_owned(),
             system: "Answer in one sentence.".to_owned(),
             tools,
+            declarations: Declarations::Beside,
             tool_execution: ToolExecution::Parallel,
             hooks: Arc::new(NoHooks),
         },

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use leash::agent::types::AgentEvent;
-use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+use leash::agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
 use leash::internals::{decode, sse};
 use leash::protocol::ToolSpec;
 use leash::protocol::{Message, ToolOutput};
@@ -78,6 +78,7 @@ pub fn tool_batch(runtime: &tokio::runtime::Runtime, calls: usize) -> Duration {
             model: "faux".into(),
             system: String::new(),
             tools: vec![tool],
+            declarations: Declarations::Beside,
             tool_execution: ToolExecution::Parallel,
             hooks: Arc::new(NoHooks),
         },

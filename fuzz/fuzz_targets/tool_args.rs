@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::{Agent, LoopConfig, QueueHandle, ToolExecution};
+use leash::agent::{Agent, Declarations, LoopConfig, QueueHandle, ToolExecution};
 use leash::internals::{LimitSettings, RunLimits, join_finished_tool_threads};
 use leash::protocol::StreamEvent;
 use leash::protocol::{Message, StopReason};
@@ -92,6 +92,7 @@ fuzz_target!(|data: &[u8]| {
             model: "fuzz".into(),
             system: String::new(),
             tools,
+            declarations: Declarations::Beside,
             tool_execution: if data.len() % 2 == 0 {
                 ToolExecution::Parallel
             } else {

@@ -20,6 +20,7 @@ use super::agent_loop::{
 };
 use super::queues::{QueueHandle, QueueMode, Queues, SkipFirstSteering};
 use super::state::RunView;
+use super::transcript::{Declarations, current_system_message, initial_system_message};
 use super::types::{AgentEvent, EventSink};
 use crate::protocol::Message;
 use crate::provider::{Provider, RequestOptions, ThinkingLevel};
@@ -58,7 +59,7 @@ pub enum AgentError {
     #[error("Agent is already processing. Wait for completion before continuing.")]
     ContinueWhileRunning,
     /// [`Agent::with_default_provider`] found no default provider set.
-    #[error("No provider given and no default provider set")]
+    #[error("{}", super::NO_DEFAULT_PROVIDER)]
     NoProvider,
     /// `continue_run` found nothing to continue from.
     #[error(transparent)]
@@ -91,7 +92,7 @@ struct Shared {
 /// ```
 /// use std::sync::Arc;
 ///
-/// use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+/// use leash::agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
 /// use leash::protocol::Message;
 /// use leash::provider::faux::{FauxProvider, Script};
 ///
@@ -104,6 +105,7 @@ struct Shared {
 ///         model: "faux".to_owned(),
 ///         system: String::new(),
 ///         tools: Vec::new(),
+///         declarations: Declarations::Beside,
 ///         tool_execution: ToolExecution::Parallel,
 ///         hooks: Arc::new(NoHooks),
 ///     },
@@ -169,13 +171,14 @@ impl Agent {
         queues: QueueHandle,
     ) -> Self {
         let (idle, _) = watch::channel(true);
+        let (config, transcript) = initial_transcript(config);
         Agent {
             shared: Arc::new(Shared {
                 provider,
                 config: Mutex::new(config),
                 thinking: Mutex::new(ThinkingLevel::Off),
                 session_id: Mutex::new(None),
-                transcript: Mutex::new(Vec::new()),
+                transcript: Mutex::new(transcript),
                 view: Mutex::new(RunView::default()),
                 queues: queues.queues,
                 listeners: Mutex::new(Arc::new(Vec::new())),
@@ -204,9 +207,13 @@ impl Agent {
         let (cancel, _finished) = self
             .start_run()
             .map_err(|_| AgentError::ContinueWhileRunning)?;
-        let ends_with_assistant = match lock(&self.shared.transcript).last() {
-            None => return Err(ContinueError::NoMessages.into()),
-            Some(last) => matches!(last, Message::Assistant(_)),
+        let ends_with_assistant = {
+            let transcript = lock(&self.shared.transcript);
+            // Declarations alone are nothing to answer (Pi's rule).
+            if transcript.iter().all(|m| matches!(m, Message::System(_))) {
+                return Err(ContinueError::NoMessages.into());
+            }
+            matches!(transcript.last(), Some(Message::Assistant(_)))
         };
         if !ends_with_assistant {
             return Ok(self.run(Start::Continue, false, &cancel).await);
@@ -223,13 +230,17 @@ impl Agent {
     }
 
     /// Empties the transcript, both queues and the error message. Refused
-    /// while a run is in progress.
+    /// while a run is in progress. With [`Declarations::InTranscript`] the
+    /// system messages' sum stays, as one system message (Pi's baseline).
     pub fn reset(&self) -> Result<(), AgentError> {
         let run = lock(&self.shared.run);
         if run.is_some() {
             return Err(AgentError::ResetWhileRunning);
         }
-        lock(&self.shared.transcript).clear();
+        let mut transcript = lock(&self.shared.transcript);
+        let baseline = current_system_message(&transcript).map(Message::System);
+        *transcript = baseline.into_iter().collect();
+        drop(transcript);
         lock(&self.shared.view).begin();
         self.clear_queues();
         Ok(())
@@ -427,6 +438,18 @@ impl Agent {
     pub fn messages(&self) -> Vec<Message> {
         lock(&self.shared.transcript).clone()
     }
+}
+
+/// The agent's starting transcript: with [`Declarations::InTranscript`],
+/// the configuration's system prompt and tools become its leading system
+/// message (Pi's agent state), and the loop's own `system` is left empty.
+fn initial_transcript(mut config: LoopConfig) -> (LoopConfig, Vec<Message>) {
+    if config.declarations == Declarations::Beside {
+        return (config, Vec::new());
+    }
+    let specs: Vec<_> = config.tools.iter().map(|tool| tool.spec()).collect();
+    let leading = initial_system_message(&std::mem::take(&mut config.system), &specs);
+    (config, leading.into_iter().collect())
 }
 
 /// How a run starts.

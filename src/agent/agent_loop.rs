@@ -16,6 +16,7 @@ use super::tool_batch::{
     BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
 };
 use super::tool_call::ToolSet;
+use super::transcript::{Declarations, declare_tool_changes, resolve_request};
 use super::types::{AgentEvent, EmitFn, TurnDecision};
 use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
 use crate::provider::{Provider, Request, RequestOptions, ThinkingLevel};
@@ -26,10 +27,14 @@ use crate::tools::Tool;
 pub struct LoopConfig {
     /// The model to ask (a hook may change it).
     pub model: String,
-    /// The system message; empty for none.
+    /// The system message; empty for none. With system messages in the
+    /// transcript, the text they add follows it.
     pub system: String,
-    /// The tools the model may call.
+    /// The tools that can run.
     pub tools: Vec<Arc<dyn Tool>>,
+    /// Who tells the model of `tools`: every request, or the transcript's
+    /// system messages, kept in step by the loop.
+    pub declarations: Declarations,
     /// Parallel or sequential batches.
     pub tool_execution: ToolExecution,
     /// The run's hooks.
@@ -115,13 +120,15 @@ pub async fn run_agent_loop(
         model: inputs.config.model.clone(),
         thinking: inputs.options.thinking,
     };
+    let tool_set = ToolSet::new(&inputs.config.tools);
+    let prompts = declared(&state.context, &tool_set, inputs.config, prompts);
     emit.emit(AgentEvent::AgentStart).await;
     emit.emit(AgentEvent::TurnStart).await;
     for prompt in prompts {
         emit_message(&prompt, emit).await;
         state.append(prompt);
     }
-    run_turns(&mut state, &inputs).await;
+    run_turns(&mut state, &tool_set, &inputs).await;
     emit.emit(AgentEvent::AgentEnd {
         messages: state.new_messages.clone(),
     })
@@ -163,8 +170,22 @@ struct LastTurn {
     batch_terminated: bool,
 }
 
+/// With [`Declarations::InTranscript`], the messages about to be appended
+/// with a system message declaring whatever tools changed; else as given.
+fn declared(
+    context: &[Message],
+    tools: &ToolSet<'_>,
+    config: &LoopConfig,
+    pending: Vec<Message>,
+) -> Vec<Message> {
+    match config.declarations {
+        Declarations::Beside => pending,
+        Declarations::InTranscript => declare_tool_changes(context, tools.specs(), pending),
+    }
+}
+
 /// The two loops. Returns when the run is over; `agent_end` is the caller's.
-async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
+async fn run_turns(state: &mut RunState, tool_set: &ToolSet<'_>, inputs: &RunInputs<'_>) {
     let RunInputs {
         provider,
         config,
@@ -174,7 +195,6 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
         options,
     } = *inputs;
     let hooks = config.hooks.as_ref();
-    let tool_set = ToolSet::new(&config.tools);
     let mut pending = queues.steering();
     // Set by a `Continue` decision, cleared by the next request.
     let mut continuation_owed = false;
@@ -206,7 +226,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             }
 
             injected.append(&mut pending);
-            for message in injected {
+            for message in declared(&state.context, tool_set, config, injected) {
                 emit_message(&message, emit).await;
                 state.append(message);
             }
@@ -221,11 +241,17 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             state.apply(changes);
             continuation_owed = false;
             let converted = hooks.convert_to_llm(&state.context).await;
+            let resolved = resolve_request(
+                &config.system,
+                converted.as_deref().unwrap_or(&state.context),
+                config.declarations,
+                tool_set.specs(),
+            );
             let request = Request {
                 model: &state.model,
-                system: &config.system,
-                messages: converted.as_deref().unwrap_or(&state.context),
-                tools: tool_set.specs(),
+                system: &resolved.system,
+                messages: &resolved.messages,
+                tools: &resolved.tools,
                 options: RequestOptions {
                     thinking: state.thinking,
                     session_id: options.session_id,
@@ -260,7 +286,7 @@ async fn run_turns(state: &mut RunState, inputs: &RunInputs<'_>) {
             let mut tool_results = Vec::new();
             let mut batch_terminated = false;
             if has_more_tool_calls {
-                let batch = run_tool_batch(&message, &calls, &tool_set, state, inputs).await;
+                let batch = run_tool_batch(&message, &calls, tool_set, state, inputs).await;
                 batch_terminated = batch.terminate;
                 has_more_tool_calls = !batch.terminate;
                 for result in &batch.results {

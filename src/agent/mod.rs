@@ -14,6 +14,7 @@ mod queues;
 mod state;
 mod tool_batch;
 pub(crate) mod tool_call;
+pub mod transcript;
 pub mod types;
 
 pub use agent::{Agent, AgentError, AsyncListener, Subscription};
@@ -21,13 +22,16 @@ pub use agent_loop::{
     ContinueError, LoopConfig, MessageQueues, NoQueues, RunInputs, run_agent_loop,
     run_agent_loop_continue,
 };
-pub use default_provider::{default_provider, set_default_provider};
+pub use default_provider::{
+    DefaultProvider, NO_DEFAULT_PROVIDER, default_provider, set_default_provider,
+};
 pub use hooks::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, NextTurnChanges, NoHooks,
     RequestChanges, RequestContext, ToolCallContext,
 };
 pub use queues::{QueueHandle, QueueMode};
 pub use tool_batch::{BatchOutcome, ToolExecution};
+pub use transcript::Declarations;
 pub use types::EventSink;
 
 #[cfg(test)]

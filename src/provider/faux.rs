@@ -338,6 +338,7 @@ fn estimate_tokens(request: Request<'_>) -> u64 {
             Message::User(user) => user.content.iter().map(content_len).sum(),
             Message::Assistant(assistant) => assistant.text().len(),
             Message::ToolResult(result) => result.content.iter().map(content_len).sum(),
+            Message::System(_) | Message::Custom(_) => 0,
         };
     }
     (chars as u64).div_ceil(4)

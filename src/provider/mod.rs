@@ -49,7 +49,10 @@ pub struct Request<'a> {
     pub model: &'a str,
     /// The system message; empty for none.
     pub system: &'a str,
-    /// The conversation so far.
+    /// The conversation so far: user, assistant and tool-result messages.
+    /// A wire skips system and custom messages: the loop folds system
+    /// messages into `system` and `tools` before a request, and a custom
+    /// role means nothing to a model (ARCHITECTURE.md §1.2).
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
@@ -68,7 +71,7 @@ pub struct Request<'a> {
 /// use std::sync::Arc;
 ///
 /// use futures::stream::{self, BoxStream, StreamExt};
-/// use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+/// use leash::agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
 /// use leash::protocol::{Message, StopReason, StreamEvent};
 /// use leash::provider::{Provider, Request};
 ///
@@ -92,6 +95,7 @@ pub struct Request<'a> {
 ///     model: "counter-1".to_owned(),
 ///     system: String::new(),
 ///     tools: Vec::new(),
+///     declarations: Declarations::Beside,
 ///     tool_execution: ToolExecution::Parallel,
 ///     hooks: Arc::new(NoHooks),
 /// };

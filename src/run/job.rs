@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use crate::agent::types::AgentEvent;
 
-use crate::agent::{Agent, LoopConfig, QueueHandle, QueueMode, Subscription};
+use crate::agent::{Agent, Declarations, LoopConfig, QueueHandle, QueueMode, Subscription};
 use crate::config::{ProviderConfig, RunPlan, ToolName};
 use crate::exit::Status;
 use crate::mcp::{McpServers, McpStartError};
@@ -376,6 +376,7 @@ impl Job {
                 model: self.plan.model.clone(),
                 system: self.plan.system.clone(),
                 tools: self.tools(mcp_tools, &keys),
+                declarations: Declarations::Beside,
                 tool_execution: self.plan.tool_execution,
                 hooks: chain.clone(),
             },

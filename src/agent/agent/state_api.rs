@@ -8,7 +8,9 @@
 use std::sync::Arc;
 
 use super::{Agent, lock};
-use crate::protocol::Message;
+use crate::agent::Declarations;
+use crate::agent::transcript::current_system_prompt;
+use crate::protocol::{Message, SystemMessage};
 use crate::provider::ThinkingLevel;
 use crate::tools::Tool;
 
@@ -24,7 +26,7 @@ impl Agent {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// use leash::agent::{Agent, LoopConfig, NoHooks, ToolExecution};
+    /// use leash::agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
     /// use leash::protocol::Message;
     /// use leash::provider::ThinkingLevel;
     /// use leash::provider::faux::{FauxProvider, Script};
@@ -38,6 +40,7 @@ impl Agent {
     ///         model: "faux".to_owned(),
     ///         system: String::new(),
     ///         tools: Vec::new(),
+    ///         declarations: Declarations::Beside,
     ///         tool_execution: ToolExecution::Parallel,
     ///         hooks: Arc::new(NoHooks),
     ///     },
@@ -66,14 +69,35 @@ impl Agent {
         lock(&self.shared.config).model = model.into();
     }
 
-    /// The system prompt the next run sends; empty for none.
+    /// The system prompt the next run sends; empty for none: the
+    /// configuration's, then what the transcript's system messages add
+    /// (Pi's `state.systemPrompt`, replayed).
     pub fn system_prompt(&self) -> String {
-        lock(&self.shared.config).system.clone()
+        let config = lock(&self.shared.config);
+        current_system_prompt(&config.system, &lock(&self.shared.transcript)).into_owned()
     }
 
-    /// Sets the system prompt for the next run.
+    /// Sets the system prompt for the next run. With
+    /// [`Declarations::InTranscript`] it is the leading system message's
+    /// text that changes (one is put first when there is none): the
+    /// transcript stays the one place the prompt is told.
     pub fn set_system_prompt(&self, system: impl Into<String>) {
-        lock(&self.shared.config).system = system.into();
+        let mut config = lock(&self.shared.config);
+        if config.declarations == Declarations::Beside {
+            config.system = system.into();
+            return;
+        }
+        let mut transcript = lock(&self.shared.transcript);
+        match transcript.first_mut() {
+            Some(Message::System(leading)) => leading.content = system.into(),
+            _ => transcript.insert(
+                0,
+                Message::System(SystemMessage {
+                    content: system.into(),
+                    ..SystemMessage::default()
+                }),
+            ),
+        }
     }
 
     /// How much reasoning the next run asks for (`Off` until set).

@@ -19,7 +19,7 @@ use crate::agent::hooks::{
 use crate::agent::tool_batch::ToolExecution;
 use crate::agent::tool_call::{BLOCKED, TRUNCATED_CALL, result_text};
 use crate::agent::types::{AgentEvent, Block, ResultOverride, TurnDecision};
-use crate::agent::{Agent, AgentError, LoopConfig, QueueMode};
+use crate::agent::{Agent, AgentError, Declarations, LoopConfig, QueueMode};
 use crate::protocol::{
     Message, StopReason, StreamEvent, ToolCall, ToolOutput, ToolResultMessage, ToolSpec,
 };
@@ -36,6 +36,8 @@ struct Recorder {
     models: Mutex<Vec<String>>,
     /// Each request's thinking level and session id.
     options: Mutex<Vec<(crate::provider::ThinkingLevel, Option<String>)>>,
+    /// Each request's system prompt and the names of its tools.
+    declared: Mutex<Vec<(String, Vec<String>)>>,
 }
 
 impl Recorder {
@@ -46,7 +48,13 @@ impl Recorder {
             requests: Mutex::new(Vec::new()),
             models: Mutex::new(Vec::new()),
             options: Mutex::new(Vec::new()),
+            declared: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Each request's system prompt and tool names.
+    fn declared(&self) -> Vec<(String, Vec<String>)> {
+        self.declared.lock().unwrap().clone()
     }
 
     fn requests(&self) -> Vec<Vec<Message>> {
@@ -74,6 +82,10 @@ impl Provider for Recorder {
             .unwrap()
             .push(request.messages.to_vec());
         self.models.lock().unwrap().push(request.model.to_owned());
+        self.declared.lock().unwrap().push((
+            request.system.to_owned(),
+            request.tools.iter().map(|t| t.name.clone()).collect(),
+        ));
         self.options.lock().unwrap().push((
             request.options.thinking,
             request.options.session_id.map(str::to_owned),
@@ -234,6 +246,7 @@ fn config(tools: Vec<Arc<dyn Tool>>, hooks: impl AgentHooks + 'static) -> LoopCo
         model: "faux-1".into(),
         system: "sys".into(),
         tools,
+        declarations: Declarations::Beside,
         tool_execution: ToolExecution::Parallel,
         hooks: Arc::new(hooks),
     }
@@ -307,4 +320,5 @@ mod parity;
 mod run;
 mod state;
 mod tool_shapes;
+mod transcript;
 mod words;

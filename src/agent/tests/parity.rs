@@ -117,11 +117,12 @@ async fn the_transcript_grows_at_each_message_end() {
     let reader = agent.clone();
     let sub = agent.subscribe(move |event| {
         let label = match event {
-            AgentEvent::MessageEnd { message } => message.role(),
-            AgentEvent::ToolExecutionStart { .. } => "tool_start",
+            AgentEvent::MessageEnd { message } => message.role().to_owned(),
+            AgentEvent::ToolExecutionStart { .. } => "tool_start".to_owned(),
             _ => return,
         };
-        let roles: Vec<&str> = reader.messages().iter().map(Message::role).collect();
+        let messages = reader.messages();
+        let roles: Vec<&str> = messages.iter().map(Message::role).collect();
         sink.lock()
             .unwrap()
             .push(format!("{label}: {}", roles.join(",")));

@@ -22,6 +22,8 @@ fn texts(messages: &[Message]) -> Vec<String> {
                 .collect(),
             Message::Assistant(a) => a.text(),
             Message::ToolResult(r) => r.text(),
+            Message::System(s) => s.content.clone(),
+            Message::Custom(c) => c.role().to_owned(),
         })
         .collect()
 }

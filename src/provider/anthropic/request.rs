@@ -298,6 +298,8 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
                 }
                 last_was_tool_result = true;
             }
+            // Folded into `system` by the loop, or never sent (see `Request`).
+            Message::System(_) | Message::Custom(_) => {}
         }
     }
     out

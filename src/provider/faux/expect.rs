@@ -73,7 +73,7 @@ pub(super) fn unmet(expect: &Expectation, request: &Request<'_>, number: usize) 
         .flat_map(|message| match message {
             Message::User(user) => user.content.as_slice(),
             Message::ToolResult(result) => result.content.as_slice(),
-            Message::Assistant(_) => &[],
+            Message::Assistant(_) | Message::System(_) | Message::Custom(_) => &[],
         })
         .filter_map(|content| match content {
             Content::Attachment(attachment) => Some(attachment),

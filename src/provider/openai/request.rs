@@ -162,7 +162,7 @@ pub(crate) fn request_body<'a>(
             content: request.system,
         });
     }
-    messages.extend(request.messages.iter().map(chat_message));
+    messages.extend(request.messages.iter().filter_map(chat_message));
     ChatRequest {
         model: request.model,
         prompt_cache_key: settings
@@ -193,9 +193,10 @@ pub(crate) fn request_body<'a>(
 }
 
 /// One transcript message on the wire. Thinking blocks are not sent back:
-/// the API has no place for them, and DeepSeek rejects them.
-fn chat_message(message: &Message) -> ChatMessage<'_> {
-    match message {
+/// the API has no place for them, and DeepSeek rejects them. System and
+/// custom messages are not sent from here (see `Request`).
+fn chat_message(message: &Message) -> Option<ChatMessage<'_>> {
+    Some(match message {
         Message::User(user) => ChatMessage::User {
             content: user_content(&user.content),
         },
@@ -204,7 +205,8 @@ fn chat_message(message: &Message) -> ChatMessage<'_> {
             tool_call_id: &result.tool_call_id,
             content: tool_text(&result.content),
         },
-    }
+        Message::System(_) | Message::Custom(_) => return None,
+    })
 }
 
 /// A user message: its text as one string, or with attachments its parts

@@ -226,6 +226,8 @@ fn push_message<'a>(message: &'a Message, input: &mut Vec<InputItem<'a>>) {
                 ToolOutput::Parts(input_parts(&result.content))
             },
         }),
+        // Folded into `instructions` by the loop, or never sent (see `Request`).
+        Message::System(_) | Message::Custom(_) => {}
     }
 }
 

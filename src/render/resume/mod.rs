@@ -254,6 +254,16 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
                 restored.turns = restored.turns.saturating_add(1);
                 restored.messages.push(Message::Assistant(assistant));
             }
+            // The library's roles; a transcript `--transcript` wrote holds none.
+            other @ (Message::System(_) | Message::Custom(_)) => {
+                return Err(at(
+                    line,
+                    format!(
+                        "a message of role {:?}, which leash's transcripts never hold",
+                        other.role()
+                    ),
+                ));
+            }
         }
     }
     open.check_answered()?;
@@ -304,7 +314,7 @@ fn refuse_attachments(message: &Message, line: usize) -> Result<(), ResumeError>
     let content = match message {
         Message::User(user) => &user.content,
         Message::ToolResult(result) => &result.content,
-        Message::Assistant(_) => return Ok(()),
+        Message::Assistant(_) | Message::System(_) | Message::Custom(_) => return Ok(()),
     };
     match content.iter().find_map(|block| match block {
         crate::protocol::Content::Attachment(attachment) => Some(attachment),

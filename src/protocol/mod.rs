@@ -13,6 +13,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod transcript_roles;
+
+pub use transcript_roles::{
+    CustomMessage, RESERVED_ROLES, ReservedRole, SystemMessage, ToolReference, ToolSpec,
+};
+
 /// Milliseconds since the Unix epoch: the `timestamp` of every message.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -362,8 +368,9 @@ impl ToolResultMessage {
     }
 }
 
-/// Any message of a run's transcript.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// Any message of a run's transcript. Read back by its `role`
+/// ([`transcript_roles`]): a role leash does not know is a custom one.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
     /// From the user.
@@ -372,6 +379,13 @@ pub enum Message {
     Assistant(AssistantMessage),
     /// From a tool.
     ToolResult(ToolResultMessage),
+    /// A change to the system prompt or the declared tools (never sent as
+    /// a message: the loop folds it into the request's system prompt).
+    System(SystemMessage),
+    /// A message of the host's own role (never sent unless
+    /// `convert_to_llm` turns it into one the model reads).
+    #[serde(untagged)]
+    Custom(CustomMessage),
 }
 
 impl Message {
@@ -384,12 +398,23 @@ impl Message {
     }
 
     /// The role's name as it appears on the wire.
-    pub fn role(&self) -> &'static str {
+    pub fn role(&self) -> &str {
         match self {
             Message::User(_) => "user",
             Message::Assistant(_) => "assistant",
             Message::ToolResult(_) => "toolResult",
+            Message::System(_) => "system",
+            Message::Custom(custom) => custom.role(),
         }
+    }
+
+    /// Whether a wire carries it as a message of the conversation (user,
+    /// assistant, tool result); system and custom messages it does not.
+    pub fn is_conversation(&self) -> bool {
+        matches!(
+            self,
+            Message::User(_) | Message::Assistant(_) | Message::ToolResult(_)
+        )
     }
 }
 
@@ -416,17 +441,6 @@ impl ToolOutput {
             ..ToolOutput::default()
         }
     }
-}
-
-/// A tool as the model is told about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    /// The name the model calls it by.
-    pub name: String,
-    /// What it does, for the model.
-    pub description: String,
-    /// A JSON Schema (an object schema) for its arguments.
-    pub parameters: Value,
 }
 
 /// One decoded step of a streamed reply. Every wire format maps onto these;
