@@ -221,3 +221,39 @@ fn the_faux_model_takes_the_level_and_the_run_records_it() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batchs_level_reaches_every_items_request_and_line() {
+    let server = Wire::Chat.server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("items.jsonl");
+    std::fs::write(&input, "first\n{\"id\": \"b\", \"prompt\": \"second\"}\n").unwrap();
+    let output = Run::openai(&server)
+        .command_word("batch")
+        .arg(&input)
+        .args([
+            "--api",
+            "chat",
+            "--tools",
+            "none",
+            "--reasoning-effort",
+            "medium",
+        ])
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    for body in &bodies {
+        assert_eq!(body["reasoning_effort"], "medium", "{body}");
+    }
+    let stdout = output.stdout();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for line in &lines {
+        assert_eq!(line["reasoningEffort"], "medium", "{line}");
+    }
+}
