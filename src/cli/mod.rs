@@ -24,6 +24,7 @@ use clap::builder::BoolishValueParser;
 use clap::{Parser, ValueEnum};
 
 use crate::cli::help::{COMMANDS_USAGE, commands_help, help_footer, short_help_footer};
+use crate::provider::ThinkingLevel;
 use crate::render::format::{ColorChoice, EventsFormat, OutputFormat};
 
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
@@ -262,6 +263,15 @@ pub struct Cli {
     #[arg(long, env = "LEASH_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
 
+    /// off, minimal, low, medium, high or xhigh: how much the model reasons.
+    // Each wire's own field (README "Flags"); `off` sends none.
+    #[arg(long, env = "LEASH_REASONING_EFFORT", value_enum,
+          default_value_t = ReasoningEffort::Off, value_name = "LEVEL",
+          hide_possible_values = true,
+          long_help = "How much the model reasons: off, minimal, low, medium, high or xhigh; \
+                       off sends no reasoning option")]
+    pub reasoning_effort: ReasoningEffort,
+
     /// chat (Chat Completions) or responses; OpenAI only [default: responses
     /// for gpt-5* and o1/o3/o4*, else chat].
     // No clap default: the model decides (`precedence::choose_api`).
@@ -379,6 +389,38 @@ pub enum ApiName {
     Chat,
     /// The Responses API (`/responses`), stateless: the newer reasoning models.
     Responses,
+}
+
+/// `--reasoning-effort`: the library's [`ThinkingLevel`], as the command
+/// line spells it (clap needs a `ValueEnum`; the library's type has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReasoningEffort {
+    /// No reasoning option is sent.
+    Off,
+    /// The least reasoning a model offers.
+    Minimal,
+    /// Little reasoning.
+    Low,
+    /// Some reasoning.
+    Medium,
+    /// Much reasoning.
+    High,
+    /// The most a model offers.
+    #[value(name = "xhigh")]
+    XHigh,
+}
+
+impl From<ReasoningEffort> for ThinkingLevel {
+    fn from(effort: ReasoningEffort) -> Self {
+        match effort {
+            ReasoningEffort::Off => ThinkingLevel::Off,
+            ReasoningEffort::Minimal => ThinkingLevel::Minimal,
+            ReasoningEffort::Low => ThinkingLevel::Low,
+            ReasoningEffort::Medium => ThinkingLevel::Medium,
+            ReasoningEffort::High => ThinkingLevel::High,
+            ReasoningEffort::XHigh => ThinkingLevel::XHigh,
+        }
+    }
 }
 
 /// `--tool-execution`.

@@ -119,3 +119,32 @@ fn help_lists_the_exit_codes() {
         assert!(help.contains(code), "{code} missing from help");
     }
 }
+
+#[test]
+fn every_thinking_level_is_a_reasoning_effort_spelled_as_the_library_does() {
+    // Exhaustive: a level the library adds does not compile here until the
+    // flag takes it too.
+    fn spelled(level: ThinkingLevel) -> ReasoningEffort {
+        match level {
+            ThinkingLevel::Off => ReasoningEffort::Off,
+            ThinkingLevel::Minimal => ReasoningEffort::Minimal,
+            ThinkingLevel::Low => ReasoningEffort::Low,
+            ThinkingLevel::Medium => ReasoningEffort::Medium,
+            ThinkingLevel::High => ReasoningEffort::High,
+            ThinkingLevel::XHigh => ReasoningEffort::XHigh,
+        }
+    }
+    for effort in ReasoningEffort::value_variants() {
+        let level = ThinkingLevel::from(*effort);
+        assert_eq!(spelled(level), *effort);
+        let value = effort.to_possible_value().unwrap();
+        assert_eq!(value.get_name(), level.as_str());
+    }
+    // What a result may record: every level but `off`.
+    let recorded: Vec<ThinkingLevel> = ReasoningEffort::value_variants()
+        .iter()
+        .map(|effort| ThinkingLevel::from(*effort))
+        .filter(|level| *level != ThinkingLevel::Off)
+        .collect();
+    assert_eq!(recorded, crate::render::RECORDED_LEVELS);
+}

@@ -15,8 +15,8 @@ pub use crate::config::resolve::attach::AttachPlan;
 use crate::mcp::McpPlan;
 use crate::policy::command_hooks::HookSettings;
 use crate::policy::limits::LimitSettings;
-use crate::provider::HttpSettings;
 use crate::provider::faux::Script;
+use crate::provider::{HttpSettings, ThinkingLevel};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
 use crate::secret::ApiKey;
 use crate::tools::git::Git;
@@ -93,6 +93,9 @@ pub struct RunPlan {
     pub provider: ProviderConfig,
     /// The model.
     pub model: String,
+    /// `--reasoning-effort`: how much the model is asked to reason, sent
+    /// on every request in each wire's own field; `Off` sends none.
+    pub reasoning_effort: ThinkingLevel,
     /// The abort timer; `None` = never.
     pub timeout: Option<Duration>,
     /// When the abort timer fires: `timeout` from the moment the run was
@@ -130,6 +133,15 @@ pub struct RunPlan {
     /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
     /// file's keys): tool results never show them.
     pub known_keys: Vec<ApiKey>,
+}
+
+impl RunPlan {
+    /// The level the run records (the result, `run_end`, the transcript's
+    /// session line): none for `off`, so a run without
+    /// `--reasoning-effort` writes what it always did.
+    pub fn recorded_effort(&self) -> Option<ThinkingLevel> {
+        (self.reasoning_effort != ThinkingLevel::Off).then_some(self.reasoning_effort)
+    }
 }
 
 /// The file tools of a run: which ones, and the root they may read (and,

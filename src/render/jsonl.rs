@@ -15,6 +15,7 @@ use super::{EventRenderer, RunReport, TurnUsage};
 use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::policy::cost::{Cost, Price};
 use crate::protocol::{AssistantMessage, Message, ToolResultMessage, Usage};
+use crate::provider::ThinkingLevel;
 use crate::tools::changes::FileChange;
 
 /// The file a successful tool call changed, as its result's `details`
@@ -163,6 +164,10 @@ pub enum JsonlEvent<'a> {
         /// With `--resume`: the earlier turns restored.
         #[serde(skip_serializing_if = "Option::is_none")]
         restored_turns: Option<u32>,
+        /// `--reasoning-effort`, when a level was asked for; absent for `off`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(schema_with = "crate::render::reasoning_effort_schema")]
+        reasoning_effort: Option<&'static str>,
     },
 }
 
@@ -338,6 +343,7 @@ impl EventRenderer for JsonlRenderer {
             cost: report.cost,
             duration_ms: report.duration_ms,
             restored_turns: report.restored_turns,
+            reasoning_effort: report.reasoning_effort.map(ThinkingLevel::as_str),
         });
     }
 }

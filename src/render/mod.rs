@@ -22,6 +22,7 @@ use crate::agent::types::AgentEvent;
 use crate::exit::Status;
 use crate::policy::cost::{Cost, Price};
 use crate::protocol::Usage;
+use crate::provider::ThinkingLevel;
 use crate::render::format::EventsFormat;
 
 /// The summary of a finished run, shared by `run_end`, the JSON result and
@@ -54,6 +55,8 @@ pub struct RunReport {
     pub provider: String,
     /// The model's name.
     pub model: String,
+    /// `--reasoning-effort`, when a level was asked for (`None` for `off`).
+    pub reasoning_effort: Option<ThinkingLevel>,
     /// The files the run changed (`write_file`, `edit_file`), relative to
     /// the root, sorted, each once.
     pub changed_files: Vec<String>,
@@ -87,6 +90,26 @@ impl TurnUsage {
         }
     }
 }
+
+/// The JSON Schema of a recorded `reasoningEffort`: a level's name; `off`
+/// is never written (the field is left out instead).
+pub fn reasoning_effort_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = RECORDED_LEVELS.iter().map(|level| level.as_str()).collect();
+    schemars::json_schema!({
+        "type": "string",
+        "enum": names,
+        "description": "The --reasoning-effort the run asked for; absent when none."
+    })
+}
+
+/// The levels `reasoningEffort` may hold: every one but `off`.
+pub const RECORDED_LEVELS: [ThinkingLevel; 5] = [
+    ThinkingLevel::Minimal,
+    ThinkingLevel::Low,
+    ThinkingLevel::Medium,
+    ThinkingLevel::High,
+    ThinkingLevel::XHigh,
+];
 
 /// Writes a run's events as they happen, then its end.
 pub trait EventRenderer: Send {

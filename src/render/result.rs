@@ -11,6 +11,7 @@ use super::{RunReport, TurnUsage};
 use crate::exit::Status;
 use crate::policy::cost::Cost;
 use crate::protocol::{StopReason, Usage};
+use crate::provider::ThinkingLevel;
 use crate::render::format::OutputFormat;
 
 /// The `--output json` object.
@@ -54,6 +55,10 @@ pub struct JsonResult<'a> {
     pub provider: &'a str,
     /// The model.
     pub model: &'a str,
+    /// `--reasoning-effort`, when a level was asked for; absent for `off`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::render::reasoning_effort_schema")]
+    pub reasoning_effort: Option<&'static str>,
     /// The files the run changed (`write_file`, `edit_file`), relative to
     /// `--root`, sorted, each once; empty when none.
     pub changed_files: &'a [String],
@@ -84,6 +89,7 @@ impl<'a> JsonResult<'a> {
             duration_ms: report.duration_ms,
             provider: &report.provider,
             model: &report.model,
+            reasoning_effort: report.reasoning_effort.map(ThinkingLevel::as_str),
             changed_files: &report.changed_files,
             attachments: &report.attachments,
             restored_turns: report.restored_turns,

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Message;
+use crate::provider::ThinkingLevel;
 
 /// The version of the transcript's lines; `--resume` refuses any other.
 pub const TRANSCRIPT_VERSION: u32 = 1;
@@ -34,6 +35,9 @@ pub struct SessionLine {
     pub model: String,
     /// The system message (empty for none).
     pub system: String,
+    /// `--reasoning-effort`, when a level was asked for; absent for `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<ThinkingLevel>,
     /// With `--resume`: how many lines of which transcript this run
     /// restored (the lines before this one, when the file is appended).
     #[serde(default, skip_serializing_if = "Option::is_none")]

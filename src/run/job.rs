@@ -383,6 +383,8 @@ impl Job {
             queues,
         );
         agent.set_follow_up_mode(QueueMode::OneAtATime);
+        // Every request of the run asks for this level; no hook changes it.
+        agent.set_thinking_level(self.plan.reasoning_effort);
         if let Some(resume) = &self.plan.resume {
             // A fresh agent is idle: restoring cannot be refused.
             let _ = agent.restore(resume.restored.messages.clone());

@@ -40,6 +40,7 @@ pub fn start_transcript(plan: &RunPlan, appended: bool, lane: &Lane<Transcript>)
         api: wire.as_str().to_owned(),
         model: plan.model.clone(),
         system: plan.system.clone(),
+        reasoning_effort: plan.recorded_effort(),
         resumed: plan.resume.as_ref().map(|resume| ResumedFrom {
             path: resume.path.display().to_string(),
             lines: resume.restored.lines,

@@ -52,6 +52,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         system,
         provider,
         model,
+        reasoning_effort: cli.reasoning_effort.into(),
         timeout: bounds.timeout,
         deadline: bounds.deadline,
         limits: bounds.settings,

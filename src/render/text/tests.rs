@@ -215,6 +215,7 @@ fn failed_report() -> RunReport {
         duration_ms: 0,
         provider: "faux".into(),
         model: "faux".into(),
+        reasoning_effort: None,
         restored_turns: None,
         changed_files: Vec::new(),
         attachments: Vec::new(),

@@ -94,6 +94,12 @@ fn runs(ws: &Workspace) -> Vec<(&'static str, Vec<String>, Value, i32)> {
             0,
         ),
         (
+            "reasoning effort",
+            args(&["--reasoning-effort", "high", "hi"]),
+            json!([{"text": "ok"}]),
+            0,
+        ),
+        (
             "usage error",
             args(&["--timeout", "soon", "hi"]),
             json!([{"text": "never asked"}]),
@@ -177,4 +183,17 @@ fn the_schemas_refuse_what_leash_never_writes() {
         assert!(!events.is_valid(&broken), "{broken}");
     }
     assert!(!result.is_valid(&json!({"status": "ok", "reply": 3})));
+    // `reasoningEffort` is a level's name; `off` is never written.
+    let mut ok = json!({
+        "status": "ok", "exitCode": 0, "reply": "hi", "stopReason": "stop", "turns": 1,
+        "usage": run_end["usage"], "turnUsage": run_end["turnUsage"], "durationMs": 3,
+        "provider": "faux", "model": "faux", "changedFiles": [], "attachments": []
+    });
+    let mut effort = run_end.clone();
+    for (level, valid) in [("high", true), ("off", false), ("extreme", false)] {
+        effort["reasoningEffort"] = json!(level);
+        ok["reasoningEffort"] = json!(level);
+        assert_eq!(events.is_valid(&effort), valid, "{effort}");
+        assert_eq!(result.is_valid(&ok), valid, "{ok}");
+    }
 }

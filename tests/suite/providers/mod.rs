@@ -10,5 +10,6 @@ mod attachments;
 mod hostile_models;
 mod hostile_servers;
 mod openai;
+mod reasoning_effort;
 mod tls;
 mod wire_fidelity;
