@@ -12,6 +12,53 @@ use std::borrow::Cow;
 use crate::protocol::{Message, SystemMessage, ToolReference, ToolSpec, now_ms};
 
 /// Who tells the model its system prompt and tools.
+///
+/// With the transcript telling it, an agent's tools changed between
+/// prompts are declared in a system message before the next prompt:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use leash::agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
+/// use leash::protocol::Message;
+/// use leash::provider::faux::{FauxProvider, Script};
+/// use leash::tools::Tool;
+/// use leash::tools::list_dir::ListDir;
+/// use leash::tools::read_file::ReadFile;
+/// use leash::tools::sandbox::Sandbox;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = Arc::new(Sandbox::new(std::path::Path::new("."))?);
+/// let read: Arc<dyn Tool> = Arc::new(ReadFile::new(sandbox.clone()));
+/// let list: Arc<dyn Tool> = Arc::new(ListDir::new(sandbox));
+/// let script = Script::parse(r#"[{"text": "one"}, {"text": "two"}]"#, "inline")?;
+/// let agent = Agent::new(
+///     Arc::new(FauxProvider::new(script)),
+///     LoopConfig {
+///         model: "faux".to_owned(),
+///         system: "Be brief.".to_owned(),
+///         tools: vec![read.clone()],
+///         declarations: Declarations::InTranscript,
+///         tool_execution: ToolExecution::Parallel,
+///         hooks: Arc::new(NoHooks),
+///     },
+/// );
+/// // The prompt and tools are the transcript's leading system message.
+/// assert_eq!(agent.messages()[0].role(), "system");
+/// agent.prompt(vec![Message::user_text("first")]).await?;
+///
+/// agent.set_tools(vec![read, list]);
+/// let added = agent.prompt(vec![Message::user_text("second")]).await?;
+/// let Message::System(declared) = &added[0] else { panic!("no declaration") };
+/// assert_eq!(declared.tools_added[0].name, "list_dir");
+///
+/// agent.reset()?;
+/// let Message::System(baseline) = &agent.messages()[0] else { panic!() };
+/// assert_eq!((baseline.content.as_str(), baseline.tools_added.len()), ("Be brief.", 2));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Declarations {
     /// The run's configuration: `system` and `tools` go with every

@@ -368,8 +368,8 @@ impl ToolResultMessage {
     }
 }
 
-/// Any message of a run's transcript. Read back by its `role`
-/// ([`transcript_roles`]): a role leash does not know is a custom one.
+/// Any message of a run's transcript. Read back by its `role`: a role
+/// leash does not know is a custom one ([`CustomMessage`]).
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {

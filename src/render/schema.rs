@@ -42,9 +42,40 @@ pub fn schema(kind: SchemaKind) -> Value {
             "The object `leash --output json` prints on stdout, after every run.".to_owned(),
         ),
     };
+    if kind == SchemaKind::Events {
+        drop_library_only_roles(&mut schema);
+    }
     schema.insert("title".to_owned(), Value::String(title));
     schema.insert("description".to_owned(), Value::String(description));
     schema.to_value()
+}
+
+/// The library's `Message` also has system and custom roles (ARCHITECTURE.md
+/// §1.2), but the CLI keeps its system prompt and tools beside the
+/// transcript and has no host roles: an event line never holds one, so the
+/// published schema refuses them.
+fn drop_library_only_roles(schema: &mut schemars::Schema) {
+    let Some(defs) = schema.get_mut("$defs").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for name in [
+        "SystemMessage",
+        "CustomMessage",
+        "ToolReference",
+        "ToolSpec",
+    ] {
+        defs.remove(name);
+    }
+    if let Some(variants) = defs
+        .get_mut("Message")
+        .and_then(|message| message.get_mut("anyOf"))
+        .and_then(Value::as_array_mut)
+    {
+        variants.retain(|variant| {
+            let target = variant["$ref"].as_str().unwrap_or_default();
+            !target.ends_with("/SystemMessage") && !target.ends_with("/CustomMessage")
+        });
+    }
 }
 
 #[cfg(test)]

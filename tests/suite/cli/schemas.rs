@@ -179,6 +179,9 @@ fn the_schemas_refuse_what_leash_never_writes() {
             bad
         },
         json!({"type": "agent_start", "schemaVersion": "1"}),
+        // The library's system and custom roles never reach an event line.
+        json!({"type": "message_end", "message": {"role": "system", "content": "x", "timestamp": 0}}),
+        json!({"type": "message_end", "message": {"role": "notification", "text": "x"}}),
     ] {
         assert!(!events.is_valid(&broken), "{broken}");
     }
