@@ -24,11 +24,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::excerpt::{Start, read_excerpt, render};
-use self::image::read_image;
+use self::image::{image_attachment, read_image};
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
 use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
 use crate::media::sniff;
-use crate::protocol::{Content, ToolOutput};
+use crate::protocol::{Attachment, Content, ToolOutput};
 
 /// The most lines one call shows, whatever `limit` asks for.
 pub(crate) const MAX_LINES: u64 = 2000;
@@ -211,21 +211,7 @@ fn read_blocking(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ReadFileError> {
     let shown = shown_path(&args.path);
-    let opened = sandbox.open(&args.path)?;
-    if opened.kind() == EntryKind::Dir {
-        return Err(ReadFileError::Directory { path: shown });
-    }
-    let mut file = opened.into_file();
-    let io_error = |source| ReadFileError::Io {
-        path: shown.clone(),
-        source,
-    };
-    // Enough of the start to know an image by its magic number.
-    let mut head = Vec::with_capacity(16);
-    (&mut file)
-        .take(16)
-        .read_to_end(&mut head)
-        .map_err(io_error)?;
+    let (file, head) = open_with_head(sandbox, &args.path, &shown)?;
     if sniff::sniff(&head).is_some_and(|kind| kind.is_image()) {
         return read_image(&args.path, shown, head, file);
     }
@@ -250,6 +236,46 @@ fn read_blocking(
         terminate: false,
         usage: None,
     })
+}
+
+/// A `read_file` image read again by the path the model gave, for
+/// `--resume` (README "Resume"): through the same sandbox, within the same
+/// caps as the call that first read it.
+pub fn reread_image(sandbox: &Sandbox, path: &str) -> Result<Attachment, ReadFileError> {
+    let shown = shown_path(path);
+    let (file, head) = open_with_head(sandbox, path, &shown)?;
+    if !sniff::sniff(&head).is_some_and(|kind| kind.is_image()) {
+        return Err(ReadFileError::Image {
+            path: shown,
+            problem: "it is not an image".into(),
+        });
+    }
+    image_attachment(path, &shown, head, file)
+}
+
+/// The file at `path` under the sandbox (not a directory), and enough of
+/// its start to know an image by its magic number.
+fn open_with_head(
+    sandbox: &Sandbox,
+    path: &str,
+    shown: &str,
+) -> Result<(std::fs::File, Vec<u8>), ReadFileError> {
+    let opened = sandbox.open(path)?;
+    if opened.kind() == EntryKind::Dir {
+        return Err(ReadFileError::Directory {
+            path: shown.to_owned(),
+        });
+    }
+    let mut file = opened.into_file();
+    let mut head = Vec::with_capacity(16);
+    (&mut file)
+        .take(16)
+        .read_to_end(&mut head)
+        .map_err(|source| ReadFileError::Io {
+            path: shown.to_owned(),
+            source,
+        })?;
+    Ok((file, head))
 }
 
 fn plural(n: u64) -> &'static str {

@@ -22,8 +22,9 @@ use crate::media::{self, MediaError};
 use crate::protocol::{Attachment, MediaType};
 use crate::secret::{ApiKey, bytes_hold_a_key, holds_a_key, redact_keys};
 
-/// The name `--attach -` goes by in records and messages.
-pub const STDIN_NAME: &str = "stdin";
+/// The name `--attach -` goes by in records and messages: the argument
+/// as given, as for a file, and one `--resume` knows it cannot read again.
+pub const STDIN_NAME: &str = crate::render::resume::STDIN;
 
 /// What the run attaches to its prompt.
 #[derive(Debug, Clone, Default)]
@@ -33,10 +34,14 @@ pub struct AttachPlan {
     /// `--attach -`: where in the order stdin goes, and the type
     /// `--attach-type` declared for it.
     pub stdin: Option<(usize, MediaType)>,
-    /// The caps of the run's provider, to check stdin's bytes against.
+    /// The caps of the run's wire, for stdin's bytes and a resumed
+    /// conversation's attachments (`None` only in a plan made by hand).
     pub caps: Option<&'static Caps>,
     /// Every key leash knows, kept out of stdin's bytes too.
     pub keys: Vec<ApiKey>,
+    /// The attachments of a `--resume`d conversation, read again: every
+    /// request holds them too, so the caps count them with the new ones.
+    pub restored: Vec<Attachment>,
 }
 
 impl AttachPlan {
@@ -55,7 +60,9 @@ impl AttachPlan {
             all.insert(at.min(all.len()), stdin);
         }
         if let Some(caps) = self.caps {
-            limits::check(&all, caps).map_err(|error| ConfigError::AttachCap(error.to_string()))?;
+            let request: Vec<Attachment> = self.restored.iter().chain(&all).cloned().collect();
+            limits::check(&request, caps)
+                .map_err(|error| ConfigError::AttachCap(error.to_string()))?;
         }
         Ok(all)
     }
@@ -125,9 +132,8 @@ pub(super) fn resolve(
             "--attach - reads stdin, so the prompt must be the PROMPT argument",
         ));
     }
-    if cli.attach.is_empty() {
-        return Ok(AttachPlan::default());
-    }
+    // Known with no `--attach` too: a `--resume`d conversation's
+    // attachments are read again by the same rules.
     let caps = wire(cli, inputs, provider).caps();
     let keys = super::provider::known_keys(inputs);
     let mut files = Vec::with_capacity(cli.attach.len());
@@ -144,6 +150,7 @@ pub(super) fn resolve(
         stdin: stdin_at.zip(declared),
         caps: Some(caps),
         keys,
+        restored: Vec::new(),
     };
     if plan.stdin.is_none() {
         limits::check(&plan.files, caps)
@@ -154,7 +161,10 @@ pub(super) fn resolve(
 
 /// The attachment with no known key in what is sent: a text file's keys
 /// replaced by `***`; an image or a PDF holding one refused.
-fn without_keys(mut attachment: Attachment, keys: &[ApiKey]) -> Result<Attachment, String> {
+pub(super) fn without_keys(
+    mut attachment: Attachment,
+    keys: &[ApiKey],
+) -> Result<Attachment, String> {
     if attachment.media_type == MediaType::Text {
         let text = attachment.text();
         if holds_a_key(&text, keys) {
@@ -172,34 +182,37 @@ fn without_keys(mut attachment: Attachment, keys: &[ApiKey]) -> Result<Attachmen
 /// One file, read up to the largest file `caps` allow (one byte past it
 /// tells a file that is too large, which is never read whole).
 fn read_attachment(path: &Path, caps: &Caps) -> Result<Attachment, ConfigError> {
-    let name = path.display().to_string();
-    let refused = |problem: String| ConfigError::Attach {
-        name: name.clone(),
+    read_file(path, caps).map_err(|problem| ConfigError::Attach {
+        name: path.display().to_string(),
         problem,
-    };
+    })
+}
+
+/// [`read_attachment`]'s work; `Err` is the problem, in one line.
+pub(super) fn read_file(path: &Path, caps: &Caps) -> Result<Attachment, String> {
     let limit = caps.largest_file();
     // Only a regular file: a FIFO with no writer would block the open
     // before any timer runs (a stream goes through `--attach -`).
-    let meta = std::fs::metadata(path).map_err(|error| refused(error.to_string()))?;
+    let meta = std::fs::metadata(path).map_err(|error| error.to_string())?;
     if meta.is_dir() {
-        return Err(refused("it is a directory".into()));
+        return Err("it is a directory".into());
     }
     if !meta.is_file() {
-        return Err(refused(
+        return Err(
             "it is not a regular file (pipe a stream with --attach - and --attach-type)".into(),
-        ));
+        );
     }
-    let file = std::fs::File::open(path).map_err(|error| refused(error.to_string()))?;
+    let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|error| refused(error.to_string()))?;
+        .map_err(|error| error.to_string())?;
     if bytes.len() as u64 > limit {
-        return Err(refused(format!(
+        return Err(format!(
             "larger than {limit} bytes, the most {} takes of any file",
             caps.api
-        )));
+        ));
     }
-    media::attachment(name.clone(), bytes, None)
-        .map_err(|error: MediaError| refused(error.to_string()))
+    media::attachment(path.display().to_string(), bytes, None)
+        .map_err(|error: MediaError| error.to_string())
 }

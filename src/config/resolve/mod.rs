@@ -29,7 +29,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     let (model, _) = choose_model(&cli, provider_name);
     let bounds = limits::resolve(&cli, inputs, &model)?;
     let (system, mut stdin) = prompt::resolve(&cli, inputs)?;
-    let attachments = attach::resolve(&cli, inputs, provider_name)?;
+    let mut attachments = attach::resolve(&cli, inputs, provider_name)?;
     if attachments.stdin.is_some() {
         // Stdin is the attachment's: the prompt is the argument alone.
         stdin = StdinMode::Never;
@@ -41,7 +41,8 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     // The provider last: its missing key is the one error a user cannot fix
     // by correcting the command line, so every argument error comes first.
     let (provider, mut notices) = provider::resolve(&cli, inputs, provider_name, &bounds)?;
-    let resume = resume::resolve(&cli, &provider)?;
+    let sandbox = tools.as_ref().map(|tools| &tools.sandbox);
+    let resume = resume::resolve(&cli, &provider, sandbox, &mut attachments)?;
     let system = resume::system(&cli, inputs, system, resume.as_ref(), &mut notices);
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);

@@ -1,24 +1,76 @@
 //! The resume step: `--resume` reads a transcript (capped like every file
 //! input), checks it and restores its conversation for the run's wire,
-//! before any request (README "Resume"). It never trusts the file beyond
-//! what [`crate::render::resume`] checks.
+//! then reads its attachments again, before any request (README
+//! "Resume"). It never trusts the file beyond what
+//! [`crate::render::resume`] checks: an attachment is sent only when the
+//! file named has the recorded SHA-256, read by the rules of where it
+//! first came from.
+
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::cli::Cli;
 use crate::config::precedence::{SystemChoice, choose_system};
+use crate::config::resolve::attach::{AttachPlan, read_file, without_keys};
 use crate::config::resolve::prompt::read_input;
 use crate::config::{ConfigError, Inputs, ProviderConfig};
-use crate::render::resume::{Resume, restore};
+use crate::media::limits::{self, Caps};
+use crate::protocol::Attachment;
+use crate::render::resume::{Reread, Resume, restore};
+use crate::secret::{ApiKey, bytes_hold_a_key};
+use crate::tools::read_file::reread_image;
+use crate::tools::sandbox::Sandbox;
 
-/// The checked transcript `--resume` names, if it names one.
-pub(super) fn resolve(cli: &Cli, provider: &ProviderConfig) -> Result<Option<Resume>, ConfigError> {
+/// The checked transcript `--resume` names, if it names one, with its
+/// attachments read again; they and the run's new ones are checked
+/// together against the wire's caps for one request, since every request
+/// of the run holds them all.
+pub(super) fn resolve(
+    cli: &Cli,
+    provider: &ProviderConfig,
+    sandbox: Option<&Arc<Sandbox>>,
+    attachments: &mut AttachPlan,
+) -> Result<Option<Resume>, ConfigError> {
     let Some(path) = &cli.resume else {
         return Ok(None);
     };
-    let text = read_input("--resume", path)?;
-    let restored = restore(&text, provider.wire()).map_err(|source| ConfigError::Resume {
+    let refused = |source| ConfigError::Resume {
         path: path.display().to_string(),
         source,
-    })?;
+    };
+    let text = read_input("--resume", path)?;
+    let mut restored = restore(&text, provider.wire()).map_err(refused)?;
+    if let (false, Some(caps)) = (restored.attachments.is_empty(), attachments.caps) {
+        // Without file tools the root is still where read_file read.
+        let opened;
+        let sandbox = match sandbox {
+            Some(sandbox) => sandbox,
+            None => {
+                opened = Arc::new(Sandbox::new(&cli.root).map_err(|error| ConfigError::Root {
+                    path: cli.root.display().to_string(),
+                    problem: error.to_string(),
+                })?);
+                &opened
+            }
+        };
+        let files = FileReread {
+            caps,
+            keys: &attachments.keys,
+            sandbox,
+        };
+        restored.reattach(&files).map_err(refused)?;
+        attachments.restored = restored.attachments().cloned().collect();
+        if attachments.stdin.is_none() {
+            let all: Vec<Attachment> = attachments
+                .restored
+                .iter()
+                .chain(&attachments.files)
+                .cloned()
+                .collect();
+            limits::check(&all, caps)
+                .map_err(|error| ConfigError::AttachCap(format!("--resume: {error}")))?;
+        }
+    }
     Ok(Some(Resume {
         path: path.clone(),
         text,
@@ -43,5 +95,29 @@ pub(super) fn system(
     match choose_system(cli, inputs.origins) {
         SystemChoice::None => resume.restored.system.clone(),
         _ => given,
+    }
+}
+
+/// Reads recorded attachments again from the files they name.
+struct FileReread<'a> {
+    caps: &'static Caps,
+    keys: &'a [ApiKey],
+    sandbox: &'a Sandbox,
+}
+
+impl Reread for FileReread<'_> {
+    /// As `--attach` reads it: the key rule of README "Attachments" too.
+    fn attached(&self, name: &str) -> Result<Attachment, String> {
+        without_keys(read_file(Path::new(name), self.caps)?, self.keys)
+    }
+
+    /// As `read_file` read it, under the root; an image whose bytes hold a
+    /// key was never sent (the tool withheld it), so it is not now.
+    fn read_by_tool(&self, name: &str) -> Result<Attachment, String> {
+        let image = reread_image(self.sandbox, name).map_err(|error| error.to_string())?;
+        if bytes_hold_a_key(&image.data, self.keys) {
+            return Err("its bytes hold an API key leash knows".into());
+        }
+        Ok(image)
     }
 }

@@ -8,8 +8,11 @@
 //! then only with a notice. It must never invent, reorder or rewrite a
 //! message or a tool result.
 
+mod attachments;
 #[cfg(test)]
 mod tests;
+
+pub use attachments::{Recorded, Reread, STDIN};
 
 use std::collections::HashMap;
 
@@ -73,6 +76,9 @@ pub struct Restored {
     pub lines: u32,
     /// What was left out, and why, for the event stream.
     pub notices: Vec<String>,
+    /// The attachments the conversation holds, recorded without their
+    /// bytes: [`Restored::reattach`] reads them again.
+    pub attachments: Vec<Recorded>,
 }
 
 /// Why a transcript cannot be resumed: a usage error naming its line.
@@ -131,6 +137,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
         turns: 0,
         lines: 0,
         notices: Vec::new(),
+        attachments: Vec::new(),
     };
     let mut wire: Option<Wire> = None;
     let mut open = OpenCalls::default();
@@ -170,7 +177,12 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
         };
         let message: Message = serde_json::from_str(raw)
             .map_err(|error| at(line, format!("not a transcript message: {error}")))?;
-        refuse_attachments(&message, line)?;
+        attachments::record(
+            &message,
+            line,
+            restored.messages.len(),
+            &mut restored.attachments,
+        )?;
         match message {
             Message::User(user) => {
                 open.check_answered()?;
@@ -304,31 +316,6 @@ impl OpenCalls {
         }
         self.order.clear();
         Ok(())
-    }
-}
-
-/// A transcript records an attachment by name, type, size and hash, not
-/// its bytes: resuming would send an empty file. Refused, with the way
-/// round (attach the file again), until resuming re-reads it by path.
-fn refuse_attachments(message: &Message, line: usize) -> Result<(), ResumeError> {
-    let content = match message {
-        Message::User(user) => &user.content,
-        Message::ToolResult(result) => &result.content,
-        Message::Assistant(_) | Message::System(_) | Message::Custom(_) => return Ok(()),
-    };
-    match content.iter().find_map(|block| match block {
-        crate::protocol::Content::Attachment(attachment) => Some(attachment),
-        _ => None,
-    }) {
-        Some(attachment) => Err(at(
-            line,
-            format!(
-                "it holds the attachment {:?} (recorded without its bytes); resuming a run \
-                 with attachments is not supported: start a new run with --attach",
-                attachment.name
-            ),
-        )),
-        None => Ok(()),
     }
 }
 

@@ -147,27 +147,3 @@ fn a_reply_with_very_many_calls_is_checked_without_a_quadratic_search() {
     // Generous for a loaded machine: a guard, not a benchmark.
     assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
 }
-
-#[test]
-fn a_transcript_with_an_attachment_is_refused_not_resumed_with_an_empty_file() {
-    let attachment = crate::protocol::Content::Attachment(crate::protocol::Attachment {
-        name: "shot.png".into(),
-        media_type: crate::protocol::MediaType::Png,
-        size: 3,
-        sha256: "ab".into(),
-        data: std::sync::Arc::from(&b"png"[..]),
-    });
-    let prompt = Message::User(crate::protocol::UserMessage {
-        content: vec![crate::protocol::Content::text("look"), attachment],
-        timestamp: 1,
-    });
-    let lines = vec![
-        session("openai-chat", "openai"),
-        serde_json::to_value(&prompt).unwrap(),
-        assistant("openai", json!([{"type": "text", "text": "seen"}]), "stop"),
-    ];
-    let error = restore(&text(&lines), Wire::Chat).unwrap_err().to_string();
-    assert!(error.contains("line 2"), "{error}");
-    assert!(error.contains("\"shot.png\""), "{error}");
-    assert!(error.contains("start a new run with --attach"), "{error}");
-}

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::ReadFileError;
 use crate::media::{self, limits, sniff};
-use crate::protocol::{Content, ToolOutput};
+use crate::protocol::{Attachment, Content, ToolOutput};
 
 /// An image, whole: read up to the strictest cap any provider states for
 /// one image (one byte past it tells it is too large), its dimensions
@@ -19,31 +19,7 @@ pub(super) fn read_image(
     head: Vec<u8>,
     file: std::fs::File,
 ) -> Result<ToolOutput, ReadFileError> {
-    let caps = limits::strictest();
-    let rest = caps
-        .image_bytes
-        .saturating_add(1)
-        .saturating_sub(head.len() as u64);
-    let mut bytes = head;
-    file.take(rest)
-        .read_to_end(&mut bytes)
-        .map_err(|source| ReadFileError::Io {
-            path: shown.clone(),
-            source,
-        })?;
-    let refused = |problem: String| ReadFileError::Image {
-        path: shown.clone(),
-        problem,
-    };
-    if bytes.len() as u64 > caps.image_bytes {
-        return Err(refused(format!(
-            "it is larger than {} bytes, the most read_file shows of an image",
-            caps.image_bytes
-        )));
-    }
-    let image = media::attachment(path, bytes, None).map_err(|error| refused(error.to_string()))?;
-    limits::check(std::slice::from_ref(&image), caps)
-        .map_err(|error| refused(error.to_string()))?;
+    let image = image_attachment(path, &shown, head, file)?;
     let (width, height) = sniff::dimensions(image.media_type, &image.data).unwrap_or_default();
     let details = json!({
         "path": path,
@@ -64,6 +40,42 @@ pub(super) fn read_image(
         terminate: false,
         usage: None,
     })
+}
+
+/// The image `file` holds (`head` already read from it), within the
+/// strictest caps: what a call returns and what `--resume` reads again.
+pub(super) fn image_attachment(
+    path: &str,
+    shown: &str,
+    head: Vec<u8>,
+    file: std::fs::File,
+) -> Result<Attachment, ReadFileError> {
+    let caps = limits::strictest();
+    let rest = caps
+        .image_bytes
+        .saturating_add(1)
+        .saturating_sub(head.len() as u64);
+    let mut bytes = head;
+    file.take(rest)
+        .read_to_end(&mut bytes)
+        .map_err(|source| ReadFileError::Io {
+            path: shown.to_owned(),
+            source,
+        })?;
+    let refused = |problem: String| ReadFileError::Image {
+        path: shown.to_owned(),
+        problem,
+    };
+    if bytes.len() as u64 > caps.image_bytes {
+        return Err(refused(format!(
+            "it is larger than {} bytes, the most read_file shows of an image",
+            caps.image_bytes
+        )));
+    }
+    let image = media::attachment(path, bytes, None).map_err(|error| refused(error.to_string()))?;
+    limits::check(std::slice::from_ref(&image), caps)
+        .map_err(|error| refused(error.to_string()))?;
+    Ok(image)
 }
 
 #[cfg(test)]
