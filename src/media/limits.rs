@@ -261,17 +261,6 @@ pub fn check(attachments: &[Attachment], caps: &Caps) -> Result<(), CapError> {
     for attachment in attachments {
         check_file(attachment, caps, side, &many)?;
     }
-    let count = attachments
-        .iter()
-        .filter(|a| a.media_type != MediaType::Text)
-        .count();
-    if count > caps.media_count {
-        return Err(CapError::TooMany {
-            count,
-            limit: caps.media_count,
-            api: caps.api,
-        });
-    }
     let pages = attachments
         .iter()
         .filter(|a| a.media_type == MediaType::Pdf)
@@ -281,6 +270,24 @@ pub fn check(attachments: &[Attachment], caps: &Caps) -> Result<(), CapError> {
         return Err(CapError::TooManyPages {
             pages,
             limit: caps.pdf_pages,
+            api: caps.api,
+        });
+    }
+    check_totals(attachments, caps)
+}
+
+/// The caps a request's attachments meet by their records alone (type and
+/// size, not bytes): how many, and how large as sent. What `--resume`
+/// checks before it reads a transcript's attachments again.
+pub fn check_totals(attachments: &[Attachment], caps: &Caps) -> Result<(), CapError> {
+    let count = attachments
+        .iter()
+        .filter(|a| a.media_type != MediaType::Text)
+        .count();
+    if count > caps.media_count {
+        return Err(CapError::TooMany {
+            count,
+            limit: caps.media_count,
             api: caps.api,
         });
     }

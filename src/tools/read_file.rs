@@ -238,10 +238,11 @@ fn read_blocking(
     })
 }
 
-/// A `read_file` image read again by the path the model gave, for
-/// `--resume` (README "Resume"): through the same sandbox, within the same
-/// caps as the call that first read it.
-pub fn reread_image(sandbox: &Sandbox, path: &str) -> Result<Attachment, ReadFileError> {
+/// A `read_file` image opened again by the path the model gave, for
+/// `--resume` (README "Resume"): through the same sandbox, to be read
+/// within the same caps as the call that first read it, once its size is
+/// known to be the recorded one.
+pub fn open_image(sandbox: &Sandbox, path: &str) -> Result<ImageFile, ReadFileError> {
     let shown = shown_path(path);
     let (file, head) = open_with_head(sandbox, path, &shown)?;
     if !sniff::sniff(&head).is_some_and(|kind| kind.is_image()) {
@@ -250,7 +251,33 @@ pub fn reread_image(sandbox: &Sandbox, path: &str) -> Result<Attachment, ReadFil
             problem: "it is not an image".into(),
         });
     }
-    image_attachment(path, &shown, head, file)
+    Ok(ImageFile {
+        path: path.to_owned(),
+        shown,
+        head,
+        file,
+    })
+}
+
+/// An image file [`open_image`] opened, not read yet.
+#[derive(Debug)]
+pub struct ImageFile {
+    path: String,
+    shown: String,
+    head: Vec<u8>,
+    file: std::fs::File,
+}
+
+impl ImageFile {
+    /// Its size in bytes, from the open file.
+    pub fn size(&self) -> io::Result<u64> {
+        self.file.metadata().map(|meta| meta.len())
+    }
+
+    /// The image, whole, as `read_file` returns it.
+    pub fn read(self) -> Result<Attachment, ReadFileError> {
+        image_attachment(&self.path, &self.shown, self.head, self.file)
+    }
 }
 
 /// The file at `path` under the sandbox (not a directory), and enough of

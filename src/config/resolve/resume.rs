@@ -16,9 +16,9 @@ use crate::config::resolve::prompt::read_input;
 use crate::config::{ConfigError, Inputs, ProviderConfig};
 use crate::media::limits::{self, Caps};
 use crate::protocol::Attachment;
-use crate::render::resume::{Reread, Resume, restore};
+use crate::render::resume::{Reread, RereadError, Resume, ResumeError, restore};
 use crate::secret::{ApiKey, bytes_hold_a_key};
-use crate::tools::read_file::reread_image;
+use crate::tools::read_file::open_image;
 use crate::tools::sandbox::Sandbox;
 
 /// The checked transcript `--resume` names, if it names one, with its
@@ -53,6 +53,11 @@ pub(super) fn resolve(
                 &opened
             }
         };
+        // The records bound what is read: a file is read only at its
+        // recorded size, and the records must fit one request first.
+        let records: Vec<Attachment> = restored.attachments().cloned().collect();
+        limits::check_totals(&records, caps)
+            .map_err(|error| refused(ResumeError::Caps(error.to_string())))?;
         let files = FileReread {
             caps,
             keys: &attachments.keys,
@@ -68,7 +73,7 @@ pub(super) fn resolve(
                 .cloned()
                 .collect();
             limits::check(&all, caps)
-                .map_err(|error| ConfigError::AttachCap(format!("--resume: {error}")))?;
+                .map_err(|error| refused(ResumeError::Caps(error.to_string())))?;
         }
     }
     Ok(Some(Resume {
@@ -107,16 +112,32 @@ struct FileReread<'a> {
 
 impl Reread for FileReread<'_> {
     /// As `--attach` reads it: the key rule of README "Attachments" too.
-    fn attached(&self, name: &str) -> Result<Attachment, String> {
-        without_keys(read_file(Path::new(name), self.caps)?, self.keys)
+    fn attached(&self, record: &Attachment) -> Result<Attachment, RereadError> {
+        let path = Path::new(&record.name);
+        let size = std::fs::metadata(path)
+            .map_err(|error| RereadError::Unreadable(error.to_string()))?
+            .len();
+        if size != record.size {
+            return Err(RereadError::Resized(size));
+        }
+        let file = read_file(path, self.caps).map_err(RereadError::Unreadable)?;
+        without_keys(file, self.keys).map_err(RereadError::Unreadable)
     }
 
     /// As `read_file` read it, under the root; an image whose bytes hold a
     /// key was never sent (the tool withheld it), so it is not now.
-    fn read_by_tool(&self, name: &str) -> Result<Attachment, String> {
-        let image = reread_image(self.sandbox, name).map_err(|error| error.to_string())?;
+    fn read_by_tool(&self, record: &Attachment) -> Result<Attachment, RereadError> {
+        let unreadable = |error: &dyn std::fmt::Display| RereadError::Unreadable(error.to_string());
+        let file = open_image(self.sandbox, &record.name).map_err(|e| unreadable(&e))?;
+        let size = file.size().map_err(|e| unreadable(&e))?;
+        if size != record.size {
+            return Err(RereadError::Resized(size));
+        }
+        let image = file.read().map_err(|e| unreadable(&e))?;
         if bytes_hold_a_key(&image.data, self.keys) {
-            return Err("its bytes hold an API key leash knows".into());
+            return Err(RereadError::Unreadable(
+                "its bytes hold an API key leash knows".into(),
+            ));
         }
         Ok(image)
     }

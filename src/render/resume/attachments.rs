@@ -40,13 +40,24 @@ pub struct Recorded {
 /// The name `--attach -` records: stdin's bytes are gone after its run.
 pub const STDIN: &str = "-";
 
-/// Reads an attachment again by the name it was recorded under.
+/// Reads an attachment again by the name it was recorded under. A file
+/// whose size is not the record's is not read: a transcript's records,
+/// checked against the caps, bound what resuming reads.
 pub trait Reread {
     /// An `--attach` file, with `--attach`'s rules and the resuming wire's
-    /// caps. `Err` says why not, in one line.
-    fn attached(&self, name: &str) -> Result<Attachment, String>;
+    /// caps.
+    fn attached(&self, record: &Attachment) -> Result<Attachment, RereadError>;
     /// A `read_file` image, through the sandbox.
-    fn read_by_tool(&self, name: &str) -> Result<Attachment, String>;
+    fn read_by_tool(&self, record: &Attachment) -> Result<Attachment, RereadError>;
+}
+
+/// Why an attachment was not read again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RereadError {
+    /// Its file is this many bytes now, not the record's size.
+    Resized(u64),
+    /// It cannot be read (gone, not a regular file, refused), in one line.
+    Unreadable(String),
 }
 
 /// Where the attachments of `message` (on `line`, at `index`) are, if it
@@ -108,15 +119,21 @@ impl Restored {
                 ));
             }
             let fresh = match recorded.origin {
-                Origin::Attach => reread.attached(name),
-                Origin::ReadFile => reread.read_by_tool(name),
-            }
-            .map_err(|problem| {
-                at(
-                    line,
-                    format!("the attachment {name:?} cannot be read again: {problem}"),
-                )
-            })?;
+                Origin::Attach => reread.attached(attachment),
+                Origin::ReadFile => reread.read_by_tool(attachment),
+            };
+            let fresh = match fresh {
+                Ok(fresh) => fresh,
+                Err(RereadError::Resized(size)) => {
+                    return Err(changed(line, attachment, &format!("{size} bytes")));
+                }
+                Err(RereadError::Unreadable(problem)) => {
+                    return Err(at(
+                        line,
+                        format!("the attachment {name:?} cannot be read again: {problem}"),
+                    ));
+                }
+            };
             if (fresh.media_type, fresh.size, fresh.sha256.as_str())
                 != (
                     attachment.media_type,
@@ -124,20 +141,13 @@ impl Restored {
                     attachment.sha256.as_str(),
                 )
             {
-                return Err(at(
-                    line,
-                    format!(
-                        "the attachment {name:?} changed since it was recorded ({}, {} bytes, \
-                         SHA-256 {}; now {}, {} bytes, SHA-256 {}): resuming sends only the \
-                         bytes the run saw",
-                        attachment.media_type.mime(),
-                        attachment.size,
-                        short(&attachment.sha256),
-                        fresh.media_type.mime(),
-                        fresh.size,
-                        short(&fresh.sha256),
-                    ),
-                ));
+                let now = format!(
+                    "{}, {} bytes, SHA-256 {}",
+                    fresh.media_type.mime(),
+                    fresh.size,
+                    short(&fresh.sha256)
+                );
+                return Err(changed(line, attachment, &now));
             }
             // The name stays as recorded (a text block names its file):
             // the request repeats the earlier one exactly.
@@ -161,6 +171,21 @@ impl Restored {
             })
         })
     }
+}
+
+/// `record`'s file is not what the run saw: `now` says what it is.
+fn changed(line: usize, record: &Attachment, now: &str) -> ResumeError {
+    at(
+        line,
+        format!(
+            "the attachment {:?} changed since it was recorded ({}, {} bytes, SHA-256 {}; \
+             now {now}): resuming sends only the bytes the run saw",
+            record.name,
+            record.media_type.mime(),
+            record.size,
+            short(&record.sha256),
+        ),
+    )
 }
 
 fn content_mut<'a>(messages: &'a mut [Message], at: &Recorded) -> Option<&'a mut Content> {
@@ -195,7 +220,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::media::testing::png_of;
+    use crate::media::testing::{padded, png_of};
     use crate::protocol::MediaType;
     use crate::render::resume::{Wire, restore};
 
@@ -206,17 +231,26 @@ mod tests {
         by_tool: HashMap<String, Vec<u8>>,
     }
 
-    fn read(files: &HashMap<String, Vec<u8>>, name: &str) -> Result<Attachment, String> {
-        let bytes = files.get(name).ok_or("No such file or directory")?;
-        crate::media::attachment(name, bytes.clone(), None).map_err(|e| e.to_string())
+    fn read(
+        files: &HashMap<String, Vec<u8>>,
+        record: &Attachment,
+    ) -> Result<Attachment, RereadError> {
+        let bytes = files
+            .get(&record.name)
+            .ok_or(RereadError::Unreadable("No such file or directory".into()))?;
+        if bytes.len() as u64 != record.size {
+            return Err(RereadError::Resized(bytes.len() as u64));
+        }
+        crate::media::attachment(&record.name, bytes.clone(), None)
+            .map_err(|e| RereadError::Unreadable(e.to_string()))
     }
 
     impl Reread for Files {
-        fn attached(&self, name: &str) -> Result<Attachment, String> {
-            read(&self.attached, name)
+        fn attached(&self, record: &Attachment) -> Result<Attachment, RereadError> {
+            read(&self.attached, record)
         }
-        fn read_by_tool(&self, name: &str) -> Result<Attachment, String> {
-            read(&self.by_tool, name)
+        fn read_by_tool(&self, record: &Attachment) -> Result<Attachment, RereadError> {
+            read(&self.by_tool, record)
         }
     }
 
@@ -309,6 +343,16 @@ mod tests {
         assert!(
             changed.ends_with("resuming sends only the bytes the run saw"),
             "{changed}"
+        );
+        // Another size: refused by the reader's size alone, unread.
+        files
+            .attached
+            .insert("shot.png".into(), padded(png_of(4, 4), 100));
+        let resized = refused(&files);
+        assert!(
+            resized.contains("(image/png, 33 bytes, SHA-256 ")
+                && resized.contains("; now 100 bytes)"),
+            "{resized}"
         );
         files.attached.insert("shot.png".into(), shot);
         assert_eq!(

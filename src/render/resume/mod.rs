@@ -12,7 +12,7 @@ mod attachments;
 #[cfg(test)]
 mod tests;
 
-pub use attachments::{Recorded, Reread, STDIN};
+pub use attachments::{Recorded, Reread, RereadError, STDIN};
 
 use std::collections::HashMap;
 
@@ -92,6 +92,10 @@ pub enum ResumeError {
         /// What is wrong with it.
         problem: String,
     },
+    /// The conversation's attachments (with the run's new ones) break a
+    /// cap of one request: every request of the run holds them all.
+    #[error("its attachments, with the run's new ones: {0}")]
+    Caps(String),
     /// The transcript cannot be carried faithfully to the wire asked for.
     #[error("line {line}: {problem}; resume it with the provider and API that wrote it")]
     Unfaithful {

@@ -178,6 +178,29 @@ async fn a_read_file_record_is_read_through_the_sandbox() {
     assert_eq!(request_bodies(&server).await.len(), 2);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn records_past_one_requests_caps_are_refused_before_any_file_is_read() {
+    // A forged record of a terabyte: refused by the records alone.
+    let steps = Steps::new();
+    let (server, t) = first_step(&steps).await;
+    let text = std::fs::read_to_string(&t).unwrap();
+    let size = format!("\"size\":{}", shot().len());
+    assert!(text.contains(&size), "{text}");
+    std::fs::write(&t, text.replace(&size, "\"size\":1000000000000")).unwrap();
+    let refused = resume_step(&server, &steps, &t);
+    assert_eq!(refused.code(), Some(2), "{}", refused.stderr());
+    let message = usage_message(&refused);
+    assert!(
+        message.starts_with("cannot --resume ")
+            && message.contains(
+                "t.jsonl: its attachments, with the run's new ones: the attachments come to "
+            )
+            && message.contains("anthropic takes at most 32000000 in one request"),
+        "{message}"
+    );
+    assert_eq!(request_bodies(&server).await.len(), 2);
+}
+
 #[test]
 fn the_readme_screenshot_chain_sends_the_screenshot_in_both_steps() {
     let ws = crate::support::shell::Workspace::new();
