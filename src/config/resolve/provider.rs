@@ -25,7 +25,8 @@ pub(super) fn resolve(
 ) -> Result<(ProviderConfig, Vec<String>), ConfigError> {
     let named = |id: &'static str| named_by_source(inputs, id);
     let (api, _) = choose_api(cli, inputs.origins, provider_name);
-    let notices: Vec<String> = api_notice(cli, provider_name, api).into_iter().collect();
+    let mut notices: Vec<String> = api_notice(cli, provider_name, api).into_iter().collect();
+    notices.extend(thinking_temperature_notice(cli, provider_name));
     if provider_name != ProviderName::Openai && cli.api.is_some() {
         let provider = match provider_name {
             ProviderName::Faux => "faux",
@@ -49,6 +50,18 @@ pub(super) fn resolve(
         ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
     };
     Ok((provider, notices))
+}
+
+/// Anthropic refuses a temperature with thinking on, so the request leaves
+/// `--temperature` out when a reasoning level is set (README "Providers"):
+/// said, never silent.
+fn thinking_temperature_notice(cli: &Cli, provider: ProviderName) -> Option<String> {
+    let thinking = cli.reasoning_effort != crate::cli::ReasoningEffort::Off;
+    (provider == ProviderName::Anthropic && thinking && cli.temperature.is_some()).then(|| {
+        "--temperature is not sent: Anthropic takes no temperature with thinking on \
+         (--reasoning-effort)"
+            .to_owned()
+    })
 }
 
 /// An HTTP provider's settings: its base URL, and its key checked for

@@ -257,3 +257,41 @@ async fn a_batchs_level_reaches_every_items_request_and_line() {
         assert_eq!(line["reasoningEffort"], "medium", "{line}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn anthropic_says_it_leaves_the_temperature_out_with_a_level() {
+    let notices = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|event| event["type"] == "notice")
+            .map(|event| event["message"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (wire, level, said) in [
+        (Wire::Anthropic, "low", true),
+        (Wire::Anthropic, "off", false),
+        (Wire::Chat, "low", false),
+    ] {
+        let server = wire.server().await;
+        let output = wire
+            .run(&server)
+            .args(["--temperature", "0.2", "--reasoning-effort", level])
+            .args(["--events", "jsonl"])
+            .output_async()
+            .await;
+        assert_eq!(output.code(), Some(0), "{wire:?}: {}", output.stderr());
+        let body = &request_bodies(&server).await[0];
+        // Sent exactly when no notice says it is not.
+        assert_eq!(body.get("temperature").is_none(), said, "{wire:?}: {body}");
+        let expected: Vec<String> = said
+            .then(|| {
+                "--temperature is not sent: Anthropic takes no temperature with thinking on \
+                 (--reasoning-effort)"
+                    .to_owned()
+            })
+            .into_iter()
+            .collect();
+        assert_eq!(notices(&output.stderr()), expected, "{wire:?} {level}");
+    }
+}
