@@ -11,6 +11,7 @@
 //! cannot be redacted. The record (size, SHA-256) stays the file's.
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::cli::{ApiName, Cli, ProviderName};
@@ -191,9 +192,16 @@ fn read_attachment(path: &Path, caps: &Caps) -> Result<Attachment, ConfigError> 
 /// [`read_attachment`]'s work; `Err` is the problem, in one line.
 pub(super) fn read_file(path: &Path, caps: &Caps) -> Result<Attachment, String> {
     let limit = caps.largest_file();
-    // Only a regular file: a FIFO with no writer would block the open
-    // before any timer runs (a stream goes through `--attach -`).
-    let meta = std::fs::metadata(path).map_err(|error| error.to_string())?;
+    // Only a regular file, known from the file opened (no race with a
+    // swap): opened without blocking, since a FIFO with no writer would
+    // block a plain open before any timer runs (a stream goes through
+    // `--attach -`).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|error| error.to_string())?;
+    let meta = file.metadata().map_err(|error| error.to_string())?;
     if meta.is_dir() {
         return Err("it is a directory".into());
     }
@@ -202,7 +210,6 @@ pub(super) fn read_file(path: &Path, caps: &Caps) -> Result<Attachment, String> 
             "it is not a regular file (pipe a stream with --attach - and --attach-type)".into(),
         );
     }
-    let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
