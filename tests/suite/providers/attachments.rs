@@ -471,3 +471,19 @@ fn a_fifo_is_refused_at_once_not_waited_on() {
         "leash: --attach pipe: it is not a regular file (pipe a stream with --attach - and --attach-type)"
     );
 }
+
+#[test]
+fn a_directory_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("shots")).unwrap();
+    let output = Run::faux(json!([{"text": "seen"}]))
+        .current_dir(dir.path())
+        .args(["--no-stdin", "--attach", "shots"])
+        .prompt("look")
+        .output();
+    assert_eq!(output.code(), Some(2), "{}", output.stderr());
+    assert_eq!(
+        output.last_line(),
+        "leash: --attach shots: it is a directory"
+    );
+}
