@@ -10,6 +10,7 @@ use crate::config::Inputs;
 use crate::config::layers::{Origins, Source};
 use crate::provider::catalog::{self, ProviderInfo};
 use crate::render::format::{ColorChoice, EventsFormat, Terminal};
+use crate::render::resume::Wire;
 use crate::secret::ApiKey;
 
 /// The table line of `provider` (the faux model reads no variables; it
@@ -83,6 +84,20 @@ pub fn choose_api(cli: &Cli, origins: &Origins, provider: ProviderName) -> (ApiN
     match provider == ProviderName::Openai && made_for_responses(&model) {
         true => (ApiName::Responses, Source::Implied(RESPONSES_BY_MODEL)),
         false => (ApiName::Chat, Source::Default),
+    }
+}
+
+/// The wire a run of `provider` sends on, known before its key is: what
+/// the steps that check input against a wire (attachment caps, a resumed
+/// transcript) use, so their errors come before a missing key's.
+pub fn choose_wire(cli: &Cli, origins: &Origins, provider: ProviderName) -> Wire {
+    match provider {
+        ProviderName::Faux => Wire::Faux,
+        ProviderName::Anthropic => Wire::Anthropic,
+        ProviderName::Openai => match choose_api(cli, origins, provider).0 {
+            ApiName::Chat => Wire::Chat,
+            ApiName::Responses => Wire::Responses,
+        },
     }
 }
 

@@ -771,3 +771,45 @@ fn a_flag_id_the_parser_does_not_have_is_caught_not_read_as_unset() {
     // A typo of `max_turns`: before the check it named no source at all.
     let _ = super::error::named_by_source(&inputs, "max_turn");
 }
+
+#[test]
+fn the_wire_known_before_the_key_is_the_wire_the_run_sends_on() {
+    use crate::config::precedence::choose_wire;
+    let keys = [
+        ("OPENAI_API_KEY", "sk-x"),
+        ("ANTHROPIC_API_KEY", "sk-ant-x"),
+    ];
+    for (args, file) in [
+        (&["hi"][..], None),
+        (&["--api", "responses", "hi"][..], None),
+        (&["-m", "gpt-5-mini", "hi"][..], None),
+        (&["-m", "gpt-5-mini", "--api", "chat", "hi"][..], None),
+        (&["hi"][..], Some("api = \"responses\"\n")),
+        (&["--provider", "anthropic", "hi"][..], None),
+        (
+            &["--provider", "faux", "--faux-script", "/dev/null", "hi"][..],
+            None,
+        ),
+    ] {
+        let env = Environment::from_pairs(&keys, &[]);
+        let parsed = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
+        let argv: Vec<OsString> = std::iter::once("leash")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let run = parse_run(
+            &crate::cli::RunArgs::parse(argv).unwrap(),
+            &env,
+            parsed.as_ref(),
+        )
+        .unwrap();
+        let provider = crate::config::precedence::choose_provider(&run.cli, &run.origins).0;
+        let predicted = choose_wire(&run.cli, &run.origins, provider);
+        let Ok(plan) = resolve_layered(args, &keys, file, false) else {
+            // The faux script of /dev/null is empty: only its wire is checked.
+            assert_eq!(predicted, crate::render::resume::Wire::Faux, "{args:?}");
+            continue;
+        };
+        assert_eq!(predicted, plan.provider.wire(), "{args:?} {file:?}");
+    }
+}

@@ -14,10 +14,10 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::cli::{ApiName, Cli, ProviderName};
+use crate::cli::{Cli, ProviderName};
 use crate::config::ConfigError;
 use crate::config::Inputs;
-use crate::config::precedence::choose_api;
+use crate::config::precedence::choose_wire;
 use crate::media::limits::{self, Caps, Wire};
 use crate::media::{self, MediaError};
 use crate::protocol::{Attachment, MediaType};
@@ -77,18 +77,6 @@ impl AttachPlan {
     }
 }
 
-/// The wire whose caps apply to the run.
-fn wire(cli: &Cli, inputs: &Inputs<'_>, provider: ProviderName) -> Wire {
-    match provider {
-        ProviderName::Faux => Wire::Faux,
-        ProviderName::Anthropic => Wire::Anthropic,
-        ProviderName::Openai => match choose_api(cli, inputs.origins, provider).0 {
-            ApiName::Chat => Wire::ChatCompletions,
-            ApiName::Responses => Wire::Responses,
-        },
-    }
-}
-
 /// Reads and checks every `--attach`.
 pub(super) fn resolve(
     cli: &Cli,
@@ -135,7 +123,7 @@ pub(super) fn resolve(
     }
     // Known with no `--attach` too: a `--resume`d conversation's
     // attachments are read again by the same rules.
-    let caps = wire(cli, inputs, provider).caps();
+    let caps = Wire::from(choose_wire(cli, inputs.origins, provider)).caps();
     let keys = super::provider::known_keys(inputs);
     let mut files = Vec::with_capacity(cli.attach.len());
     for path in cli.attach.iter().filter(|p| p.as_os_str() != "-") {

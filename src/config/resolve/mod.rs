@@ -17,7 +17,7 @@ use crate::agent::ToolExecution;
 use crate::cli::{Cli, ToolExecutionArg};
 use crate::config::dotenv::DotEnvStatus;
 use crate::config::input::StdinMode;
-use crate::config::precedence::{choose_model, choose_provider, decide_terminal};
+use crate::config::precedence::{choose_model, choose_provider, choose_wire, decide_terminal};
 use crate::config::{ConfigError, Inputs, RunPlan};
 
 /// Resolves the layered flags into the plan of a run.
@@ -38,11 +38,12 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     outputs::check(&cli, inputs)?;
     let hooks = hooks::resolve(&cli, inputs)?;
     let mcp = mcp::resolve(&cli, inputs)?;
+    let wire = choose_wire(&cli, inputs.origins, provider_name);
+    let sandbox = tools.as_ref().map(|tools| &tools.sandbox);
+    let resume = resume::resolve(&cli, wire, sandbox, &mut attachments)?;
     // The provider last: its missing key is the one error a user cannot fix
     // by correcting the command line, so every argument error comes first.
     let (provider, mut notices) = provider::resolve(&cli, inputs, provider_name, &bounds)?;
-    let sandbox = tools.as_ref().map(|tools| &tools.sandbox);
-    let resume = resume::resolve(&cli, &provider, sandbox, &mut attachments)?;
     let system = resume::system(&cli, inputs, system, resume.as_ref(), &mut notices);
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);

@@ -13,10 +13,10 @@ use crate::cli::Cli;
 use crate::config::precedence::{SystemChoice, choose_system};
 use crate::config::resolve::attach::{AttachPlan, read_file, without_keys};
 use crate::config::resolve::prompt::read_input;
-use crate::config::{ConfigError, Inputs, ProviderConfig};
+use crate::config::{ConfigError, Inputs};
 use crate::media::limits::{self, Caps};
 use crate::protocol::Attachment;
-use crate::render::resume::{Reread, RereadError, Resume, ResumeError, restore};
+use crate::render::resume::{Reread, RereadError, Resume, ResumeError, Wire, restore};
 use crate::secret::{ApiKey, bytes_hold_a_key};
 use crate::tools::read_file::open_image;
 use crate::tools::sandbox::Sandbox;
@@ -27,7 +27,7 @@ use crate::tools::sandbox::Sandbox;
 /// of the run holds them all.
 pub(super) fn resolve(
     cli: &Cli,
-    provider: &ProviderConfig,
+    wire: Wire,
     sandbox: Option<&Arc<Sandbox>>,
     attachments: &mut AttachPlan,
 ) -> Result<Option<Resume>, ConfigError> {
@@ -39,7 +39,7 @@ pub(super) fn resolve(
         source,
     };
     let text = read_input("--resume", path)?;
-    let mut restored = restore(&text, provider.wire()).map_err(refused)?;
+    let mut restored = restore(&text, wire).map_err(refused)?;
     if let (false, Some(caps)) = (restored.attachments.is_empty(), attachments.caps) {
         // Without file tools the root is still where read_file read.
         let opened;

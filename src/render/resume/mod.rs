@@ -63,6 +63,19 @@ impl Wire {
     }
 }
 
+/// A wire's caps on attachments are its `media::limits` wire's.
+impl From<Wire> for crate::media::limits::Wire {
+    fn from(wire: Wire) -> Self {
+        use crate::media::limits::Wire as Caps;
+        match wire {
+            Wire::Faux => Caps::Faux,
+            Wire::Chat => Caps::ChatCompletions,
+            Wire::Responses => Caps::Responses,
+            Wire::Anthropic => Caps::Anthropic,
+        }
+    }
+}
+
 /// A transcript that passed every check, ready to be the start of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Restored {

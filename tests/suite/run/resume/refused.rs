@@ -102,3 +102,23 @@ async fn a_corrupted_transcript_is_a_usage_error_naming_its_line() {
     assert_eq!(resumed["restoredTurns"], 2);
     assert_eq!(request_bodies(&server).await.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_transcript_is_reported_before_a_missing_key() {
+    // The command line's own problem first: the key only the environment
+    // fixes comes last (README "Configuration").
+    let steps = Steps::new();
+    let good = faux_transcript(&steps);
+    let cut = steps.path("cut.jsonl");
+    std::fs::write(&cut, good.join("\n")).unwrap();
+    let server = MockServer::start().await;
+    for run in [Run::openai(&server), Run::anthropic(&server)] {
+        let outcome = step(run.no_key(), &steps, &[Path::new("--resume"), &cut], "fix");
+        assert_eq!(outcome.code(), Some(2), "{}", outcome.stderr());
+        let last = usage_message(&outcome);
+        assert!(
+            last.contains("line 5: the line is cut off") && !last.contains("API_KEY"),
+            "{last}"
+        );
+    }
+}
