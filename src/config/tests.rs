@@ -48,6 +48,24 @@ fn resolve_in(
     file: Option<&str>,
     stderr_is_terminal: bool,
 ) -> Result<RunPlan, ConfigError> {
+    let (run, file) = layered(args, env, file);
+    resolve(
+        run.cli,
+        &Inputs {
+            origins: &run.origins,
+            env,
+            file: file.as_ref(),
+            stderr_is_terminal,
+        },
+    )
+}
+
+/// `args` parsed over `env` and a config file `file`, before resolving.
+fn layered(
+    args: &[&str],
+    env: &Environment,
+    file: Option<&str>,
+) -> (crate::config::layers::ParsedRun, Option<ConfigFile>) {
     let file = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
     let argv: Vec<OsString> = std::iter::once("leash")
         .chain(args.iter().copied())
@@ -59,15 +77,7 @@ fn resolve_in(
         file.as_ref(),
     )
     .unwrap();
-    resolve(
-        run.cli,
-        &Inputs {
-            origins: &run.origins,
-            env,
-            file: file.as_ref(),
-            stderr_is_terminal,
-        },
-    )
+    (run, file)
 }
 
 fn settings(config: &RunPlan) -> &HttpSettings {
@@ -791,18 +801,7 @@ fn the_wire_known_before_the_key_is_the_wire_the_run_sends_on() {
             None,
         ),
     ] {
-        let env = Environment::from_pairs(&keys, &[]);
-        let parsed = file.map(|text| ConfigFile::parse(Path::new("/c/config.toml"), text).unwrap());
-        let argv: Vec<OsString> = std::iter::once("leash")
-            .chain(args.iter().copied())
-            .map(OsString::from)
-            .collect();
-        let run = parse_run(
-            &crate::cli::RunArgs::parse(argv).unwrap(),
-            &env,
-            parsed.as_ref(),
-        )
-        .unwrap();
+        let (run, _) = layered(args, &Environment::from_pairs(&keys, &[]), file);
         let provider = crate::config::precedence::choose_provider(&run.cli, &run.origins).0;
         let predicted = choose_wire(&run.cli, &run.origins, provider);
         let Ok(plan) = resolve_layered(args, &keys, file, false) else {
