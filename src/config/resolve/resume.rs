@@ -13,6 +13,7 @@ use crate::cli::Cli;
 use crate::config::precedence::{SystemChoice, choose_system};
 use crate::config::resolve::attach::{AttachPlan, read_file, without_keys};
 use crate::config::resolve::prompt::read_input;
+use crate::config::resolve::tools::open_root;
 use crate::config::{ConfigError, Inputs};
 use crate::media::limits::{self, Caps};
 use crate::protocol::Attachment;
@@ -46,10 +47,7 @@ pub(super) fn resolve(
         let sandbox = match sandbox {
             Some(sandbox) => sandbox,
             None => {
-                opened = Arc::new(Sandbox::new(&cli.root).map_err(|error| ConfigError::Root {
-                    path: cli.root.display().to_string(),
-                    problem: error.to_string(),
-                })?);
+                opened = Arc::new(open_root(&cli.root)?);
                 &opened
             }
         };

@@ -36,7 +36,7 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
 }
 
 /// `--root` must be a directory the tools can open; opened once, here.
-fn open_root(root: &Path) -> Result<Sandbox, ConfigError> {
+pub(super) fn open_root(root: &Path) -> Result<Sandbox, ConfigError> {
     Sandbox::new(root).map_err(|error| ConfigError::Root {
         path: root.display().to_string(),
         problem: error.to_string(),

@@ -113,6 +113,18 @@ pub fn text_reply(text: &str) -> String {
     .concat()
 }
 
+/// A complete reply of one tool call, `arguments` in one fragment, ending
+/// with `tool_use`.
+pub fn tool_call_reply(id: &str, name: &str, arguments: &str) -> String {
+    [
+        message_start(10),
+        tool_use_block(0, id, name, &[arguments]),
+        message_delta("tool_use", 5),
+        message_stop(),
+    ]
+    .concat()
+}
+
 /// A text reply ("Hello"; 25 tokens in, 15 out) byte for byte as the API
 /// documents it: its key order, its spacing, a `ping` among the events.
 /// Not built, so a decoder test sees exactly what the documentation shows.

@@ -58,13 +58,7 @@ async fn on_openai_a_block_reason_reaches_the_next_request() {
 #[tokio::test(flavor = "multi_thread")]
 async fn on_anthropic_the_tool_runs_with_replaced_arguments_and_the_key_stays_out() {
     let server = MockServer::start().await;
-    let first = [
-        anthropic::message_start(10),
-        anthropic::tool_use_block(0, "toolu_1", "read_file", &["{\"path\": \"sample.ts\"}"]),
-        anthropic::message_delta("tool_use", 5),
-        anthropic::message_stop(),
-    ]
-    .concat();
+    let first = anthropic::tool_call_reply("toolu_1", "read_file", "{\"path\": \"sample.ts\"}");
     serve_in_order(
         &server,
         "/v1/messages",

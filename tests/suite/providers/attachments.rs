@@ -145,13 +145,7 @@ fn reading_an_image(run: Run, dir: &TempDir) -> Run {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_image_read_file_read_is_an_image_block_in_anthropics_tool_result() {
     let server = MockServer::start().await;
-    let call = [
-        anthropic::message_start(10),
-        anthropic::tool_use_block(0, "toolu_1", "read_file", &["{\"path\": \"shot.gif\"}"]),
-        anthropic::message_delta("tool_use", 5),
-        anthropic::message_stop(),
-    ]
-    .concat();
+    let call = anthropic::tool_call_reply("toolu_1", "read_file", "{\"path\": \"shot.gif\"}");
     serve_in_order(
         &server,
         "/v1/messages",

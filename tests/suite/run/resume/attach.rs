@@ -29,13 +29,7 @@ async fn first_step(steps: &Steps) -> (MockServer, PathBuf) {
     std::fs::write(steps.path("shot.png"), shot()).unwrap();
     std::fs::write(steps.path("diagram.png"), diagram()).unwrap();
     let server = MockServer::start().await;
-    let call = [
-        anthropic::message_start(10),
-        anthropic::tool_use_block(0, "toolu_1", "read_file", &["{\"path\":\"diagram.png\"}"]),
-        anthropic::message_delta("tool_use", 5),
-        anthropic::message_stop(),
-    ]
-    .concat();
+    let call = anthropic::tool_call_reply("toolu_1", "read_file", "{\"path\":\"diagram.png\"}");
     serve_in_order(
         &server,
         "/v1/messages",
