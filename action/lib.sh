@@ -10,8 +10,9 @@
 # - the log: only `::error` annotations whose message is escaped as
 #   workflow commands escape data (`escape`: %, CR and LF), so it can
 #   never start a line of its own; nothing else untrusted is echoed;
-# - the job summary: Markdown built by jq with `md` (one line, every ASCII
-#   punctuation backslash-escaped: no HTML, link, heading or table cell)
+# - the job summary: Markdown built by jq with `md` (one line, the
+#   characters of HTML, links, emphasis, code, tables and math
+#   backslash-escaped, and a leading list or heading marker)
 #   and `fenced` (a code fence longer than any run of backticks in the
 #   text), control and format characters (bidi overrides, zero widths)
 #   shown as U+FFFD.
@@ -54,7 +55,10 @@ is_version() {
 md_defs='
 def visible: gsub("[\\p{Cf}\\p{Zl}\\p{Zp}\\x{0}-\\x{8}\\x{b}-\\x{1f}\\x{7f}-\\x{9f}]"; "\ufffd");
 def md: tostring | gsub("[\r\n\t]+"; " ") | visible
-  | gsub("(?<c>[!-/:-@\\[-`{-~])"; "\\\(.c)");
+  | gsub("(?<c>[\\\\`*_\\[\\]<>&|~$#])"; "\\\(.c)")
+  | sub("^(?<c>[-+=])"; "\\\(.c)")
+  | sub("^(?<n>[0-9]+)(?<p>[.)])"; "\(.n)\\\(.p)");
+def code: if test("^[a-z_]+$") then "`\(.)`" else md end;
 def fenced: tostring | visible
   | (if length > 65536 then .[:65536] + "\n[… cut at 65536 characters in this summary; the output holds all of it]" else . end)
   | ("`" * ([([scan("`+") | length] | max // 0) + 1, 3] | max)) as $f

@@ -111,7 +111,7 @@ fi
       "",
       "**Files changed:** \(if (.changedFiles // []) == [] then "none" else (.changedFiles | map(md) | join(", ")) end)",
       "",
-      "\(.provider | md) · \(.model | md) · status \(.status | md)"' "$result"
+      "\(.provider | md) · \(.model | md) · status \(.status | code)"' "$result"
   fi
 } >>"$GITHUB_STEP_SUMMARY"
 

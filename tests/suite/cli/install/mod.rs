@@ -8,6 +8,8 @@
 
 mod action;
 mod action_batch;
+mod action_check;
+mod action_untrusted;
 
 pub(crate) use action::run_action;
 
