@@ -113,11 +113,16 @@ if [ "$VERSION" = latest ]; then
 fi
 # A version becomes a URL and a file name: digits, letters, `.`, `-` and
 # `+` only (vX.Y.Z, -prerelease, +build), never a `/` or a line break.
+not_a_version() {
+  # Shown on one line: any other byte as `?`.
+  shown=$(printf '%s' "$VERSION" | tr -c '0-9A-Za-z.+/-' '?')
+  die "'$shown' is not a version: use vX.Y.Z (e.g. --version v0.1.0) or latest" 2
+}
 case $VERSION in
-  *[!0-9A-Za-z.+-]*) die "'$VERSION' is not a version: use vX.Y.Z (e.g. --version v0.1.0) or latest" 2 ;;
+  *[!0-9A-Za-z.+-]*) not_a_version ;;
   v[0-9]*.[0-9]*.[0-9]*) ;;
   [0-9]*.[0-9]*.[0-9]*) VERSION=v$VERSION ;;
-  *) die "'$VERSION' is not a version: use vX.Y.Z (e.g. --version v0.1.0) or latest" 2 ;;
+  *) not_a_version ;;
 esac
 
 name=leash-${VERSION#v}-$target
