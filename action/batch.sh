@@ -24,7 +24,7 @@ leash=${LEASH_BIN:-leash}
 events=${LEASH_ACTION_EVENTS:-${RUNNER_TEMP:-$PWD}/leash-events.jsonl}
 input=${INPUT_INPUT:-}
 output=${INPUT_OUTPUT:-}
-[ -n "$output" ] || output=leash-batch.jsonl
+[ -n "$output" ] || output="leash-batch.jsonl"
 [ -n "$input" ] || fail "set the input input: the JSONL file of items (command: batch)"
 [ -f "$input" ] || fail "input '$input' does not exist"
 if [ -e "$output" ] || [ -L "$output" ]; then

