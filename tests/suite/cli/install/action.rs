@@ -387,3 +387,38 @@ fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
         );
     }
 }
+
+#[test]
+fn leash_action_bin_runs_the_action_on_a_given_build_without_installing() {
+    let ws = Workspace::new();
+    let bin = crate::support::run::bin();
+    let bin = bin.to_str().unwrap();
+    let plan = action_step(&ws, "setup.sh", &["plan"], &[("LEASH_ACTION_BIN", bin)]);
+    assert_eq!(plan.output.status.code(), Some(0), "{:?}", plan.output);
+    assert_eq!(plan.outputs["cacheable"], "false", "nothing to cache");
+    let install = |given: &str| {
+        action_step(
+            &ws,
+            "setup.sh",
+            &["install"],
+            &[
+                ("LEASH_VERSION", "latest"),
+                ("LEASH_DIR", ws.path("never").to_str().unwrap()),
+                ("LEASH_ACTION_BIN", given),
+            ],
+        )
+    };
+    let step = install(bin);
+    assert_eq!(step.output.status.code(), Some(0), "{:?}", step.output);
+    assert_eq!(step.outputs["bin"], bin);
+    let dir = Path::new(bin).parent().unwrap();
+    assert_eq!(step.path, format!("{}\n", dir.display()));
+    assert!(!ws.path("never").exists(), "nothing installed");
+    // A relative path, or no leash there: the step fails, nothing on PATH.
+    for given in ["target/debug/leash", "/nonexistent/leash"] {
+        let step = install(given);
+        assert_eq!(step.output.status.code(), Some(1), "{:?}", step.output);
+        assert_eq!(step.errors().len(), 1, "{:?}", step.output);
+        assert_eq!(step.path, "");
+    }
+}
