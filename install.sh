@@ -14,7 +14,10 @@
 # Environment (for mirrors and tests): LEASH_VERSION (like --version),
 # LEASH_INSTALL_DIR (like --to), LEASH_INSTALL_BASE (the releases URL,
 # file:// works too), LEASH_INSTALL_OS / LEASH_INSTALL_ARCH (instead of
-# `uname -s` / `uname -m`).
+# `uname -s` / `uname -m`), LEASH_INSTALL_ARCHIVES (a directory that keeps
+# the downloaded archive: one already there is checked against the
+# release's .sha256 like a download and used instead of downloading it
+# again; the GitHub Action caches it).
 set -eu
 
 # The one place install.sh names the repository; Cargo.toml's
@@ -108,20 +111,44 @@ if [ "$VERSION" = latest ]; then
   VERSION=$(tr -d ' \r\n' <"$tmp/version")
   [ -n "$VERSION" ] || die "the latest release names no version ($BASE/latest/download/leash-version.txt is empty)"
 fi
+# A version becomes a URL and a file name: digits, letters, `.`, `-` and
+# `+` only (vX.Y.Z, -prerelease, +build), never a `/` or a line break.
+not_a_version() {
+  # Shown on one line: any other byte as `?`.
+  shown=$(printf '%s' "$VERSION" | tr -c '0-9A-Za-z.+/-' '?')
+  die "'$shown' is not a version: use vX.Y.Z (e.g. --version v0.1.0) or latest" 2
+}
 case $VERSION in
-  v[0-9]*) ;;
-  [0-9]*) VERSION=v$VERSION ;;
-  *) die "'$VERSION' is not a version: use vX.Y.Z (e.g. --version v0.1.0) or latest" 2 ;;
+  *[!0-9A-Za-z.+-]*) not_a_version ;;
+  v[0-9]*.[0-9]*.[0-9]*) ;;
+  [0-9]*.[0-9]*.[0-9]*) VERSION=v$VERSION ;;
+  *) not_a_version ;;
 esac
 
 name=leash-${VERSION#v}-$target
 archive=$name.tar.gz
 fetch "$BASE/download/$VERSION/$archive.sha256" "$tmp/$archive.sha256"
-fetch "$BASE/download/$VERSION/$archive" "$tmp/$archive"
 expected=$(cut -d ' ' -f 1 <"$tmp/$archive.sha256")
+kept=${LEASH_INSTALL_ARCHIVES:+$LEASH_INSTALL_ARCHIVES/$archive}
+if [ -n "$kept" ] && [ -f "$kept" ] && [ ! -L "$kept" ]; then
+  cp "$kept" "$tmp/$archive" || die "cannot read $kept"
+  if [ "$(sha256 "$tmp/$archive")" = "$expected" ]; then
+    echo "leash: $archive from $LEASH_INSTALL_ARCHIVES, checked against the release's checksum"
+  else
+    echo "leash: warning: $kept does not match the release's checksum; downloading it again" >&2
+    fetch "$BASE/download/$VERSION/$archive" "$tmp/$archive"
+  fi
+else
+  fetch "$BASE/download/$VERSION/$archive" "$tmp/$archive"
+fi
 actual=$(sha256 "$tmp/$archive")
 [ "$expected" = "$actual" ] \
   || die "checksum mismatch for $archive: expected $expected, got $actual; nothing installed"
+if [ -n "$kept" ]; then
+  if ! { mkdir -p "$LEASH_INSTALL_ARCHIVES" && rm -f "$kept" && cp "$tmp/$archive" "$kept"; }; then
+    die "cannot keep $archive in $LEASH_INSTALL_ARCHIVES"
+  fi
+fi
 
 tar -xzf "$tmp/$archive" -C "$tmp" || die "cannot unpack $archive"
 [ -f "$tmp/$name/leash" ] || die "$archive holds no $name/leash"

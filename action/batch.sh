@@ -9,21 +9,22 @@
 #   batch's `batch_end` summary) and `events-file` (the batch's stderr:
 #   progress lines and the summary);
 # - appends the counts and the ids that did not end ok to
-#   GITHUB_STEP_SUMMARY;
+#   GITHUB_STEP_SUMMARY, ids and messages escaped (action/lib.sh);
 # - on a non-zero exit prints an `::error::` annotation with leash's last
-#   `leash:` line and exits with leash's exit code.
+#   `leash:` line, escaped, and exits with leash's exit code.
 # It only reads the key from the environment leash inherits; nothing here
 # prints it. Runs on the bash 3.2 of macOS runners too.
 set -euo pipefail
 # shellcheck source=action/lib.sh
 . "$(dirname "$0")/lib.sh"
+: "${GITHUB_STEP_SUMMARY:?GITHUB_STEP_SUMMARY is not set: run this as a GitHub Actions step}"
 
 command -v jq >/dev/null 2>&1 || fail "jq is needed to read leash's JSON results (it is on GitHub's runners)"
 leash=${LEASH_BIN:-leash}
 events=${LEASH_ACTION_EVENTS:-${RUNNER_TEMP:-$PWD}/leash-events.jsonl}
 input=${INPUT_INPUT:-}
 output=${INPUT_OUTPUT:-}
-[ -n "$output" ] || output=leash-batch.jsonl
+[ -n "$output" ] || output="leash-batch.jsonl"
 [ -n "$input" ] || fail "set the input input: the JSONL file of items (command: batch)"
 [ -f "$input" ] || fail "input '$input' does not exist"
 if [ -e "$output" ] || [ -L "$output" ]; then
@@ -55,16 +56,16 @@ reason=$(grep '^leash: ' "$events" | tail -n 1 | sed 's/^leash: //' || true)
   else
     echo "### leash batch failed (exit $code)"
     echo
-    echo "> $reason"
+    printf '%s' "$reason" | jq -Rrs "$md_defs"'"> " + md'
   fi
   echo
   if [ -n "$summary" ]; then
-    jq -r '"| items | ok | failed | not started | tokens | cost | time |",
+    jq -r "$md_defs"'"| items | ok | failed | not started | tokens | cost | time |",
       "|---|---|---|---|---|---|---|",
-      "| \(.total) | \(.ok) | \(.failed) | \(.notStarted) | \(.tokens) | \(if .cost == null then "—" else "$\(.cost)" end) | \(.durationMs) ms |"' <<<"$summary"
+      "| \(.total | md) | \(.ok | md) | \(.failed | md) | \(.notStarted | md) | \(.tokens | md) | \(if .cost == null then "—" else "$\(.cost | md)" end) | \(.durationMs | md) ms |"' <<<"$summary"
   fi
   if [ -f "$output" ]; then
-    failed=$(jq -r 'select(.status != "ok") | "- `\(.id)`: \(.status): \(.message // "")"' "$output" 2>/dev/null | head -n 50 || true)
+    failed=$(jq -r "$md_defs"'select(.status != "ok") | "- \(.id | md): \(.status | md): \(.message // "" | md)"' "$output" 2>/dev/null | head -n 50 || true)
     if [ -n "$failed" ]; then
       printf '\n**Not ok** (first 50):\n\n%s\n' "$failed"
     fi

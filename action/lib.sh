@@ -1,39 +1,38 @@
-# Sourced by action/run.sh and action/batch.sh (README "Recipes", the
-# GitHub Action): what both commands share — the input checks' failure,
-# the flags every run takes from the inputs, and multi-line-safe step
-# outputs. It runs nothing and prints no input but a failure's words.
+# shellcheck shell=bash
+# Sourced by action/setup.sh, action/run.sh and action/batch.sh (README
+# "Recipes", the GitHub Action): what the steps share — the input checks'
+# failure, the flags every run takes from the inputs, and the three ways
+# untrusted text (an input, the reply, a file name, an error message, an
+# item id) leaves a step, each of which keeps it data (README "What the
+# Action checks"):
+# - step outputs: `name<<DELIM` with a random delimiter the value is
+#   checked not to hold (`put`); nothing else writes GITHUB_OUTPUT, and no
+#   untrusted text goes to GITHUB_ENV or GITHUB_PATH;
+# - the log: only `::error` annotations whose message is escaped as
+#   workflow commands escape data (`escape`: %, CR and LF), so it can
+#   never start a line of its own; nothing else untrusted is echoed;
+# - the job summary: Markdown built by jq with `md` (one line, the
+#   characters of HTML, links, emphasis, code, tables and math
+#   backslash-escaped, and a leading list or heading marker)
+#   and `fenced` (a code fence longer than any run of backticks in the
+#   text), control and format characters (bidi overrides, zero widths)
+#   shown as U+FFFD.
 # Runs on the bash 3.2 of macOS runners too.
 
+# Workflow commands end at a line break: %, CR and LF are escaped.
+escape() {
+  local text=${1//%/%25}
+  text=${text//$'\r'/%0D}
+  printf '%s' "${text//$'\n'/%0A}"
+}
+
+# A failed input check: one escaped annotation, exit CODE (default 2).
 fail() {
-  echo "::error::leash action: $1"
-  exit 2
+  echo "::error::leash action: $(escape "$1")"
+  exit "${2:-2}"
 }
 
 : "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set: run this as a GitHub Actions step}"
-: "${GITHUB_STEP_SUMMARY:?GITHUB_STEP_SUMMARY is not set: run this as a GitHub Actions step}"
-
-# Appends to the array `args` the flags of the inputs provider, model,
-# system, allow-write and args.
-add_input_flags() {
-  [ -z "${INPUT_PROVIDER:-}" ] || args+=(--provider "$INPUT_PROVIDER")
-  [ -z "${INPUT_MODEL:-}" ] || args+=(--model "$INPUT_MODEL")
-  [ -z "${INPUT_SYSTEM:-}" ] || args+=(--system "$INPUT_SYSTEM")
-  case ${INPUT_ALLOW_WRITE:-false} in
-    true) args+=(--allow-write) ;;
-    false | "") ;;
-    *) fail "allow-write must be true or false, not '$INPUT_ALLOW_WRITE'" ;;
-  esac
-  # `args` is split like a shell's words (quotes and backslashes work, no
-  # expansion, nothing runs): xargs does exactly that, one word per NUL.
-  local extra=${INPUT_ARGS:-} words word
-  if [ -n "${extra//[[:space:]]/}" ]; then
-    words=$(mktemp)
-    printf '%s' "$extra" | xargs printf '%s\0' >"$words" \
-      || fail "cannot split args (an unmatched quote?): $extra"
-    while IFS= read -r -d '' word; do args+=("$word"); done <"$words"
-    rm -f "$words"
-  fi
-}
 
 # Outputs: `name<<DELIM` … `DELIM`, with a delimiter no value contains.
 delimiter="leash_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
@@ -44,9 +43,50 @@ put() {
   printf '%s<<%s\n%s\n%s\n' "$1" "$delimiter" "$2" "$delimiter" >>"$GITHUB_OUTPUT"
 }
 
-# Workflow commands end at a line break: %, CR and LF are escaped.
-escape() {
-  local text=${1//%/%25}
-  text=${text//$'\r'/%0D}
-  printf '%s' "${text//$'\n'/%0A}"
+# A leash release: `latest` or a semantic version with an optional
+# leading v (vMAJOR.MINOR.PATCH, a -prerelease and +build of [0-9A-Za-z.-]).
+# Anything else (a newline, `/..`, a branch) is no version.
+semver='^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$'
+is_version() {
+  [[ $1 =~ $semver ]]
+}
+
+# jq definitions for the job summary (prefix a filter with "$md_defs").
+# shellcheck disable=SC2016,SC2034 # jq's own $ and backticks; used by run.sh and batch.sh
+md_defs='
+def visible: gsub("[\\p{Cf}\\p{Zl}\\p{Zp}\\x{0}-\\x{8}\\x{b}-\\x{1f}\\x{7f}-\\x{9f}]"; "\ufffd");
+def md: tostring | gsub("[\r\n\t]+"; " ") | visible
+  | gsub("(?<c>[\\\\`*_\\[\\]<>&|~$#])"; "\\\(.c)")
+  | sub("^(?<c>[-+=])"; "\\\(.c)")
+  | sub("^(?<n>[0-9]+)(?<p>[.)])"; "\(.n)\\\(.p)");
+def code: if test("^[a-z_]+$") then "`\(.)`" else md end;
+def fenced: tostring | visible
+  | (if length > 65536 then .[:65536] + "\n[… cut at 65536 characters in this summary; the output holds all of it]" else . end)
+  | ("`" * ([([scan("`+") | length] | max // 0) + 1, 3] | max)) as $f
+  | "\($f)text\n\(.)\n\($f)";
+'
+
+# Appends to the array `args` the flags of the inputs provider, model,
+# system, allow-write and args. Free text goes as `--flag=VALUE`, so a
+# value starting with `-` (a system message written as a bullet list) is
+# a value, not a flag.
+add_input_flags() {
+  [ -z "${INPUT_PROVIDER:-}" ] || args+=("--provider=$INPUT_PROVIDER")
+  [ -z "${INPUT_MODEL:-}" ] || args+=("--model=$INPUT_MODEL")
+  [ -z "${INPUT_SYSTEM:-}" ] || args+=("--system=$INPUT_SYSTEM")
+  case ${INPUT_ALLOW_WRITE:-false} in
+    true) args+=(--allow-write) ;;
+    false | "") ;;
+    *) fail "allow-write must be true or false, not '$INPUT_ALLOW_WRITE'" ;;
+  esac
+  # `args` is split like a shell's words (quotes and backslashes work, no
+  # expansion, nothing runs): xargs does exactly that, one word per NUL.
+  local extra=${INPUT_ARGS:-} words word
+  if [ -n "${extra//[[:space:]]/}" ]; then
+    words=$(mktemp)
+    printf '%s' "$extra" | xargs printf '%s\0' >"$words" 2>/dev/null \
+      || fail "cannot split args (an unmatched quote?): $extra"
+    while IFS= read -r -d '' word; do args+=("$word"); done <"$words"
+    rm -f "$words"
+  fi
 }

@@ -5,11 +5,11 @@
 # - sets the step outputs `reply`, `exit-code`, `result` (the
 #   `--output json` object) and `events-file` in GITHUB_OUTPUT, each
 #   multi-line safe behind a random heredoc delimiter;
-# - appends the reply, usage, cost and changed files to
-#   GITHUB_STEP_SUMMARY;
+# - appends the reply (fenced), usage, cost and changed files to
+#   GITHUB_STEP_SUMMARY, every text from the run escaped (action/lib.sh);
 # - on a non-zero exit prints an `::error::` annotation with the run's
-#   reason (the result's `message`, else the `run_end` event's) and exits
-#   with leash's exit code, so the step fails as leash did.
+#   reason (the result's `message`, else the `run_end` event's), escaped,
+#   and exits with leash's exit code, so the step fails as leash did.
 # The JSONL events go to LEASH_ACTION_EVENTS (action.yml uploads them as an
 # artifact), never to the log. It only reads the key from the environment
 # leash inherits; nothing here prints it.
@@ -20,6 +20,7 @@
 set -euo pipefail
 # shellcheck source=action/lib.sh
 . "$(dirname "$0")/lib.sh"
+: "${GITHUB_STEP_SUMMARY:?GITHUB_STEP_SUMMARY is not set: run this as a GitHub Actions step}"
 
 # `command`: run (one run, this script), batch (action/batch.sh) or
 # install (the install steps did it all; nothing runs here).
@@ -27,7 +28,7 @@ case ${INPUT_COMMAND:-run} in
   run | "") ;;
   batch) exec "$(dirname "$0")/batch.sh" ;;
   install)
-    echo "leash: installed ($(command -v "${LEASH_BIN:-leash}" || echo "${LEASH_BIN:-leash}")); command: install runs nothing"
+    echo "leash: installed; command: install runs nothing"
     exit 0
     ;;
   *) fail "command must be run, batch or install, not '$INPUT_COMMAND'" ;;
@@ -88,27 +89,29 @@ if [ -z "$reason" ]; then
   reason=$(grep -v '^{' "$events" | tail -n 1 | sed 's/^leash: //')
 fi
 
-# The job summary: what the run said and what it cost.
+# The job summary: what the run said and what it cost, every text from
+# the run (reply, reason, file names, model) kept as text.
 {
   if [ "$code" = 0 ]; then
     echo "### leash: ok"
   else
     echo "### leash failed (exit $code)"
     echo
-    echo "> $reason"
+    printf '%s' "$reason" | jq -Rrs "$md_defs"'"> " + md'
   fi
   echo
   if [ -n "$reply" ]; then
-    printf '%s\n\n' "$reply"
+    jq -r "$md_defs"'.reply | fenced' "$result"
+    echo
   fi
   if $valid; then
-    jq -r '"| turns | input tokens | output tokens | cache read | cost | time |",
+    jq -r "$md_defs"'"| turns | input tokens | output tokens | cache read | cost | time |",
       "|---|---|---|---|---|---|",
-      "| \(.turns) | \(.usage.input) | \(.usage.output) | \(.usage.cacheRead) | \(if .cost == null then "—" else "$\(.cost)" end) | \(.durationMs) ms |",
+      "| \(.turns | md) | \(.usage.input | md) | \(.usage.output | md) | \(.usage.cacheRead | md) | \(if .cost == null then "—" else "$\(.cost | md)" end) | \(.durationMs | md) ms |",
       "",
-      "**Files changed:** \(if (.changedFiles // []) == [] then "none" else (.changedFiles | map("`\(.)`") | join(", ")) end)",
+      "**Files changed:** \(if (.changedFiles // []) == [] then "none" else (.changedFiles | map(md) | join(", ")) end)",
       "",
-      "\(.provider) · \(.model) · status `\(.status)`"' "$result"
+      "\(.provider | md) · \(.model | md) · status \(.status | code)"' "$result"
   fi
 } >>"$GITHUB_STEP_SUMMARY"
 

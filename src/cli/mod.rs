@@ -49,8 +49,15 @@ pub struct Cli {
     /// The system message.
     // Not a clap conflict: `LEASH_SYSTEM` in the environment with
     // `--system-file` on the command line is layering (the flag wins);
-    // both on the command line is refused in `config`.
-    #[arg(short = 's', long, env = "LEASH_SYSTEM", value_name = "TEXT")]
+    // both on the command line is refused in `config`. Free text: a
+    // value may start with `-` (a Markdown bullet list, README "Recipes").
+    #[arg(
+        short = 's',
+        long,
+        env = "LEASH_SYSTEM",
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
     pub system: Option<String>,
 
     /// Read the system message from a file.

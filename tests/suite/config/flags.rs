@@ -1,8 +1,8 @@
 //! Flags and their values (README "Configuration", "Exit codes"): a bad
 //! flag keeps the failure contract, a repeated flag's last value wins, a
-//! system-prompt file flag beats the other layers, fractional timeouts and
-//! boolean words are accepted, and a control character in the key is named
-//! without showing it.
+//! system-prompt file flag beats the other layers, a system message may
+//! start with `-`, fractional timeouts and boolean words are accepted,
+//! and a control character in the key is named without showing it.
 
 use super::*;
 
@@ -201,4 +201,32 @@ fn leash_configs_last_line_is_made_inert_like_a_runs() {
         ),
         "{text:?}"
     );
+}
+
+#[test]
+fn a_system_message_may_start_with_a_hyphen() {
+    // A Markdown bullet list (the GitHub Action's `system` input, README
+    // "What the Action checks"), after a space or an `=`.
+    let ws = Workspace::new();
+    let transcript = ws.path("t.jsonl");
+    let cases: [&[&str]; 3] = [
+        &["-s", "- Read first.\n- Never invent."],
+        &["--system", "- Read first.\n- Never invent."],
+        &["--system=- Read first.\n- Never invent."],
+    ];
+    for args in cases {
+        let _ = std::fs::remove_file(&transcript);
+        ws.faux(json!([{"text": "ok"}]))
+            .args(args)
+            .arg("--transcript")
+            .arg(&transcript)
+            .args(["--no-stdin", "hi"])
+            .assert()
+            .code(0)
+            .stdout("ok\n");
+        let text = std::fs::read_to_string(&transcript).unwrap();
+        let session: serde_json::Value =
+            serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(session["system"], "- Read first.\n- Never invent.");
+    }
 }

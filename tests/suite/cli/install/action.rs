@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 use super::{TARGET, VERSION, release, repo_file, version_of};
-use crate::support::run::stdout;
+use crate::support::run::{stderr, stdout};
 use crate::support::shell::{Workspace, has, tool_call};
 
 use std::collections::HashMap;
@@ -21,6 +21,9 @@ pub(crate) struct ActionRun {
     /// GITHUB_OUTPUT, parsed (`name=value` and `name<<DELIM` … `DELIM`).
     pub outputs: HashMap<String, String>,
     pub summary: String,
+    /// What the step wrote to GITHUB_ENV and GITHUB_PATH.
+    pub env: String,
+    pub path: String,
 }
 
 impl ActionRun {
@@ -33,6 +36,16 @@ impl ActionRun {
     /// The `--output json` object of the run.
     pub fn result(&self) -> Value {
         serde_json::from_str(self.output("result")).unwrap()
+    }
+
+    /// Every line of the log the runner would read as a workflow command
+    /// (it reads both streams; leading blanks do not stop it).
+    pub fn commands(&self) -> Vec<String> {
+        let log = format!("{}\n{}", stdout(&self.output), stderr(&self.output));
+        log.split(['\n', '\r'])
+            .filter(|line| line.trim_start().starts_with("::"))
+            .map(str::to_owned)
+            .collect()
     }
 
     /// The `::error` annotations the step printed.
@@ -91,6 +104,8 @@ pub(crate) fn action_step(
     ActionRun {
         outputs: parse_outputs(&read("output")),
         summary: read("summary"),
+        env: read("env"),
+        path: read("path"),
         output,
     }
 }
@@ -145,10 +160,7 @@ fn the_actions_run_step_sets_outputs_and_a_summary_of_a_run_that_edits() {
     assert!(summary.contains(reply), "{summary}");
     assert!(summary.contains("| turns | input tokens |"), "{summary}");
     assert!(summary.contains("| 2 | "), "{summary}");
-    assert!(
-        summary.contains("**Files changed:** `notes.md`"),
-        "{summary}"
-    );
+    assert!(summary.contains("**Files changed:** notes.md"), "{summary}");
 
     // The JSONL events are in the file the artifact uploads, not the log.
     let events = std::fs::read_to_string(run.output("events-file")).unwrap();
@@ -236,7 +248,7 @@ fn a_failed_run_fails_the_step_with_leashs_reason_and_exit_code() {
 fn the_actions_install_steps_install_the_pinned_release_then_use_the_cache() {
     let ws = Workspace::new();
     let base = ws.path("release");
-    release(&base);
+    let released = release(&base);
 
     // plan: the version input, else the action's tag, else latest.
     let plan = |env: &[(&str, &str)]| {
@@ -254,6 +266,12 @@ fn the_actions_install_steps_install_the_pinned_release_then_use_the_cache() {
     let on_main = plan(&[("GITHUB_ACTION_REF", "main")]);
     assert_eq!(on_main["version"], "latest");
     assert_eq!(on_main["cacheable"], "false");
+    // Pinned to a commit: that commit's Cargo.toml version.
+    let at_commit = plan(&[("GITHUB_ACTION_REF", &"0123456789abcdef".repeat(3)[..40])]);
+    assert_eq!(at_commit["version"], format!("v{VERSION}"));
+    assert_eq!(at_commit["cacheable"], "true");
+    // A major tag is no release: latest.
+    assert_eq!(plan(&[("GITHUB_ACTION_REF", "v1")])["version"], "latest");
     let pinned = plan(&[("INPUT_VERSION", VERSION), ("GITHUB_ACTION_REF", "main")]);
     assert_eq!(pinned["version"], format!("v{VERSION}"));
     let dir = &pinned["dir"];
@@ -262,7 +280,9 @@ fn the_actions_install_steps_install_the_pinned_release_then_use_the_cache() {
         "{dir}"
     );
 
-    // install: the release through install.sh, then the cached copy.
+    // install: the release through install.sh, then the cached copy —
+    // checked against the release's checksum every time, the binary
+    // always unpacked from the checked archive.
     let base_url = format!("file://{}", base.display());
     let install = |expected: &str| {
         let step = action_step(
@@ -278,18 +298,40 @@ fn the_actions_install_steps_install_the_pinned_release_then_use_the_cache() {
             ],
         );
         assert_eq!(step.output.status.code(), Some(0), "{:?}", step.output);
-        assert!(stdout(&step.output).contains(expected), "{:?}", step.output);
+        let log = format!("{}{}", stdout(&step.output), stderr(&step.output));
+        assert!(log.contains(expected), "{log}");
         let bin = PathBuf::from(&step.outputs["bin"]);
         assert_eq!(bin, Path::new(dir).join("leash"));
         assert_eq!(version_of(&bin), format!("leash {VERSION}"));
-        let path = std::fs::read_to_string(ws.path("github/path")).unwrap();
-        assert_eq!(path, format!("{dir}\n"));
+        assert_eq!(step.path, format!("{dir}\n"));
     };
     install(&format!(
         "leash v{VERSION} ({TARGET}) installed to {dir}/leash"
     ));
-    std::fs::remove_dir_all(&base).unwrap();
-    install(&format!("leash: leash {VERSION} from the cache"));
+    let name = format!("leash-{VERSION}-{TARGET}.tar.gz");
+    let cached = Path::new(dir).join("archive").join(&name);
+    assert!(cached.is_file(), "the archive is kept for the cache");
+
+    // A cache whose binary was swapped (a self-hosted runner's cache
+    // outlives the job): the archive is checked, the binary unpacked
+    // again; the release's archive is not downloaded (it is gone).
+    let archive = std::fs::read(&released).unwrap();
+    std::fs::remove_file(&released).unwrap();
+    std::fs::write(Path::new(dir).join("leash"), "#!/bin/sh\necho pwned\n").unwrap();
+    install(&format!(
+        "leash: {name} from {dir}/archive, checked against the release's checksum"
+    ));
+
+    // A cached archive that does not match is downloaded again.
+    std::fs::write(&released, &archive).unwrap();
+    let mut tampered = archive.clone();
+    tampered[100] ^= 0xff;
+    std::fs::write(&cached, &tampered).unwrap();
+    install(&format!(
+        "leash: warning: {} does not match the release's checksum; downloading it again",
+        cached.display()
+    ));
+    assert_eq!(std::fs::read(&cached).unwrap(), archive);
 }
 
 #[test]
@@ -343,5 +385,40 @@ fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
             readme.contains(&format!("`{output}`")),
             "README: no `{output}`"
         );
+    }
+}
+
+#[test]
+fn leash_action_bin_runs_the_action_on_a_given_build_without_installing() {
+    let ws = Workspace::new();
+    let bin = crate::support::run::bin();
+    let bin = bin.to_str().unwrap();
+    let plan = action_step(&ws, "setup.sh", &["plan"], &[("LEASH_ACTION_BIN", bin)]);
+    assert_eq!(plan.output.status.code(), Some(0), "{:?}", plan.output);
+    assert_eq!(plan.outputs["cacheable"], "false", "nothing to cache");
+    let install = |given: &str| {
+        action_step(
+            &ws,
+            "setup.sh",
+            &["install"],
+            &[
+                ("LEASH_VERSION", "latest"),
+                ("LEASH_DIR", ws.path("never").to_str().unwrap()),
+                ("LEASH_ACTION_BIN", given),
+            ],
+        )
+    };
+    let step = install(bin);
+    assert_eq!(step.output.status.code(), Some(0), "{:?}", step.output);
+    assert_eq!(step.outputs["bin"], bin);
+    let dir = Path::new(bin).parent().unwrap();
+    assert_eq!(step.path, format!("{}\n", dir.display()));
+    assert!(!ws.path("never").exists(), "nothing installed");
+    // A relative path, or no leash there: the step fails, nothing on PATH.
+    for given in ["target/debug/leash", "/nonexistent/leash"] {
+        let step = install(given);
+        assert_eq!(step.output.status.code(), Some(1), "{:?}", step.output);
+        assert_eq!(step.errors().len(), 1, "{:?}", step.output);
+        assert_eq!(step.path, "");
     }
 }

@@ -100,7 +100,7 @@ fn a_failed_batch_fails_the_step_naming_the_failed_items() {
     );
     assert!(
         run.summary
-            .contains("- `b`: error: provider error: upstream exploded"),
+            .contains(r"- b: error: provider error: upstream exploded"),
         "{}",
         run.summary
     );

@@ -8,6 +8,8 @@
 
 mod action;
 mod action_batch;
+mod action_check;
+mod action_untrusted;
 
 pub(crate) use action::run_action;
 
@@ -150,7 +152,7 @@ type Env<'a> = &'a [(&'a str, &'a str)];
 fn install_sh_names_an_os_or_cpu_it_has_no_build_for_and_a_bad_option() {
     let ws = Workspace::new();
     let base = ws.path("release"); // never reached
-    let cases: [(Env, &[&str], &str); 4] = [
+    let cases: [(Env, &[&str], &str); 6] = [
         (
             &[("LEASH_INSTALL_ARCH", "riscv64")],
             &[],
@@ -170,6 +172,17 @@ fn install_sh_names_an_os_or_cpu_it_has_no_build_for_and_a_bad_option() {
             &[],
             &["--version", "main"],
             "leash: 'main' is not a version",
+        ),
+        // A version becomes a URL and a path: no `/`, no line break.
+        (
+            &[],
+            &["--version", "v1.2.3/../../x"],
+            "leash: 'v1.2.3/../../x' is not a version",
+        ),
+        (
+            &[("LEASH_VERSION", "v1.2.3\nx")],
+            &[],
+            "leash: 'v1.2.3?x' is not a version",
         ),
     ];
     for (env, args, expected) in cases {
