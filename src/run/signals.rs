@@ -95,3 +95,43 @@ pub async fn wait_for_lane<R>(
         Err(_) => Waited::GaveUp,
     }
 }
+
+/// Runs `work`, a blocking read that may wait on a pipe (the batch's
+/// input from a FIFO nobody has opened yet), on a thread of its own, and
+/// gives up on it when SIGINT, SIGTERM or SIGHUP comes first: start-up
+/// before a run's own watcher is stopped by a signal too. `Err` is the
+/// signal; the thread is left to the process's exit.
+pub fn unless_signalled<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Signal> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Ok(work());
+    };
+    let outcome = runtime.block_on(async {
+        let read = tokio::task::spawn_blocking(work);
+        let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return Ok(read.await);
+        };
+        tokio::select! {
+            done = read => Ok(done),
+            _ = interrupt.recv() => Err(Signal::Interrupt),
+            _ = terminate.recv() => Err(Signal::Terminate),
+            _ = hangup.recv() => Err(Signal::Hangup),
+        }
+    });
+    // Never waits for a read still blocked in the kernel.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(panicked)) => std::panic::resume_unwind(panicked.into_panic()),
+        Err(signal) => Err(signal),
+    }
+}
