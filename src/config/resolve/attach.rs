@@ -8,7 +8,9 @@
 //! checkout produced (a log, a screenshot): so a known API key in a text
 //! file is replaced by `***` before it is sent, as in a tool's result, and
 //! an image or a PDF whose bytes hold one is refused, since its bytes
-//! cannot be redacted. The record (size, SHA-256) stays the file's.
+//! cannot be redacted. The record (size, SHA-256) stays the file's. And
+//! a checkout's file is held to the file tools' rules on secrets and
+//! links (`confine`), read through the one reader of file inputs.
 
 use std::path::Path;
 

@@ -75,14 +75,9 @@ fn a_device_or_a_fifo_is_refused_at_once_for_every_file_flag() {
                 "{flag} {} took {took:?}",
                 path.display()
             );
-            let named = if *flag == "--env-file" {
-                "the env file"
-            } else {
-                flag
-            };
             let name = path.file_name().unwrap().to_str().unwrap();
             assert!(
-                last.starts_with("leash: ") && last.contains(named) && last.contains(name),
+                last.starts_with("leash: ") && last.contains(flag) && last.contains(name),
                 "{flag}: {last}"
             );
             if path.ends_with("input.fifo") {
