@@ -6,9 +6,10 @@
 //!
 //! One way for all (README "Security and limits"): opened without
 //! blocking (a FIFO nobody writes to, or a committed link to `/dev/tty`,
-//! must not hold leash in `open` before any timer runs), judged by
-//! `fstat` on the descriptor opened (no race with a swap), read up to a
-//! cap (never grown without bound). A regular file is read; `/dev/null`
+//! must not hold leash in `open` before any timer runs; on Linux with
+//! `O_PATH` first, which opens no device at all), judged by `fstat` on
+//! the descriptor opened (no race with a swap), read up to a cap (never
+//! grown without bound). A regular file is read; `/dev/null`
 //! alone is read as empty (how people say "none"); a directory, FIFO,
 //! socket or any other device is refused at once. Only the batch's INPUT
 //! may be a pipe ([`Accept::FileOrPipe`]), since that is how it is fed.
@@ -70,7 +71,7 @@ pub enum FileReadError {
     /// It is no regular file (and not `/dev/null`).
     #[error("{0}")]
     NotAFile(NotAFile),
-    /// The pipe opened is not the one first judged (swapped meanwhile).
+    /// The file opened is not the one first judged (swapped meanwhile).
     #[error("it changed while it was opened")]
     Changed,
     /// It is larger than its limit ([`FILE_LIMIT`] for most).
@@ -122,29 +123,26 @@ impl Opened {
 
 /// Opens a file input the one way: never blocking in `open`, judged by
 /// `fstat` on what was opened. See the module's documentation.
+///
+/// On Linux the path is first opened with `O_PATH`, which opens nothing
+/// (a link to a device with side effects on open, `/dev/watchdog`, arms
+/// nothing) and waits on no FIFO; only a regular file is then opened for
+/// reading, through that descriptor, and checked to be the same file.
 pub fn open_input(path: &Path, accept: Accept) -> Result<Opened, FileReadError> {
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(i32::try_from(flags.bits()).unwrap_or(0))
-        .open(path)?;
-    let meta = file.metadata()?;
+    let looked = look(path)?;
+    let meta = looked.metadata()?;
     let kind = meta.file_type();
     if kind.is_file() {
-        return Ok(Opened::File(file));
+        let file = read_handle(path, looked)?;
+        return same_file(file, &meta);
     }
     if kind.is_char_device() && is_dev_null(&meta) {
         return Ok(Opened::Null);
     }
     if kind.is_fifo() && accept == Accept::FileOrPipe {
-        // Opened again to wait for a named FIFO's writer (a pipe of the
+        // Opened to wait for a named FIFO's writer (a pipe of the
         // shell's, `/dev/fd/N`, never waits), and checked to be the same.
-        let waited = File::open(path)?;
-        let again = waited.metadata()?;
-        if (again.dev(), again.ino()) != (meta.dev(), meta.ino()) {
-            return Err(FileReadError::Changed);
-        }
-        return Ok(Opened::File(waited));
+        return same_file(File::open(path)?, &meta);
     }
     Err(FileReadError::NotAFile(match kind {
         kind if kind.is_dir() => NotAFile::Directory,
@@ -152,6 +150,56 @@ pub fn open_input(path: &Path, accept: Accept) -> Result<Opened, FileReadError> 
         kind if kind.is_socket() => NotAFile::Socket,
         _ => NotAFile::Device,
     }))
+}
+
+/// The flags every file input is read with: never waiting, never taking
+/// a terminal as the controlling one.
+fn read_flags() -> i32 {
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    i32::try_from(flags.bits()).unwrap_or(0)
+}
+
+/// A descriptor to judge `path` by, opening nothing (`O_PATH`).
+#[cfg(target_os = "linux")]
+fn look(path: &Path) -> std::io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
+    Ok(File::from(fd))
+}
+
+/// Without `O_PATH`: opened without blocking, and judged as it is.
+#[cfg(not(target_os = "linux"))]
+fn look(path: &Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(read_flags())
+        .open(path)
+}
+
+/// The regular file `looked` found, opened for reading: through the
+/// descriptor itself where `/proc` can reopen it, else by its path (and
+/// then checked by [`same_file`]).
+#[cfg(target_os = "linux")]
+fn read_handle(path: &Path, looked: File) -> std::io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).custom_flags(read_flags());
+    let through = format!("/proc/self/fd/{}", looked.as_raw_fd());
+    options.open(through).or_else(|_| options.open(path))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_handle(_path: &Path, looked: File) -> std::io::Result<File> {
+    Ok(looked)
+}
+
+/// `file`, if it is the file first judged (`meta`): not one swapped in.
+fn same_file(file: File, meta: &Metadata) -> Result<Opened, FileReadError> {
+    let opened = file.metadata()?;
+    if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
+        return Err(FileReadError::Changed);
+    }
+    Ok(Opened::File(file))
 }
 
 /// Whether `meta` is the null device: the same device as `/dev/null`, so a
