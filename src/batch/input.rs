@@ -1,9 +1,12 @@
 //! The batch's input: one item a line, `{"id", "prompt", "system"?,
 //! "root"?, "model"?}` or a plain-text prompt (its 1-based line number is
-//! its id). [`validate`] reads it once, keeping only the ids, and refuses
-//! the first bad line before any item runs; [`Items`] reads it again to
-//! run it. Stdin is spooled to a private, unlinked temp file on the first
-//! pass, so it can be read twice.
+//! its id). [`spool`] reads it once, through the one reader of file
+//! inputs (`config::input`: a regular file, `/dev/null`, or a pipe —
+//! `-`, `/dev/stdin`, `<(…)`, a FIFO — never a device), into a private,
+//! unlinked temp file; [`validate`] checks that copy, keeping only the
+//! ids, and refuses the first bad line before any item runs; [`Items`]
+//! runs the same copy. So a pipe is read once, and lines appended to the
+//! input while the batch runs are never run unchecked.
 //!
 //! *Never* holds the whole input: one line at a time, each at most
 //! [`MAX_LINE_BYTES`]; and never trusts an id as a file name
@@ -15,6 +18,8 @@ use std::io::{self, BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use crate::config::input::{Accept, FileReadError, Opened, open_input};
 
 /// The longest line read (a prompt may be long, not endless).
 pub const MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
@@ -73,9 +78,10 @@ pub enum InputError {
 
 /// Where the items come from.
 pub enum Source {
-    /// A file, read once to validate and again to run.
+    /// A path: a regular file, `/dev/null`, or a pipe (`/dev/stdin`,
+    /// `<(…)`, a FIFO).
     File(PathBuf),
-    /// Stdin, spooled to a private temp file while it is validated.
+    /// Stdin (`-`, or no INPUT).
     Stdin,
 }
 
@@ -96,42 +102,60 @@ impl Source {
     }
 }
 
-/// The input, validated: every id, and how to read it again.
-pub struct Validated {
-    /// Every item's id, in no order.
-    pub ids: HashSet<String>,
-    /// How many items the caller's `keep` kept (this run's share).
-    pub kept: u64,
-    again: Again,
+/// The input, read once: the one private copy that is checked and run.
+pub struct Spool {
+    file: File,
 }
 
-enum Again {
-    File(PathBuf),
-    Spool(File),
-}
-
-/// Reads the whole input once: every line is an item (or blank), every
-/// id is new. Keeps the ids only.
-pub fn validate(source: Source, keep: &dyn Fn(&Item) -> bool) -> Result<Validated, InputError> {
+/// Reads the whole input once into a private, unlinked temp file, each
+/// line at most [`MAX_LINE_BYTES`]. A pipe is waited for (a FIFO's writer
+/// included): call it where a signal still ends the wait.
+pub fn spool(source: &Source) -> Result<Spool, InputError> {
     let what = source.name();
     let read_error = |source: io::Error| InputError::Read {
         what: what.clone(),
         source,
     };
-    let (reader, mut spool): (Box<dyn Read>, Option<File>) = match &source {
-        Source::File(path) => (Box::new(File::open(path).map_err(read_error)?), None),
-        Source::Stdin => (
-            Box::new(io::stdin()),
-            Some(tempfile::tempfile().map_err(read_error)?),
-        ),
+    let reader: Box<dyn Read> = match source {
+        Source::File(path) => match open_input(path, Accept::FileOrPipe) {
+            Ok(Opened::File(file)) => Box::new(file),
+            Ok(Opened::Null) => Box::new(io::empty()),
+            Err(FileReadError::Io(error)) => return Err(read_error(error)),
+            Err(refused) => return Err(read_error(io::Error::other(refused.to_string()))),
+        },
+        Source::Stdin => Box::new(io::stdin()),
     };
+    let mut file = tempfile::tempfile().map_err(read_error)?;
     let mut lines = LineReader::new(reader);
+    while let Some((_, bytes)) = lines.next_line().map_err(read_error)? {
+        file.write_all(&bytes).map_err(read_error)?;
+    }
+    file.flush().map_err(read_error)?;
+    file.rewind().map_err(read_error)?;
+    Ok(Spool { file })
+}
+
+/// The input, validated: every id, and the copy to run.
+pub struct Validated {
+    /// Every item's id, in no order.
+    pub ids: HashSet<String>,
+    /// How many items the caller's `keep` kept (this run's share).
+    pub kept: u64,
+    spool: File,
+}
+
+/// Checks the whole spooled input: every line is an item (or blank),
+/// every id is new. Keeps the ids only.
+pub fn validate(spool: Spool, keep: &dyn Fn(&Item) -> bool) -> Result<Validated, InputError> {
+    let read_error = |source: io::Error| InputError::Read {
+        what: "the batch input".to_owned(),
+        source,
+    };
+    let Spool { mut file } = spool;
+    let mut lines = LineReader::new(&file);
     let mut ids = HashSet::new();
     let (mut count, mut kept) = (0, 0);
     while let Some((number, bytes)) = lines.next_line().map_err(read_error)? {
-        if let Some(spool) = spool.as_mut() {
-            spool.write_all(&bytes).map_err(read_error)?;
-        }
         let Some(item) = parse_line(number, count, &bytes)? else {
             continue;
         };
@@ -144,39 +168,25 @@ pub fn validate(source: Source, keep: &dyn Fn(&Item) -> bool) -> Result<Validate
         count += 1;
         kept += u64::from(keep(&item));
     }
-    let again = match (source, spool) {
-        (_, Some(mut spool)) => {
-            spool.flush().map_err(read_error)?;
-            spool.rewind().map_err(read_error)?;
-            Again::Spool(spool)
-        }
-        (Source::File(path), None) => Again::File(path),
-        (Source::Stdin, None) => Again::Spool(tempfile::tempfile().map_err(read_error)?),
-    };
-    Ok(Validated { ids, kept, again })
+    file.rewind().map_err(read_error)?;
+    Ok(Validated {
+        ids,
+        kept,
+        spool: file,
+    })
 }
 
 impl Validated {
-    /// The items, read again from the start.
-    pub fn items(self) -> Result<Items, InputError> {
-        let reader: Box<dyn Read + Send> = match self.again {
-            Again::File(path) => {
-                Box::new(File::open(&path).map_err(|source| InputError::Read {
-                    what: path.display().to_string(),
-                    source,
-                })?)
-            }
-            Again::Spool(file) => Box::new(file),
-        };
-        Ok(Items {
-            lines: LineReader::new(reader),
+    /// The items of the checked copy, from the start.
+    pub fn items(self) -> Items {
+        Items {
+            lines: LineReader::new(Box::new(self.spool)),
             next_index: 0,
-        })
+        }
     }
 }
 
-/// The items of a validated input, in order. A line that changed since
-/// it was validated is an error, as it would have been then.
+/// The items of a validated input, in order, read from its private copy.
 pub struct Items {
     lines: LineReader<Box<dyn Read + Send>>,
     next_index: u64,

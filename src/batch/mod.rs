@@ -27,13 +27,13 @@ use tokio::sync::watch;
 use crate::cli::batch::{BatchArgs, BatchInvocation};
 use crate::config::file::ConfigFile;
 use crate::config::layers::Environment;
-use crate::exit::Status;
+use crate::exit::{Signal, Status};
 use crate::render;
 use crate::render::format::{EventsFormat, OutputFormat};
 use crate::run::ending::{self, AbortCause};
 use crate::run::job::{Shared, Streams};
 use crate::run::report;
-use crate::run::signals::watch_for_aborts;
+use crate::run::signals::{unless_signalled, watch_for_aborts};
 use input::{Source, Validated};
 use item::{Base, Context, Finished, Transport, run_item};
 use output::{Lines, Order};
@@ -50,6 +50,19 @@ pub fn main(
         BatchInvocation::Merge(merge) => merge::run(&merge, streams),
         BatchInvocation::Run(args) => run_batch(&args, env, stderr_is_terminal, streams),
     }
+}
+
+/// A signal stopped the batch while its input was read (a pipe nobody
+/// wrote to yet): nothing ran; why, then the `batch_end` summary.
+fn stopped_reading(signal: Signal, streams: Streams) -> Status {
+    let mut stderr = streams.stderr;
+    let _ = render::write_reason(
+        &mut stderr,
+        "stopped by a signal while the batch input was read: no item ran",
+    );
+    let _ = writeln!(stderr, "{}", Tally::new(0).summary(0));
+    let _ = stderr.flush();
+    Status::Interrupted(signal)
 }
 
 /// A usage error of the batch (exit 2), in words on stderr.
@@ -93,6 +106,18 @@ fn run_batch(
             streams,
         );
     }
+    if probe.attachments.stdin.is_some() {
+        return refuse(
+            "--attach - is a single run's; a batch's items cannot share one stdin (attach a file)"
+                .to_owned(),
+            streams,
+        );
+    }
+    let source = Source::of(args.input.as_deref());
+    let spooled = match unless_signalled(move || input::spool(&source)) {
+        Ok(spooled) => spooled,
+        Err(signal) => return stopped_reading(signal, streams),
+    };
     let (done, lines) = match &args.resume {
         Some(path) => match output::resume(path) {
             Ok((done, file)) => (done, Lines::new(Box::new(file))),
@@ -108,7 +133,7 @@ fn run_batch(
     let keep = |item: &input::Item| {
         args.shard.is_none_or(|shard| shard.takes(item.index)) && !done.contains(&item.id)
     };
-    let validated = match input::validate(Source::of(args.input.as_deref()), &keep) {
+    let validated = match spooled.and_then(|spool| input::validate(spool, &keep)) {
         Ok(validated) => validated,
         Err(error) => {
             let streams = Streams {
@@ -175,10 +200,7 @@ impl Batch<'_> {
     async fn run(mut self, validated: Validated) -> Status {
         let shard = self.args.shard;
         let total = validated.kept;
-        let mut items = match validated.items() {
-            Ok(items) => items,
-            Err(error) => return self.fail(&error.to_string()),
-        };
+        let mut items = validated.items();
         let (mut servers, shared) = Shared::start(self.probe).await;
         let shared = match shared {
             Ok(shared) => shared,
@@ -298,11 +320,6 @@ impl Batch<'_> {
         let _ = writeln!(self.stderr, "{}", tally.summary(not_started));
         let _ = self.stderr.flush();
         status
-    }
-
-    fn fail(mut self, message: &str) -> Status {
-        let _ = render::write_reason(&mut self.stderr, message);
-        Status::Error
     }
 }
 

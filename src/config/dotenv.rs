@@ -176,8 +176,11 @@ pub struct DotEnvValues {
 #[derive(Debug, thiserror::Error)]
 pub enum DotEnvError {
     /// The file could not be read, or is too large.
-    #[error("cannot read the env file {path}: {source}")]
+    #[error("cannot read {named} {path}: {source}")]
     Read {
+        /// How it was named: `--env-file` (or its variable), or `the env
+        /// file` found in the working directory.
+        named: &'static str,
         /// The file.
         path: String,
         /// Why.
@@ -300,19 +303,20 @@ fn where_it_belongs(name: &str) -> String {
 /// Reads the chosen `.env` (with the same size cap as every file input)
 /// as data; the search looks in the working directory only.
 pub fn load_dotenv(choice: &EnvFileChoice) -> Result<DotEnv, DotEnvError> {
-    let path = match choice {
+    let (named, path) = match choice {
         EnvFileChoice::Off(by) => return Ok(DotEnv::none(DotEnvStatus::Off(by))),
-        EnvFileChoice::Path(path) => path.clone(),
+        EnvFileChoice::Path(path) => ("--env-file", path.clone()),
         EnvFileChoice::Search => {
             let path = PathBuf::from(".env");
             if !path.is_file() {
                 return Ok(DotEnv::none(DotEnvStatus::NotFound));
             }
-            path
+            ("the env file", path)
         }
     };
     let shown = path.display().to_string();
     let text = read_text_file(&path, FILE_LIMIT).map_err(|source| DotEnvError::Read {
+        named,
         path: shown.clone(),
         source,
     })?;

@@ -14,6 +14,7 @@ mod error;
 pub mod file;
 pub mod input;
 pub mod layers;
+pub mod output_file;
 mod plan;
 pub mod precedence;
 mod resolve;

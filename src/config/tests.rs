@@ -480,22 +480,37 @@ fn a_bad_config_file_value_names_the_file_and_the_key() {
 }
 
 #[test]
-fn every_file_input_is_bounded() {
+fn every_file_input_is_bounded_and_no_device() {
     let local = ["--base-url", "http://localhost:1"];
+    let dir = tempfile::tempdir().unwrap();
+    let large = dir.path().join("large");
+    std::fs::File::create(&large)
+        .unwrap()
+        .set_len(FILE_LIMIT + 1)
+        .unwrap();
+    let large = large.to_str().unwrap();
     for flag in ["--system-file", "--output-schema"] {
-        let args = [local[0], local[1], flag, "/dev/zero", "hi"];
+        let args = [local[0], local[1], flag, large, "hi"];
         let error = resolve_with(&args, &[]).unwrap_err().to_string();
         assert_eq!(
             error,
-            format!("cannot read {flag} /dev/zero: it is larger than {FILE_LIMIT} bytes")
+            format!("cannot read {flag} {large}: it is larger than {FILE_LIMIT} bytes")
+        );
+        let args = [local[0], local[1], flag, "/dev/zero", "hi"];
+        let error = resolve_with(&args, &[]).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!(
+                "cannot read {flag} /dev/zero: it is a device, not a regular file"
+            )),
+            "{error}"
         );
     }
-    let error = resolve_with(&["--faux-script", "/dev/zero", "hi"], &[])
+    let error = resolve_with(&["--faux-script", large, "hi"], &[])
         .unwrap_err()
         .to_string();
     assert_eq!(
         error,
-        format!("cannot read --faux-script /dev/zero: it is larger than {FILE_LIMIT} bytes")
+        format!("cannot read --faux-script {large}: it is larger than {FILE_LIMIT} bytes")
     );
 }
 
@@ -747,10 +762,8 @@ fn mcp_servers_come_from_the_file_the_flags_and_their_layers() {
     assert!(soon.starts_with("invalid --mcp-timeout 'soon'"), "{soon}");
     assert_eq!(
         error(&[], &[], Some("mcp-config = \"/dev/zero\"\n")),
-        format!(
-            "config file /c/config.toml: mcp-config: cannot read --mcp-config /dev/zero: \
-             it is larger than {FILE_LIMIT} bytes"
-        )
+        "config file /c/config.toml: mcp-config: cannot read --mcp-config /dev/zero: \
+         it is a device, not a regular file (of the devices only /dev/null is read, as empty)"
     );
     let twice = error(
         &["--mcp-config", file, "--mcp", "fs=other"],

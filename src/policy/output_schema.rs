@@ -10,7 +10,6 @@
 //! the model wrote them.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -37,14 +36,6 @@ impl std::fmt::Debug for OutputSchema {
 /// Why a schema file could not be used (a usage error).
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
-    /// The file could not be read.
-    #[error("cannot read --output-schema {path}: {source}")]
-    Read {
-        /// The path.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
     /// The file is not JSON.
     #[error("--output-schema {path} is not JSON: {message}")]
     NotJson {
@@ -86,20 +77,6 @@ impl OutputSchema {
                 message: error.to_string(),
             })?;
         Ok(OutputSchema { schema, validator })
-    }
-
-    /// Reads and compiles a schema file.
-    pub fn load(path: &Path) -> Result<Self, SchemaError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Read {
-            path: shown.clone(),
-            source,
-        })?;
-        let schema: Value = serde_json::from_str(&text).map_err(|error| SchemaError::NotJson {
-            path: shown.clone(),
-            message: error.to_string(),
-        })?;
-        OutputSchema::new(schema, &shown)
     }
 
     /// The schema as JSON, for the provider request.

@@ -255,11 +255,7 @@ async fn create_output(
     let spawned = std::thread::Builder::new()
         .name("leash-create".to_owned())
         .spawn(move || {
-            let _ = answer.send(if append {
-                File::options().append(true).open(owned)
-            } else {
-                File::create(owned)
-            });
+            let _ = answer.send(crate::config::output_file::open_output(&owned, append));
         });
     if let Err(error) = spawned {
         return Ok(Err(error));

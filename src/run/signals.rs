@@ -95,3 +95,76 @@ pub async fn wait_for_lane<R>(
         Err(_) => Waited::GaveUp,
     }
 }
+
+/// Runs `work`, a blocking read that may wait on a pipe (the batch's
+/// input from a FIFO nobody has opened yet), on a thread of its own, and
+/// gives up on it when SIGINT, SIGTERM or SIGHUP comes first: start-up
+/// before a run's own watcher is stopped by a signal too. `Err` is the
+/// signal; the thread is left to the process's exit.
+///
+/// No handler is installed: the signals are blocked and taken with
+/// `sigwait` (the reader thread wakes it with SIGUSR1 when done), then
+/// the old mask is restored, so a signal after this still has its
+/// default effect until a run's own watcher takes over. After a signal
+/// the mask stays as it is: the process is on its way out, and a reader
+/// that ends late must not reach it with SIGUSR1.
+pub fn unless_signalled<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Signal> {
+    use nix::sys::pthread::{pthread_kill, pthread_self};
+    use nix::sys::signal::{SigSet, SigmaskHow, Signal as Sig};
+    let mut waited = SigSet::empty();
+    for signal in [Sig::SIGINT, Sig::SIGTERM, Sig::SIGHUP, Sig::SIGUSR1] {
+        waited.add(signal);
+    }
+    let Ok(old_mask) = waited.thread_swap_mask(SigmaskHow::SIG_BLOCK) else {
+        return Ok(work());
+    };
+    let (answer, answered) = std::sync::mpsc::channel();
+    let waiter = pthread_self();
+    // Taken back to run here if no thread can be started.
+    let work = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
+    let handed = std::sync::Arc::clone(&work);
+    // The thread inherits the blocked mask: every signal comes to `wait`.
+    let spawned = std::thread::Builder::new()
+        .name("leash-read-input".to_owned())
+        .spawn(move || {
+            let work = handed.lock().ok().and_then(|mut work| work.take());
+            if let Some(work) = work {
+                let _ = answer.send(work());
+            }
+            let _ = pthread_kill(waiter, Sig::SIGUSR1);
+        });
+    if spawned.is_err() {
+        let _ = old_mask.thread_set_mask();
+        let work = work.lock().ok().and_then(|mut work| work.take());
+        return match work {
+            Some(work) => Ok(work()),
+            None => Err(Signal::Interrupt),
+        };
+    }
+    let outcome = loop {
+        match waited.wait() {
+            Ok(Sig::SIGINT) => break Err(Signal::Interrupt),
+            Ok(Sig::SIGTERM) => break Err(Signal::Terminate),
+            Ok(Sig::SIGHUP) => break Err(Signal::Hangup),
+            // SIGUSR1, ours or anyone's: done only with an answer.
+            Ok(_) => match answered.try_recv() {
+                Ok(done) => break Ok(done),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    std::panic::panic_any("the input reader thread panicked")
+                }
+            },
+            // No way to wait for a signal: wait for the answer alone.
+            Err(_) => match answered.recv() {
+                Ok(done) => break Ok(done),
+                Err(_) => std::panic::panic_any("the input reader thread panicked"),
+            },
+        }
+    };
+    if outcome.is_ok() {
+        let _ = old_mask.thread_set_mask();
+    }
+    outcome
+}

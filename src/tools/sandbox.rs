@@ -377,7 +377,7 @@ fn descriptor_path(_file: &File) -> Option<PathBuf> {
 }
 
 /// Where the kernel says an open descriptor lives, when it can say.
-fn descriptor_target(file: &File) -> Option<PathBuf> {
+pub(crate) fn descriptor_target(file: &File) -> Option<PathBuf> {
     fs::read_link(descriptor_path(file)?).ok()
 }
 
@@ -389,6 +389,15 @@ pub(crate) fn names_dotenv(path: &Path) -> bool {
     path.file_name()
         .map(OsStrExt::as_bytes)
         .is_some_and(|name| name == b".env" || name.starts_with(b".env."))
+}
+
+/// Whether any name on a path is `.git`: inside a `.git` directory,
+/// whose hooks and config run programs and whose config may hold a
+/// token (`actions/checkout`'s header). Judged by the spelling alone.
+pub(crate) fn under_dot_git(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    path.components()
+        .any(|component| component.as_os_str().as_bytes() == b".git")
 }
 
 /// A model-given path as error messages repeat it: control characters

@@ -176,14 +176,30 @@ fn a_duplicate_key_is_reported_at_its_own_line() {
 }
 
 #[test]
-fn an_endless_config_file_is_refused_not_read_to_the_end() {
+fn a_device_or_too_large_config_file_is_refused_not_read_to_the_end() {
     let error = ConfigFile::load(Path::new("/dev/zero"))
         .unwrap_err()
         .to_string();
     assert_eq!(
         error,
-        format!("cannot read the config file /dev/zero: it is larger than {FILE_LIMIT} bytes")
+        "cannot read the config file /dev/zero: it is a device, not a regular file \
+         (of the devices only /dev/null is read, as empty)"
     );
+    let dir = tempfile::tempdir().unwrap();
+    let large = dir.path().join("config.toml");
+    std::fs::File::create(&large)
+        .unwrap()
+        .set_len(FILE_LIMIT + 1)
+        .unwrap();
+    let error = ConfigFile::load(&large).unwrap_err().to_string();
+    assert!(
+        error.ends_with(&format!(
+            "config.toml: it is larger than {FILE_LIMIT} bytes"
+        )),
+        "{error}"
+    );
+    // `/dev/null` is how people say "none": an empty file.
+    assert!(ConfigFile::load(Path::new("/dev/null")).unwrap().is_some());
 }
 
 #[test]

@@ -8,20 +8,26 @@
 //! checkout produced (a log, a screenshot): so a known API key in a text
 //! file is replaced by `***` before it is sent, as in a tool's result, and
 //! an image or a PDF whose bytes hold one is refused, since its bytes
-//! cannot be redacted. The record (size, SHA-256) stays the file's.
+//! cannot be redacted. The record (size, SHA-256) stays the file's. And
+//! a checkout's file is held to the file tools' rules on secrets and
+//! links (`confine`), read through the one reader of file inputs.
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::cli::{Cli, ProviderName};
 use crate::config::ConfigError;
 use crate::config::Inputs;
+use crate::config::input::{Accept, FileReadError, NotAFile, Opened, open_input};
 use crate::config::precedence::choose_wire;
 use crate::media::limits::{self, Caps, Wire};
 use crate::media::{self, MediaError};
 use crate::protocol::{Attachment, MediaType};
 use crate::secret::{ApiKey, bytes_hold_a_key, holds_a_key, redact_keys};
+use crate::tools::sandbox::descriptor_target;
+
+mod confine;
+
+use confine::confine;
 
 /// The name `--attach -` goes by in records and messages: the argument
 /// as given, as for a file, and one `--resume` knows it cannot read again.
@@ -171,43 +177,54 @@ pub(super) fn without_keys(
 /// One file, read up to the largest file `caps` allow (one byte past it
 /// tells a file that is too large, which is never read whole).
 fn read_attachment(path: &Path, caps: &Caps) -> Result<Attachment, ConfigError> {
-    read_file(path, caps).map_err(|problem| ConfigError::Attach {
+    read_confined(path, caps, None).map_err(|problem| ConfigError::Attach {
         name: path.display().to_string(),
         problem,
     })
 }
 
-/// [`read_attachment`]'s work; `Err` is the problem, in one line.
-pub(super) fn read_file(path: &Path, caps: &Caps) -> Result<Attachment, String> {
+/// Reads the file `path` leads to, if [`confine`] lets `--attach` read it:
+/// through the one reader of file inputs (a regular file, or `/dev/null`
+/// as empty; never waiting on a FIFO or a device), up to the largest file
+/// `caps` allow, and only at `size` bytes when that is given (a resumed
+/// record's size, checked on the descriptor before anything is read).
+pub(super) fn read_confined(
+    path: &Path,
+    caps: &Caps,
+    size: Option<u64>,
+) -> Result<Attachment, String> {
     let limit = caps.largest_file();
-    // Only a regular file, known from the file opened (no race with a
-    // swap): opened without blocking, since a FIFO with no writer would
-    // block a plain open before any timer runs (a stream goes through
-    // `--attach -`).
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|error| error.to_string())?;
-    let meta = file.metadata().map_err(|error| error.to_string())?;
-    if meta.is_dir() {
-        return Err("it is a directory".into());
+    let real = confine(path)?;
+    let opened = open_input(&real, Accept::File).map_err(|error| match error {
+        FileReadError::NotAFile(kind @ (NotAFile::Pipe | NotAFile::Device | NotAFile::Socket)) => {
+            let what = match kind {
+                NotAFile::Pipe => "a pipe (a FIFO)",
+                NotAFile::Device => "a device",
+                _ => "a socket",
+            };
+            format!(
+                "it is {what}, not a regular file; pipe a stream with --attach - and --attach-type"
+            )
+        }
+        other => other.to_string(),
+    })?;
+    if let Opened::File(file) = &opened {
+        // The file opened is the one judged (no link swapped in since).
+        if descriptor_target(file).is_some_and(|opened| opened != real) {
+            return Err("it changed while it was opened".into());
+        }
+        let found = file.metadata().map_err(|error| error.to_string())?.len();
+        if size.is_some_and(|size| size != found) {
+            return Err("its size is not the recorded one".into());
+        }
     }
-    if !meta.is_file() {
-        return Err(
-            "it is not a regular file (pipe a stream with --attach - and --attach-type)".into(),
-        );
-    }
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|error| error.to_string())?;
-    if bytes.len() as u64 > limit {
-        return Err(format!(
+    let bytes = opened.read_to_limit(limit).map_err(|error| match error {
+        FileReadError::TooLarge { .. } => format!(
             "larger than {limit} bytes, the most {} takes of any file",
             caps.api
-        ));
-    }
+        ),
+        other => other.to_string(),
+    })?;
     media::attachment(path.display().to_string(), bytes, None)
         .map_err(|error: MediaError| error.to_string())
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::cli::Cli;
 use crate::config::error::named_by_source;
+use crate::config::output_file::{LINK_REFUSED, names_a_descriptor};
 use crate::config::{ConfigError, Inputs};
 
 /// Checks both output files, in that order.
@@ -25,7 +26,8 @@ pub(super) fn check(cli: &Cli, inputs: &Inputs<'_>) -> Result<(), ConfigError> {
 }
 
 /// An output file (`--transcript`, `--output-last-message`) must be
-/// creatable: not a directory, in a directory that exists. Nothing is
+/// creatable: not a directory, not a link (README "Security and limits"),
+/// in a directory that exists. Nothing is
 /// created here (`leash config` runs this too); an existing regular file
 /// is opened for writing without truncating it.
 fn check_output_path(flag: &'static str, path: &Path) -> Result<(), ConfigError> {
@@ -34,6 +36,13 @@ fn check_output_path(flag: &'static str, path: &Path) -> Result<(), ConfigError>
         path: path.display().to_string(),
         problem,
     };
+    if !names_a_descriptor(path)
+        && path
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.file_type().is_symlink())
+    {
+        return Err(problem(LINK_REFUSED.into()));
+    }
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(problem("it is a directory".into())),
         Ok(meta) if meta.is_file() => std::fs::OpenOptions::new()

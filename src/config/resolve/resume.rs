@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::cli::Cli;
 use crate::config::precedence::{SystemChoice, choose_system};
-use crate::config::resolve::attach::{AttachPlan, read_file, without_keys};
+use crate::config::resolve::attach::{AttachPlan, read_confined, without_keys};
 use crate::config::resolve::prompt::read_input;
 use crate::config::resolve::tools::open_root;
 use crate::config::{ConfigError, Inputs};
@@ -109,16 +109,13 @@ struct FileReread<'a> {
 }
 
 impl Reread for FileReread<'_> {
-    /// As `--attach` reads it: the key rule of README "Attachments" too.
+    /// As `--attach` reads it: confined by its rules (no secret file,
+    /// no link out of the directory named), read only at the recorded
+    /// size, the key rule of README "Attachments" too.
     fn attached(&self, record: &Attachment) -> Result<Attachment, RereadError> {
         let path = Path::new(&record.name);
-        let size = std::fs::metadata(path)
-            .map_err(|error| RereadError::Unreadable(error.to_string()))?
-            .len();
-        if size != record.size {
-            return Err(RereadError::Resized(size));
-        }
-        let file = read_file(path, self.caps).map_err(RereadError::Unreadable)?;
+        let file =
+            read_confined(path, self.caps, Some(record.size)).map_err(RereadError::Unreadable)?;
         without_keys(file, self.keys).map_err(RereadError::Unreadable)
     }
 
@@ -129,7 +126,7 @@ impl Reread for FileReread<'_> {
         let file = open_image(self.sandbox, &record.name).map_err(|e| unreadable(&e))?;
         let size = file.size().map_err(|e| unreadable(&e))?;
         if size != record.size {
-            return Err(RereadError::Resized(size));
+            return Err(RereadError::Resized);
         }
         let image = file.read().map_err(|e| unreadable(&e))?;
         if bytes_hold_a_key(&image.data, self.keys) {

@@ -51,11 +51,12 @@ pub trait Reread {
     fn read_by_tool(&self, record: &Attachment) -> Result<Attachment, RereadError>;
 }
 
-/// Why an attachment was not read again.
+/// Why an attachment was not read again. Never shown: the refusal says
+/// only "missing or changed" (README "Resume").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RereadError {
-    /// Its file is this many bytes now, not the record's size.
-    Resized(u64),
+    /// Its file's size is not the record's.
+    Resized,
     /// It cannot be read (gone, not a regular file, refused), in one line.
     Unreadable(String),
 }
@@ -122,18 +123,10 @@ impl Restored {
                 Origin::Attach => reread.attached(attachment),
                 Origin::ReadFile => reread.read_by_tool(attachment),
             };
-            let fresh = match fresh {
-                Ok(fresh) => fresh,
-                Err(RereadError::Resized(size)) => {
-                    return Err(changed(line, attachment, &format!("{size} bytes")));
-                }
-                Err(RereadError::Unreadable(problem)) => {
-                    return Err(at(
-                        line,
-                        format!("the attachment {name:?} cannot be read again: {problem}"),
-                    ));
-                }
-            };
+            // Whatever went wrong, the refusal says only that: a size, a
+            // hash or a reason would tell a crafted record's author about
+            // a file of this machine.
+            let fresh = fresh.map_err(|_| missing_or_changed(line, name))?;
             if (fresh.media_type, fresh.size, fresh.sha256.as_str())
                 != (
                     attachment.media_type,
@@ -141,13 +134,7 @@ impl Restored {
                     attachment.sha256.as_str(),
                 )
             {
-                let now = format!(
-                    "{}, {} bytes, SHA-256 {}",
-                    fresh.media_type.mime(),
-                    fresh.size,
-                    short(&fresh.sha256)
-                );
-                return Err(changed(line, attachment, &now));
+                return Err(missing_or_changed(line, name));
             }
             // The name stays as recorded (a text block names its file):
             // the request repeats the earlier one exactly.
@@ -173,17 +160,14 @@ impl Restored {
     }
 }
 
-/// `record`'s file is not what the run saw: `now` says what it is.
-fn changed(line: usize, record: &Attachment, now: &str) -> ResumeError {
+/// The one refusal of a recorded attachment not read again: gone,
+/// changed, or refused by `--attach`'s rules, without saying which.
+fn missing_or_changed(line: usize, name: &str) -> ResumeError {
     at(
         line,
         format!(
-            "the attachment {:?} changed since it was recorded ({}, {} bytes, SHA-256 {}; \
-             now {now}): resuming sends only the bytes the run saw",
-            record.name,
-            record.media_type.mime(),
-            record.size,
-            short(&record.sha256),
+            "the attachment {name:?} is missing or changed since it was recorded: resuming \
+             sends only the bytes the run saw, from a file --attach may read"
         ),
     )
 }
@@ -193,21 +177,6 @@ fn content_mut<'a>(messages: &'a mut [Message], at: &Recorded) -> Option<&'a mut
         Message::User(user) => user.content.get_mut(at.block),
         Message::ToolResult(result) => result.content.get_mut(at.block),
         _ => None,
-    }
-}
-
-/// The start of a hash, enough to tell two apart in a message. A hash read
-/// from a transcript may be anything: cut by characters, escaped.
-fn short(sha256: &str) -> String {
-    let start: String = sha256
-        .chars()
-        .take(12)
-        .flat_map(char::escape_debug)
-        .collect();
-    if sha256.chars().count() > 12 {
-        format!("{start}…")
-    } else {
-        start
     }
 }
 
@@ -239,7 +208,7 @@ mod tests {
             .get(&record.name)
             .ok_or(RereadError::Unreadable("No such file or directory".into()))?;
         if bytes.len() as u64 != record.size {
-            return Err(RereadError::Resized(bytes.len() as u64));
+            return Err(RereadError::Resized);
         }
         crate::media::attachment(&record.name, bytes.clone(), None)
             .map_err(|e| RereadError::Unreadable(e.to_string()))
@@ -321,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_gone_or_misplaced_file_is_refused_naming_its_line() {
+    fn a_changed_gone_or_misplaced_file_is_refused_naming_its_line_only() {
         let shot = png_of(4, 4);
         let diagram = png_of(8, 2);
         let text = transcript(
@@ -333,35 +302,26 @@ mod tests {
             let mut restored = restore(&text, Wire::Faux).unwrap();
             restored.reattach(files).unwrap_err().to_string()
         };
+        let said = |line: usize, name: &str| {
+            format!(
+                "line {line}: the attachment {name:?} is missing or changed since it was \
+                 recorded: resuming sends only the bytes the run saw, from a file --attach may read"
+            )
+        };
+        // Another file of the same size, another size, none: the same
+        // words, with neither its size nor its hash.
         let mut files = Files::default();
         files.attached.insert("shot.png".into(), png_of(4, 5));
-        let changed = refused(&files);
-        assert!(
-            changed.starts_with("line 2: the attachment \"shot.png\" changed since it was recorded (image/png, 33 bytes"),
-            "{changed}"
-        );
-        assert!(
-            changed.ends_with("resuming sends only the bytes the run saw"),
-            "{changed}"
-        );
-        // Another size: refused by the reader's size alone, unread.
+        assert_eq!(refused(&files), said(2, "shot.png"));
         files
             .attached
             .insert("shot.png".into(), padded(png_of(4, 4), 100));
-        let resized = refused(&files);
-        assert!(
-            resized.contains("(image/png, 33 bytes, SHA-256 ")
-                && resized.contains("; now 100 bytes)"),
-            "{resized}"
-        );
+        assert_eq!(refused(&files), said(2, "shot.png"));
         files.attached.insert("shot.png".into(), shot);
-        assert_eq!(
-            refused(&files),
-            "line 4: the attachment \"diagram.png\" cannot be read again: No such file or directory"
-        );
+        assert_eq!(refused(&files), said(4, "diagram.png"));
         // The same bytes under the other reader's name do not count.
         files.attached.insert("diagram.png".into(), diagram);
-        assert!(refused(&files).starts_with("line 4:"));
+        assert_eq!(refused(&files), said(4, "diagram.png"));
     }
 
     #[test]
@@ -392,7 +352,7 @@ mod tests {
     }
 
     #[test]
-    fn a_hostile_hash_is_shown_escaped_and_cut() {
+    fn a_hostile_hash_is_never_shown() {
         let png = png_of(4, 4);
         let mut record = record_of("shot.png", &png);
         record["sha256"] = json!("\u{1b}[31mred\u{1b}[0m and more and more");
@@ -402,10 +362,12 @@ mod tests {
         let mut files = Files::default();
         files.attached.insert("shot.png".into(), png);
         let error = restored.reattach(&files).unwrap_err().to_string();
-        assert!(!error.contains('\u{1b}'), "{error}");
-        // Twelve characters of it, each escaped.
         assert!(
-            error.contains("SHA-256 \\u{1b}[31mred\\u{1b}[0m…;"),
+            !error.contains('\u{1b}') && !error.contains("red"),
+            "{error}"
+        );
+        assert!(
+            !error.contains("SHA-256") && !error.contains("bytes,"),
             "{error}"
         );
     }

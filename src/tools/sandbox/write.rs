@@ -28,7 +28,6 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -37,15 +36,14 @@ use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
 use super::resolve::Missing;
-use super::{Sandbox, SandboxError, descriptor_target, identity, shown_path};
+use super::{Sandbox, SandboxError, descriptor_target, identity, shown_path, under_dot_git};
 
 mod gitdir;
 mod names;
 mod temp;
 
 use names::check_name;
-#[cfg(test)]
-use names::refused_name;
+pub(crate) use names::refused_name;
 
 use temp::Temp;
 pub use temp::remove_every_temp_file;
@@ -221,10 +219,7 @@ impl Sandbox {
         let mut relative_real: PathBuf = inside.to_path_buf();
         relative_real.extend(missing.iter());
         relative_real.push(&name);
-        if relative_real
-            .components()
-            .any(|c| c.as_os_str().as_bytes() == b".git")
-        {
+        if under_dot_git(&relative_real) {
             return Err(WriteError::GitDir { path: shown });
         }
         if !missing.is_empty() && !create_dirs {

@@ -7,6 +7,7 @@
 
 mod engines;
 mod fan_out;
+mod input_once;
 mod resume;
 mod shared;
 

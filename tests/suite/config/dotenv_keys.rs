@@ -147,7 +147,7 @@ fn env_file_flags_choose_or_skip_the_dotenv() {
         .unwrap();
     assert_eq!(code(&output), 2);
     assert!(
-        last_line(&output).starts_with("leash: cannot read the env file missing.env: "),
+        last_line(&output).starts_with("leash: cannot read --env-file missing.env: "),
         "{}",
         stderr(&output)
     );

@@ -6,28 +6,33 @@ use super::*;
 use crate::support::run::Run;
 
 #[test]
-fn endless_file_inputs_are_refused_naming_the_file() {
+fn large_or_endless_file_inputs_are_refused_naming_the_file() {
     let ws = Workspace::new();
     let started = Instant::now();
+    // Sparse: 16 MiB and one byte, none of it written.
+    std::fs::File::create(ws.path("large"))
+        .unwrap()
+        .set_len(16 * 1024 * 1024 + 1)
+        .unwrap();
     for flag in ["--system-file", "--output-schema"] {
         let output = ws
             .faux(json!([{"text": "x"}]))
-            .args([flag, "/dev/zero", "--no-stdin", "hi"])
+            .args([flag, "large", "--no-stdin", "hi"])
             .output()
             .unwrap();
         assert_eq!(code(&output), 2, "{flag}");
         assert_eq!(
             last_line(&output),
-            format!("leash: cannot read {flag} /dev/zero: it is larger than 16777216 bytes")
+            format!("leash: cannot read {flag} large: it is larger than 16777216 bytes")
         );
     }
     let output = ws
         .leash()
-        .args(["--faux-script", "/dev/zero", "--no-stdin", "hi"])
+        .args(["--faux-script", "large", "--no-stdin", "hi"])
         .output()
         .unwrap();
     assert_eq!(code(&output), 2);
-    assert!(last_line(&output).contains("--faux-script /dev/zero: it is larger than"));
+    assert!(last_line(&output).contains("--faux-script large: it is larger than"));
     std::os::unix::fs::symlink("/dev/zero", ws.path("home/.config/leash/config.toml"))
         .or_else(|_| {
             std::fs::create_dir_all(ws.path("home/.config/leash"))?;
@@ -42,7 +47,7 @@ fn endless_file_inputs_are_refused_naming_the_file() {
     assert_eq!(code(&output), 2);
     assert!(
         last_line(&output).starts_with("leash: cannot read the config file ")
-            && last_line(&output).ends_with("config.toml: it is larger than 16777216 bytes"),
+            && last_line(&output).ends_with("config.toml: it is a device, not a regular file (of the devices only /dev/null is read, as empty)"),
         "{}",
         last_line(&output)
     );

@@ -462,7 +462,8 @@ fn a_fifo_is_refused_at_once_not_waited_on() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     assert_eq!(
         output.last_line(),
-        "leash: --attach pipe: it is not a regular file (pipe a stream with --attach - and --attach-type)"
+        "leash: --attach pipe: it is a pipe (a FIFO), not a regular file; pipe a stream with \
+         --attach - and --attach-type"
     );
 }
 

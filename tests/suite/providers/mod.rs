@@ -6,6 +6,7 @@
 
 mod anthropic;
 mod apis;
+mod attach_confined;
 mod attachments;
 mod hostile_models;
 mod hostile_servers;

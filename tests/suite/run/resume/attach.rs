@@ -91,7 +91,9 @@ async fn a_changed_or_deleted_attachment_is_refused_before_any_request() {
     assert_eq!(changed.code(), Some(2), "{}", changed.stderr());
     let message = usage_message(&changed);
     assert!(
-        message.contains("line 2: the attachment \"shot.png\" changed since it was recorded"),
+        message.contains(
+            "line 2: the attachment \"shot.png\" is missing or changed since it was recorded"
+        ),
         "{message}"
     );
     std::fs::write(steps.path("shot.png"), shot()).unwrap();
@@ -100,7 +102,9 @@ async fn a_changed_or_deleted_attachment_is_refused_before_any_request() {
     assert_eq!(gone.code(), Some(2), "{}", gone.stderr());
     let message = usage_message(&gone);
     assert!(
-        message.contains("line 4: the attachment \"diagram.png\" cannot be read again:"),
+        message.contains(
+            "line 4: the attachment \"diagram.png\" is missing or changed since it was recorded"
+        ),
         "{message}"
     );
     // Neither refusal sent anything: only step one's two requests.
@@ -166,9 +170,65 @@ async fn a_read_file_record_is_read_through_the_sandbox() {
     assert_eq!(refused.code(), Some(2), "{}", refused.stderr());
     let message = usage_message(&refused);
     assert!(
-        message.contains("line 4: the attachment") && message.contains("cannot be read again"),
+        message.contains("line 4: the attachment") && message.contains("is missing or changed"),
         "{message}"
     );
+    assert_eq!(request_bodies(&server).await.len(), 2);
+}
+
+/// The SHA-256 of `bytes`, in hex.
+fn sha256(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crafted_record_learns_neither_the_size_nor_the_hash_of_a_file() {
+    // A transcript written by someone else names files of this machine:
+    // the refusal says "missing or changed", and nothing of the file.
+    let steps = Steps::new();
+    let (server, t) = first_step(&steps).await;
+    let text = std::fs::read_to_string(&t).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut same_size = b"not the screenshot".to_vec();
+    same_size.resize(shot().len(), b'.');
+    std::fs::write(steps.path(".env.local"), &same_size).unwrap();
+    let files = [
+        (
+            "notes.txt",
+            b"a line of the machine's own, 47 bytes long....\n".to_vec(),
+        ),
+        ("same.bin", same_size.clone()),
+    ];
+    let mut names = Vec::new();
+    for (name, bytes) in &files {
+        let path = elsewhere.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        names.push((path.display().to_string(), bytes.clone()));
+    }
+    names.push((".env.local".to_owned(), same_size));
+    for (name, bytes) in names {
+        let forged = text.replace(
+            "\"name\":\"shot.png\"",
+            &format!("\"name\":{}", json!(name)),
+        );
+        assert_ne!(forged, text);
+        std::fs::write(&t, forged).unwrap();
+        let refused = resume_step(&server, &steps, &t);
+        assert_eq!(refused.code(), Some(2), "{}", refused.stderr());
+        let message = usage_message(&refused);
+        assert!(
+            message.ends_with(&format!(
+                "line 2: the attachment {name:?} is missing or changed since it was recorded: \
+                 resuming sends only the bytes the run saw, from a file --attach may read"
+            )),
+            "{message}"
+        );
+        let all = refused.stderr();
+        assert!(!all.contains(&format!("{} bytes", bytes.len())), "{all}");
+        assert!(!all.contains(&sha256(&bytes)[..12]), "{all}");
+        assert!(!all.contains("SHA-256"), "{all}");
+    }
     assert_eq!(request_bodies(&server).await.len(), 2);
 }
 
