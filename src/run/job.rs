@@ -47,7 +47,7 @@ use crate::render::{EventRenderer, Interest};
 use crate::run::ending::{self, AbortCause};
 use crate::run::input::{self, InputError};
 use crate::run::resume;
-use crate::run::signals::watch_for_aborts;
+use crate::run::signals::watch_run;
 use crate::secret::ApiKey;
 use crate::secret::key_set;
 use crate::tools::Tool;
@@ -151,7 +151,8 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
 /// [`run`], with the pieces a batch started once for all its runs.
 pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Status {
     let (abort_sender, mut abort) = watch::channel(None);
-    let watcher = tokio::spawn(watch_for_aborts(plan.deadline, abort_sender));
+    let (late_stdin, late_watched) = tokio::sync::oneshot::channel();
+    let watcher = tokio::spawn(watch_run(plan.deadline, late_watched, abort_sender));
     let renderer = event_renderer(&plan, streams.stderr);
     let mut job = Job {
         started: StdInstant::now(),
@@ -163,6 +164,7 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
         transcript: None,
         changes: Arc::default(),
         mcp: McpServers::default(),
+        late_stdin: Some(late_stdin),
     };
     let report = match job.prepare(&mut abort, shared).await {
         Ok(prepared) => {
@@ -174,7 +176,9 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
             job.report_without_run(Status::Usage, Some(error.to_string()))
         }
         Err(NotStarted::Stopped(cause)) => {
-            job.report_without_run(ending::status_of_abort(cause), None)
+            let late = (cause == Some(AbortCause::LateStdin))
+                .then(|| input::late_stdin_line(job.plan.stdin_grace));
+            job.report_without_run(ending::status_of_abort(cause), late)
         }
         Err(NotStarted::Mcp(error)) => job.report_without_run(Status::Mcp, Some(error.to_string())),
     };
@@ -202,6 +206,9 @@ pub(super) struct Job {
     pub(super) changes: Arc<ChangeLog>,
     /// The MCP servers, stopped at the end of every run.
     pub(super) mcp: McpServers,
+    /// Where the prompt step hands a pipe it went on without, for the
+    /// abort watcher to watch for the rest of the run.
+    pub(super) late_stdin: Option<tokio::sync::oneshot::Sender<input::LateStdin>>,
 }
 
 /// A run ready to start: its prompt, and its agent with the limits as hooks
@@ -293,6 +300,7 @@ impl Job {
         let read = input::read_prompt(
             self.plan.prompt.clone(),
             self.plan.stdin,
+            self.plan.stdin_grace,
             self.plan.deadline,
         );
         let prompt = tokio::select! {
@@ -301,7 +309,7 @@ impl Job {
                 return Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)));
             }
         };
-        let prompt = match prompt {
+        let mut prompt = match prompt {
             Ok(prompt) => prompt,
             Err(InputError::Timeout) => {
                 return Err(NotStarted::Stopped(Some(AbortCause::Timeout)));
@@ -310,6 +318,10 @@ impl Job {
         };
         if let Some(notice) = prompt.notice.clone() {
             self.events.submit(move |renderer| renderer.notice(&notice));
+        }
+        // From here on, input on the pipe the run went on without stops it.
+        if let (Some(late), Some(watcher)) = (prompt.late.take(), self.late_stdin.take()) {
+            let _ = watcher.send(late);
         }
         let attachments = tokio::select! {
             read = input::attachments(&self.plan.attachments, self.plan.deadline) => read,
@@ -388,6 +400,9 @@ impl Job {
         if let Some(resume) = &self.plan.resume {
             // A fresh agent is idle: restoring cannot be refused.
             let _ = agent.restore(resume.restored.messages.clone());
+            let (turns, path) = (resume.restored.turns, resume.path.clone());
+            self.events
+                .submit(move |renderer| renderer.resumed(turns, &path));
         }
         for text in &self.plan.follow_ups {
             agent.follow_up(Message::user_text(text.clone()));
