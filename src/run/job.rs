@@ -178,7 +178,10 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
         Err(NotStarted::Stopped(cause)) => {
             let late = (cause == Some(AbortCause::LateStdin))
                 .then(|| input::late_stdin_line(job.plan.stdin_grace));
-            job.report_without_run(ending::status_of_abort(cause), late)
+            let mut ending = job.report_without_run(ending::status_of_abort(cause), late);
+            // Late input keeps even this report off stdout.
+            ending.facts.abort = cause;
+            ending
         }
         Err(NotStarted::Mcp(error)) => job.report_without_run(Status::Mcp, Some(error.to_string())),
     };

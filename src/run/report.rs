@@ -248,16 +248,18 @@ struct LateCheck {
 impl LateCheck {
     /// Whether late input arrived; if so the report becomes the usage
     /// error that says so, with nothing to print.
+    /// A run that never started for another reason keeps that reason.
     fn arrived(&self, report: &mut RunReport, facts: &mut Facts) -> bool {
-        if *self.abort.borrow() != Some(AbortCause::LateStdin) {
+        if facts.abort == Some(AbortCause::LateStdin) {
+            return true;
+        }
+        if facts.never_ran.is_some() || *self.abort.borrow() != Some(AbortCause::LateStdin) {
             return false;
         }
-        if facts.abort != Some(AbortCause::LateStdin) {
-            facts.abort = Some(AbortCause::LateStdin);
-            report.status = ending::decide_status(facts);
-            report.message = self.line.clone();
-            report.output = None;
-        }
+        facts.abort = Some(AbortCause::LateStdin);
+        report.status = ending::decide_status(facts);
+        report.message = self.line.clone();
+        report.output = None;
         true
     }
 }
