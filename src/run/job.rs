@@ -17,7 +17,6 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant as StdInstant;
 
@@ -59,6 +58,10 @@ use crate::tools::list_dir::ListDir;
 use crate::tools::read_file::ReadFile;
 use crate::tools::redact::Redacted;
 use crate::tools::write_file::WriteFile;
+
+mod create;
+
+use create::{create_output, not_created};
 
 /// Where a run writes. The binary passes the process's streams; tests may
 /// pass buffers.
@@ -225,20 +228,6 @@ struct Prepared {
     _listeners: Vec<Subscription>,
 }
 
-/// The usage error of an output file `flag` names that could not be created.
-fn not_created<'a>(
-    flag: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(io::Error) -> NotStarted + 'a {
-    move |source| {
-        NotStarted::Usage(UsageError::Create {
-            flag,
-            path: path.display().to_string(),
-            source,
-        })
-    }
-}
-
 /// The renderer of `--events`, using the terminal as the plan allows.
 fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn EventRenderer> {
     match plan.events {
@@ -248,39 +237,6 @@ fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn Even
                 .with_terminal(plan.terminal, &plan.model)
                 .with_price(plan.limits.price),
         ),
-    }
-}
-
-/// Creates (empties) an output file on a thread of its own, and gives up
-/// when the run is stopped first: opening a FIFO that nobody reads blocks
-/// in the kernel, and the timer and the signals must still end the run.
-/// The thread is a plain one, so it never holds the exit.
-async fn create_output(
-    path: &Path,
-    append: bool,
-    abort: &mut watch::Receiver<Option<AbortCause>>,
-) -> Result<io::Result<File>, NotStarted> {
-    let (answer, answered) = tokio::sync::oneshot::channel();
-    let owned = path.to_owned();
-    let spawned = std::thread::Builder::new()
-        .name("leash-create".to_owned())
-        .spawn(move || {
-            let _ = answer.send(if append {
-                File::options().append(true).open(owned)
-            } else {
-                File::create(owned)
-            });
-        });
-    if let Err(error) = spawned {
-        return Ok(Err(error));
-    }
-    tokio::select! {
-        created = answered => Ok(created.unwrap_or_else(|_| {
-            Err(io::Error::other("the thread creating the file stopped"))
-        })),
-        cause = abort.wait_for(Option::is_some) => {
-            Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)))
-        }
     }
 }
 
