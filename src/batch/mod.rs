@@ -25,7 +25,7 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
 
 use crate::cli::batch::{BatchArgs, BatchInvocation};
-use crate::config::file::ConfigFile;
+use crate::config::file::{ConfigFile, config_file_choice};
 use crate::config::layers::Environment;
 use crate::exit::{Signal, Status};
 use crate::render;
@@ -78,11 +78,11 @@ fn run_batch(
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Status {
-    let file = match ConfigFile::location(&|name| env.get(name)).map(|path| ConfigFile::load(&path))
-    {
-        Some(Err(error)) => return refuse(error.to_string(), streams),
-        Some(Ok(file)) => file,
-        None => None,
+    // `--config`, `--no-config` and `--bare` choose it, as for one run.
+    let location = ConfigFile::location(&|name| env.get(name));
+    let file = match config_file_choice(&args.matches, location).load() {
+        Err(error) => return refuse(error.to_string(), streams),
+        Ok(file) => file,
     };
     let base = Base {
         run_words: &args.run_words,

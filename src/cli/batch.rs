@@ -108,9 +108,15 @@ pub fn batch_command() -> Command {
     let run_flags: Vec<Arg> = run_command()
         .get_arguments()
         // A run's `--resume TRANSCRIPT` is no batch flag: there, `--resume`
-        // is the batch's own (its output file).
+        // is the batch's own (its output file). Every line is the JSON
+        // result, so `--output` is none either; each item's prompt is its
+        // line's, so `-p` neither.
         .filter(|arg| {
-            !arg.is_positional() && !matches!(arg.get_id().as_str(), "help" | "version" | "resume")
+            !arg.is_positional()
+                && !matches!(
+                    arg.get_id().as_str(),
+                    "help" | "version" | "resume" | "prompt_flag" | "output"
+                )
         })
         .cloned()
         .collect();

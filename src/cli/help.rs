@@ -32,12 +32,13 @@ pub const ESSENTIAL_FLAGS: [&str; 9] = [
 /// the man page's ENVIRONMENT. One paragraph: clap wraps it to the terminal.
 pub const SETTINGS_HELP: &str = "\
 Settings, layer by layer, the first layer that sets one wins: the flag; the environment \
-(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -q, --follow-up, --resume, --mcp, \
---stdin and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL, \
+(LEASH_<FLAG>, e.g. LEASH_MAX_TURNS, for every flag but -p, -q, --follow-up, --resume, \
+--mcp, --stdin and --no-stdin; keys in LEASH_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL, \
 ANTHROPIC_BASE_URL); ./.env (--env-file PATH, --no-env-file), read as data for the keys, \
 base URLs, LEASH_PROVIDER, LEASH_MODEL and LEASH_API only; \
-$XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml), with the same names \
-in lower case (max-turns = 8, api-key = \"...\"); the default. The key is never sent to a \
+$XDG_CONFIG_HOME/leash/config.toml (else ~/.config/leash/config.toml; --config FILE, \
+--no-config), with the same names in lower case (max-turns = 8, api-key = \"...\"); the \
+default. --bare: flags and the real environment only (no .env, no config file). The key is never sent to a \
 base URL from a lower layer than the key's unless --trust-base-url. \
 `leash config [OPTIONS]` shows what a run would use and where each value came from.";
 

@@ -14,6 +14,7 @@ pub mod argv;
 pub mod batch;
 pub mod commands;
 pub mod help;
+pub mod peers;
 
 pub use argv::{Invocation, RunArgs};
 pub use commands::{COMMANDS, CommandName, PrintCommand, command_name, command_tree, run_command};
@@ -45,6 +46,15 @@ pub struct Cli {
     /// The user message; none or `-`: stdin (piped stdin is appended).
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,
+
+    /// The prompt as a flag, as `claude -p` and `gemini -p` are typed.
+    // Folded into `prompt` once parsed (`fold_prompt_flag`); alone (`-p`)
+    // it reads the prompt from stdin, as `claude -p` does.
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT", num_args = 0..=1,
+          default_missing_value = "-", conflicts_with = "prompt",
+          long_help = "The prompt as a flag (how claude -p and gemini -p are typed); \
+                       -p alone reads it from stdin")]
+    pub prompt_flag: Option<String>,
 
     /// The system message.
     // Not a clap conflict: `LEASH_SYSTEM` in the environment with
@@ -319,13 +329,46 @@ pub struct Cli {
     )]
     pub mcp_timeout: String,
 
-    /// Stdin is required: wait without the 1 s grace.
+    /// Stdin is required: wait without the grace.
     #[arg(long, conflicts_with = "no_stdin")]
     pub stdin: bool,
 
     /// Never read stdin.
     #[arg(long)]
     pub no_stdin: bool,
+
+    /// How long an open stdin pipe gets for its first byte.
+    // Late input after it stops the run (exit 2; README "Stdin").
+    #[arg(
+        long,
+        env = "LEASH_STDIN_GRACE",
+        value_name = "DURATION",
+        default_value = "1s",
+        long_help = "How long an open stdin pipe gets for its first byte; input that comes \
+                     later stops the run (exit 2)"
+    )]
+    pub stdin_grace: String,
+
+    /// Read this config file instead of ~/.config/leash/config.toml.
+    #[arg(
+        long = "config",
+        env = "LEASH_CONFIG",
+        value_name = "FILE",
+        help_heading = "Where settings come from"
+    )]
+    pub config_file: Option<PathBuf>,
+
+    /// Read no config file.
+    #[arg(long, env = "LEASH_NO_CONFIG", value_parser = BoolishValueParser::new(),
+          help_heading = "Where settings come from")]
+    pub no_config: bool,
+
+    /// Flags and the real environment only: no config file, no .env.
+    #[arg(long, env = "LEASH_BARE", value_parser = BoolishValueParser::new(),
+          help_heading = "Where settings come from",
+          long_help = "A hermetic run for CI: flags and the real environment only, \
+                       no config file and no .env")]
+    pub bare: bool,
 
     /// Run COMMAND at before-tool-call, after-tool-call or finish-turn
     // Repeatable, run in the order given (README "Hooks").
@@ -367,6 +410,15 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// `-p TEXT` is the prompt: the parsed flags carry it as `prompt`
+    /// from here on (clap refuses both together).
+    pub fn fold_prompt_flag(mut self) -> Self {
+        if self.prompt.is_none() {
+            self.prompt = self.prompt_flag.take();
+        }
+        self
+    }
+
     /// `--events`, with `-q` meaning `none`.
     pub fn events_format(&self) -> EventsFormat {
         if self.quiet {

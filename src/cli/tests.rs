@@ -60,6 +60,7 @@ fn every_variable_is_leash_and_the_flag_name() {
         without,
         [
             "prompt",
+            "prompt_flag",
             "follow_up",
             "quiet",
             "resume",

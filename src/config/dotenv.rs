@@ -50,7 +50,18 @@ pub fn env_file_choice(invocation: &Invocation) -> EnvFileChoice {
         _ => 2,
     };
     // `try_get_one`: after an ignored error clap may not have filled in
-    // the defaults.
+    // the defaults. `--bare` reads neither a `.env` nor the config file.
+    let bare = matches
+        .try_get_one::<bool>("bare")
+        .ok()
+        .flatten()
+        .is_some_and(|on| *on);
+    if bare {
+        return EnvFileChoice::Off(match source("bare") {
+            0 => "--bare: flags and the real environment only",
+            _ => "LEASH_BARE",
+        });
+    }
     let off = matches
         .try_get_one::<bool>("no_env_file")
         .ok()

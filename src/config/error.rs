@@ -15,7 +15,8 @@ use crate::tools::git::GitUnavailable;
 pub enum ConfigError {
     /// No key for a provider that needs one.
     #[error(
-        "{var} is not set (needed by --provider {provider}); set it in the environment or in .env"
+        "{var} is not set (needed by --provider {provider}); set it in the environment or in .env, \
+         or try leash offline without a key: leash --provider faux \"hi\""
     )]
     MissingKey {
         /// The variable to set.
@@ -37,9 +38,6 @@ pub enum ConfigError {
     /// The key would go to a base URL the user did not choose.
     #[error(transparent)]
     KeyRedirect(#[from] KeyRedirect),
-    /// `--provider faux` without a script.
-    #[error("--provider faux needs --faux-script FILE")]
-    MissingScript,
     /// `--api` with a provider other than OpenAI.
     #[error(
         "--api chooses between the OpenAI APIs (chat, responses); --provider {provider} has one API: leave --api out"
@@ -64,6 +62,14 @@ pub enum ConfigError {
     /// `--hook-timeout` did not parse, or is zero.
     #[error("invalid --hook-timeout '{value}': {reason} (examples: 10s, 500ms, 2m)")]
     HookTimeout {
+        /// What was given.
+        value: String,
+        /// Why it is wrong.
+        reason: String,
+    },
+    /// `--stdin-grace` did not parse, or is zero.
+    #[error("invalid --stdin-grace '{value}': {reason} (examples: 1s, 3s, 500ms)")]
+    StdinGrace {
         /// What was given.
         value: String,
         /// Why it is wrong.

@@ -15,14 +15,18 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 
+mod choice;
+
+pub use choice::{ConfigFileChoice, config_file_choice};
+
 use crate::cli::Cli;
 use crate::config::input::{FILE_LIMIT, FileReadError, read_text_file};
 use crate::policy::cost::Price;
 use crate::provider::catalog;
 
-/// Flags that choose the `.env` file, decided before the config file is
-/// read; they are not config keys.
-const NOT_KEYS: [&str; 2] = ["env-file", "no-env-file"];
+/// Flags that choose the `.env` file and the config file itself, decided
+/// before the config file is read; they are not config keys.
+const NOT_KEYS: [&str; 5] = ["env-file", "no-env-file", "config", "no-config", "bare"];
 
 /// The keys that stand for a variable rather than a flag (`api-key`,
 /// `openai-api-key`, ..., `openai-base-url`, ...), from the provider table.
@@ -44,6 +48,15 @@ pub enum ConfigFileError {
         path: String,
         /// Why.
         source: FileReadError,
+    },
+    /// `--config FILE` (or `LEASH_CONFIG`) names a file that is not there.
+    #[error(
+        "config file {path} (--config / LEASH_CONFIG) does not exist; \
+         fix the path, or pass --no-config to run without one"
+    )]
+    Missing {
+        /// The file.
+        path: String,
     },
     /// It is not TOML.
     #[error("config file {path}: line {line}: {message}")]
@@ -303,6 +316,7 @@ impl ValueKind {
             ValueKind::Number
         } else if arg.get_id() == "timeout"
             || arg.get_id() == "hook_timeout"
+            || arg.get_id() == "stdin_grace"
             || arg.get_id() == "mcp_timeout"
         {
             ValueKind::Duration

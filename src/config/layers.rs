@@ -378,7 +378,7 @@ impl ParsedRun {
         lower: &HashMap<String, Source>,
     ) -> Result<Self, clap::Error> {
         Ok(ParsedRun {
-            cli: Cli::from_arg_matches(matches)?,
+            cli: Cli::from_arg_matches(matches)?.fold_prompt_flag(),
             origins: Origins::from_matches(command, matches, lower),
         })
     }

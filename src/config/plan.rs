@@ -86,6 +86,8 @@ pub struct RunPlan {
     pub attachments: AttachPlan,
     /// How stdin is treated.
     pub stdin: StdinMode,
+    /// How long an open stdin pipe gets for its first byte (`--stdin-grace`).
+    pub stdin_grace: std::time::Duration,
     /// The system message (empty for none).
     pub system: String,
     /// The provider, with its endpoint, retry policy and request options

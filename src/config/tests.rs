@@ -288,7 +288,8 @@ fn a_missing_openai_key_is_a_usage_error_naming_the_variable() {
     let error = resolve_with(&["hi"], &[]).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "OPENAI_API_KEY is not set (needed by --provider openai); set it in the environment or in .env"
+        "OPENAI_API_KEY is not set (needed by --provider openai); set it in the environment or in .env, \
+         or try leash offline without a key: leash --provider faux \"hi\""
     );
 }
 
@@ -339,12 +340,12 @@ fn base_urls_come_from_the_flag_then_leash_then_the_provider_variable() {
 }
 
 #[test]
-fn faux_needs_a_script() {
-    let error = resolve_with(&["--provider", "faux", "hi"], &[]).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "--provider faux needs --faux-script FILE"
-    );
+fn faux_without_a_script_plays_the_builtin_reply() {
+    let config = resolve_with(&["--provider", "faux", "hi"], &[]).unwrap();
+    let ProviderConfig::Faux(script) = config.provider else {
+        panic!("not faux");
+    };
+    assert_eq!(script, crate::provider::faux::Script::builtin());
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub mod man;
 pub mod usage;
 
 use crate::cli::{Cli, CommandName, Invocation, PrintCommand, RunArgs, command_tree, run_command};
-use crate::config::file::{ConfigFile, ConfigFileError};
+use crate::config::file::{ConfigFile, ConfigFileChoice, ConfigFileError, config_file_choice};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
 use crate::config::show::{describe, render_settings};
 use crate::config::{self, Inputs};
@@ -199,17 +199,19 @@ enum Layered {
     },
 }
 
+/// The config file a run's command line and real environment choose.
+fn config_choice(run: &RunArgs, env: &Environment) -> ConfigFileChoice {
+    config_file_choice(&run.matches, ConfigFile::location(&|name| env.get(name)))
+}
+
 fn layered_parse(run: &RunArgs, env: &Environment) -> Layered {
     let without_file = |error: ConfigFileError| match parse_flags(run, env) {
         Ok(parsed) => Layered::File { error, parsed },
         Err(error) => Layered::Clap(error),
     };
-    let file = match ConfigFile::location(&|name| env.get(name)) {
-        Some(path) => match ConfigFile::load(&path) {
-            Ok(file) => file,
-            Err(error) => return without_file(error),
-        },
-        None => None,
+    let file = match config_choice(run, env).load() {
+        Ok(file) => file,
+        Err(error) => return without_file(error),
     };
     match parse_run(run, env, file.as_ref()) {
         Ok(parsed) => Layered::Ok { file, parsed },
@@ -273,7 +275,7 @@ fn show_config(
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Result<Status, clap::Error> {
-    let location = ConfigFile::location(&|name| env.get(name));
+    let choice = config_choice(run, env);
     let (file, parsed, problem) = match layered_parse(run, env) {
         Layered::Ok { file, parsed } => (file, parsed, None),
         Layered::Clap(error) => {
@@ -294,11 +296,21 @@ fn show_config(
         "# leash config: the settings of a run with these flags, and where each comes from\n\
          # (layer by layer, the first that sets one wins: flag, env, .env, config file, default)\n",
     );
-    text.push_str(&match (&location, &file, &problem) {
+    text.push_str(&match (&choice, &file, &problem) {
         (_, _, Some(problem)) => format!("# config file: not used: {problem}\n"),
-        (Some(path), Some(_), None) => format!("# config file: {}\n", path.display()),
-        (Some(path), None, None) => format!("# config file: {} (not found)\n", path.display()),
-        (None, _, None) => "# config file: none (neither XDG_CONFIG_HOME nor HOME is set)\n".into(),
+        (ConfigFileChoice::Skipped(by), _, None) => format!("# config file: skipped ({by})\n"),
+        (ConfigFileChoice::Named(path), _, None) => {
+            format!("# config file: {} (--config)\n", path.display())
+        }
+        (ConfigFileChoice::Default(Some(path)), Some(_), None) => {
+            format!("# config file: {}\n", path.display())
+        }
+        (ConfigFileChoice::Default(Some(path)), None, None) => {
+            format!("# config file: {} (not found)\n", path.display())
+        }
+        (ConfigFileChoice::Default(None), _, None) => {
+            "# config file: none (neither XDG_CONFIG_HOME nor HOME is set)\n".into()
+        }
     });
     text.push_str(&format!("# .env: {}\n", env.dotenv()));
     text.push_str(&render_settings(&describe(&parsed, &inputs)));

@@ -12,11 +12,15 @@ use clap::Command;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::cli::argv::takes_value;
+use crate::cli::peers::peer_flag_reason;
 use crate::cli::{command_name, command_tree, run_command};
 use crate::config::layers::{Environment, Source};
 
 /// clap's error in one line: the reason with its details, then its tips.
 pub fn clap_reason(error: &clap::Error, args: &[OsString], env: &Environment) -> String {
+    if let Some(reason) = peer_flag(error) {
+        return reason;
+    }
     if let Some(reason) = unquoted_prompt(error, args) {
         return reason;
     }
@@ -46,6 +50,18 @@ pub fn clap_reason(error: &clap::Error, args: &[OsString], env: &Environment) ->
         Some(variable) => format!("env {variable}: {reason} (fix or unset {variable})"),
         None => format!("{reason} (leash --help lists the flags)"),
     }
+}
+
+/// A flag from a peer CLI (`--json`, `--verbose`, `--yolo`, …): the
+/// line names leash's own flag for the job instead of clap's guess.
+fn peer_flag(error: &clap::Error) -> Option<String> {
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(word)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    peer_flag_reason(word)
 }
 
 /// One detail line of clap's message: a missing argument gets the values

@@ -96,6 +96,10 @@ pub struct ScriptedResponse {
     /// that says what differs (so an offline test sees what reached the model).
     #[serde(default)]
     pub expect: Option<Expectation>,
+    /// Append the text of the request's last user message to the reply
+    /// (the built-in reply shows the prompt it got this way).
+    #[serde(default)]
+    pub echo_prompt: bool,
 }
 
 /// A scripted tool call.
@@ -139,7 +143,27 @@ pub struct ScriptedUsage {
     pub output: u64,
 }
 
+/// The opening of the built-in reply (README "The scripted model").
+pub const BUILTIN_REPLY: &str = "This is leash's built-in offline model (--provider faux \
+without --faux-script): no key, no network. For real answers set OPENAI_API_KEY or \
+ANTHROPIC_API_KEY; to script replies and tool calls, pass --faux-script FILE.\n\
+The prompt it got:\n\n";
+
 impl Script {
+    /// The script of `--provider faux` without `--faux-script`: every
+    /// request answered at once with [`BUILTIN_REPLY`] and the prompt it
+    /// got, so trying leash without a key takes one line.
+    pub fn builtin() -> Script {
+        Script {
+            responses: vec![ScriptedResponse {
+                text: Some(BUILTIN_REPLY.to_owned()),
+                echo_prompt: true,
+                ..ScriptedResponse::default()
+            }],
+            repeat_last: true,
+        }
+    }
+
     /// Parses a script from JSON text: an object `{"responses": [...]}` or
     /// a bare list of responses.
     pub fn parse(text: &str, path: &str) -> Result<Script, ScriptError> {
@@ -237,6 +261,12 @@ impl Provider for FauxProvider {
         {
             return futures::stream::iter([StreamEvent::Error(error)]).boxed();
         }
+        let mut response = response;
+        if response.echo_prompt {
+            let mut text = response.text.take().unwrap_or_default();
+            text.push_str(&last_user_text(request.messages));
+            response.text = Some(text);
+        }
         let input_estimate = estimate_tokens(request);
         play(response, number, input_estimate).boxed()
     }
@@ -327,6 +357,23 @@ fn word_chunks(text: &str) -> impl Iterator<Item = &str> {
         rest = tail;
         Some(piece)
     })
+}
+
+/// The text of the last user message of `messages` (its text blocks,
+/// joined), for [`ScriptedResponse::echo_prompt`].
+fn last_user_text(messages: &[Message]) -> String {
+    let last = messages.iter().rev().find_map(|message| match message {
+        Message::User(user) => Some(user),
+        _ => None,
+    });
+    last.into_iter()
+        .flat_map(|user| &user.content)
+        .filter_map(|content| match content {
+            Content::Text { text } => Some(text.as_str()),
+            Content::Attachment(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A rough input-token count (4 characters a token) for scripts that do not

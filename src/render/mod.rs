@@ -117,6 +117,10 @@ pub trait EventRenderer: Send {
     fn event(&mut self, event: &AgentEvent);
     /// A line of notice outside the run's events (e.g. stdin was skipped).
     fn notice(&mut self, text: &str);
+    /// `--resume` restored `turns` earlier turns from `path`, before the
+    /// run's own events: people see what the model already knows. By
+    /// default nothing (a program reads `restoredTurns` in the result).
+    fn resumed(&mut self, _turns: u32, _path: &std::path::Path) {}
     /// A `--hook` failed (it fails closed): by default a notice line.
     fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {
         self.notice(&failure.reason);

@@ -27,8 +27,15 @@ pub struct JsonResult<'a> {
     /// stderr (and of `run_end`'s `message`); only on a non-zero exit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<&'a str>,
-    /// The final reply text (may be empty).
+    /// Exactly what `--output text` prints (without the one newline text
+    /// mode ends it with): the answer after `ok` or `length` (the validated
+    /// JSON with `--output-schema`), empty after every other ending, so
+    /// `jq -r .reply` never takes a failed run's half-way text for an answer.
     pub reply: &'a str,
+    /// The text of the run's last assistant message, whatever the ending:
+    /// after a turn limit, a timeout or an error, what the model was
+    /// saying when the run stopped ("Looking around."). Not an answer.
+    pub last_assistant_text: &'a str,
     /// With `--output-schema`: the validated reply as JSON, token for
     /// token as the model wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,7 +85,8 @@ impl<'a> JsonResult<'a> {
             status: report.status.as_str(),
             exit_code: report.status.code(),
             message: (report.status != Status::Ok).then_some(report.message.as_str()),
-            reply: &report.reply,
+            reply: printed_reply(report),
+            last_assistant_text: &report.reply,
             output: report.output.as_ref(),
             stop_reason: report.stop_reason,
             error_message: report.error_message.as_deref(),
@@ -97,6 +105,20 @@ impl<'a> JsonResult<'a> {
     }
 }
 
+/// What `--output text` prints for `report`, without its final newline:
+/// the answer — complete (`ok`) or cut off (`length`) —, or the validated
+/// JSON as the model wrote it; after any other ending nothing. The JSON
+/// result's `reply` is this same text (README "The JSON result").
+pub fn printed_reply(report: &RunReport) -> &str {
+    if !matches!(report.status, Status::Ok | Status::Length) {
+        return "";
+    }
+    match &report.output {
+        Some(value) => value.as_str(),
+        None => &report.reply,
+    }
+}
+
 /// Writes the run's result to stdout in the chosen format. The text form
 /// holds the answer — complete (`ok`) or cut off (`length`) — ending with
 /// exactly one newline, or the validated JSON as the model wrote it; after any
@@ -112,12 +134,13 @@ pub fn write_result(
             if !matches!(report.status, Status::Ok | Status::Length) {
                 return out.flush();
             }
-            if let Some(value) = &report.output {
-                out.write_all(value.as_str().as_bytes())?;
+            let reply = printed_reply(report);
+            if report.output.is_some() {
+                out.write_all(reply.as_bytes())?;
                 out.write_all(b"\n")?;
-            } else if !report.reply.is_empty() {
-                out.write_all(report.reply.as_bytes())?;
-                if !report.reply.ends_with('\n') {
+            } else if !reply.is_empty() {
+                out.write_all(reply.as_bytes())?;
+                if !reply.ends_with('\n') {
                     out.write_all(b"\n")?;
                 }
             }

@@ -130,12 +130,18 @@ mod tests {
             .map(|v| v.as_str().unwrap())
             .collect();
         assert!(required.contains(&"reply") && required.contains(&"stopReason"));
+        assert!(required.contains(&"lastAssistantText"));
+        let reply = schema["properties"]["reply"]["description"]
+            .as_str()
+            .unwrap();
+        assert!(reply.contains("--output text"), "{reply}");
         assert!(!required.contains(&"errorMessage") && !required.contains(&"output"));
         assert!(required.contains(&"changedFiles") && required.contains(&"attachments"));
         assert_eq!(schema["properties"]["status"]["enum"][3], "turn_limit");
         let validator = jsonschema::validator_for(&schema).unwrap();
         let ok = serde_json::json!({
-            "status": "ok", "exitCode": 0, "reply": "hi", "stopReason": "stop", "turns": 1,
+            "status": "ok", "exitCode": 0, "reply": "hi", "lastAssistantText": "hi",
+            "stopReason": "stop", "turns": 1,
             "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
             "turnUsage": [{"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}],
             "durationMs": 3, "provider": "faux", "model": "faux", "changedFiles": [],

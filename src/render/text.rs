@@ -187,6 +187,16 @@ impl EventRenderer for TextRenderer {
         self.line(&line);
     }
 
+    /// `[resume] 5 turns from t.jsonl`, before the run's own events.
+    fn resumed(&mut self, turns: u32, path: &std::path::Path) {
+        if self.events {
+            let plural = if turns == 1 { "" } else { "s" };
+            let text = format!("{turns} turn{plural} from {}", path.display());
+            let line = EventLine::new("resume", inert(&text, MAX_LINE_CHARS), Tone::Plain);
+            self.line(&line.render(self.color));
+        }
+    }
+
     /// A failed hook is an event (README "Hooks"): `--events none` prints
     /// none, so one that ended the run is said once, by the last line.
     fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {

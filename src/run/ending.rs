@@ -15,6 +15,9 @@ pub enum AbortCause {
     Timeout,
     /// A signal arrived.
     Signal(Signal),
+    /// Stdin's input arrived after the grace, when the run had gone on
+    /// without it (README "Stdin"): a usage error, whatever the run did.
+    LateStdin,
 }
 
 impl AbortCause {
@@ -23,6 +26,7 @@ impl AbortCause {
         match self {
             AbortCause::Timeout => Status::Timeout,
             AbortCause::Signal(signal) => Status::Interrupted(signal),
+            AbortCause::LateStdin => Status::Usage,
         }
     }
 }
@@ -139,6 +143,11 @@ fn status_of_the_run(facts: &Facts) -> Status {
 /// The status the transcript and the abort give, before hooks and schema.
 fn status_of_the_loop(facts: &Facts) -> Status {
     let (abort, limits) = (facts.abort, facts.limits);
+    // Input that came late makes any answer one given without it: never
+    // reported as a success, even when the answer was already complete.
+    if abort == Some(AbortCause::LateStdin) {
+        return Status::Usage;
+    }
     // An abort that lands after the final answer was complete does not
     // take the answer away.
     let answered = facts.last_reply.is_some_and(|last| {

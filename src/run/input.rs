@@ -3,7 +3,10 @@
 //! that nobody writes to (a short grace for the first byte, then go on).
 //!
 //! Reading happens on a plain thread so a blocked `read` can be abandoned;
-//! nothing here may wait longer than the run's deadline.
+//! nothing here may wait longer than the run's deadline. A pipe given up
+//! after the grace is not forgotten: [`LateStdin`] keeps watching it, so
+//! input that comes later stops the run instead of being dropped
+//! (README "Stdin").
 
 use std::io::{IsTerminal, Read};
 use std::time::Duration;
@@ -15,19 +18,53 @@ use crate::config::AttachPlan;
 use crate::config::input::{FILE_LIMIT, StdinMode};
 use crate::protocol::{Attachment, Content, Message, UserMessage, now_ms};
 
-/// How long an open pipe gets to deliver its first byte.
-pub const STDIN_GRACE: Duration = Duration::from_secs(1);
-
 /// The most stdin leash reads (prompt or appended input).
 pub const STDIN_LIMIT: usize = FILE_LIMIT as usize;
 
 /// The user message to send, and a notice for stderr, if any.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct PromptInput {
     /// The text of the user message.
     pub text: String,
     /// Something the user should know (e.g. stdin was skipped).
     pub notice: Option<String>,
+    /// The open pipe the run went on without, still watched.
+    pub late: Option<LateStdin>,
+}
+
+/// An open stdin pipe that gave nothing within the grace, watched for
+/// the rest of the run: a producer that was only slow (a compiler first,
+/// `gh pr diff`, `kubectl logs`) must not get an answer that silently
+/// left its input out. Dropping it stops the watch; the reader thread
+/// is a plain one, so it never holds the process's exit.
+#[derive(Debug)]
+pub struct LateStdin {
+    chunks: mpsc::Receiver<Chunk>,
+}
+
+impl LateStdin {
+    /// Resolves when input arrives. A pipe closed with nothing in it
+    /// (EOF) or one that fails is no late input: then it never resolves.
+    pub async fn arrived(&mut self) {
+        loop {
+            match self.chunks.recv().await {
+                Some(Chunk::Data(data)) if !data.is_empty() => return,
+                Some(Chunk::Data(_)) => {}
+                Some(Chunk::End | Chunk::Failed(_)) | None => {
+                    return std::future::pending().await;
+                }
+            }
+        }
+    }
+}
+
+/// The last line of a run that input reached too late (README "Stdin").
+pub fn late_stdin_line(grace: Duration) -> String {
+    format!(
+        "stdin arrived after the {} grace, when the run had already gone on without it; \
+         nothing was printed: pass --stdin to wait for it (or --stdin-grace DURATION)",
+        humantime::format_duration(grace)
+    )
 }
 
 /// Why no prompt could be built.
@@ -106,14 +143,16 @@ const EMPTY_STDIN: &str = "stdin was empty; the prompt goes alone";
 pub trait StdinSource: Read + Send + 'static {}
 impl<T: Read + Send + 'static> StdinSource for T {}
 
-/// Builds the prompt from the argument and the process's stdin.
+/// Builds the prompt from the argument and the process's stdin, giving an
+/// open pipe `grace` for its first byte.
 pub async fn read_prompt(
     prompt: Option<String>,
     mode: StdinMode,
+    grace: Duration,
     deadline: Option<Instant>,
 ) -> Result<PromptInput, InputError> {
     let kind = StdinKind::of_process();
-    prompt_from(prompt, mode, kind, std::io::stdin(), STDIN_GRACE, deadline).await
+    prompt_from(prompt, mode, kind, std::io::stdin(), grace, deadline).await
 }
 
 /// The rules, with stdin and the grace passed in (for tests).
@@ -138,35 +177,46 @@ pub async fn prompt_from(
             {
                 Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
                 Piped::Nothing => finish(text, empty),
-                Piped::Silent => finish(
-                    text,
-                    Some(format!(
-                        "stdin gave nothing within {}s; going on without it (--stdin waits, --no-stdin skips)",
-                        grace.as_secs()
-                    )),
-                ),
+                Piped::Silent(late) => {
+                    let mut input = finish(text, Some(silent_notice(grace)))?;
+                    input.late = Some(late);
+                    Ok(input)
+                }
             }
         }
         (Some(text), StdinMode::Wait) => {
             match read_stdin(stdin, None, deadline, STDIN_LIMIT).await?.text() {
                 Piped::Data(piped) => finish(append_stdin(&text, &piped), None),
-                Piped::Nothing | Piped::Silent => Err(InputError::EmptyStdin),
+                Piped::Nothing | Piped::Silent(_) => Err(InputError::EmptyStdin),
             }
         }
         (None, StdinMode::Never) => Err(InputError::NoPrompt),
         (None, StdinMode::Auto) if stdin_is_terminal => Err(InputError::NoPrompt),
         (None, _) => match read_stdin(stdin, None, deadline, STDIN_LIMIT).await?.text() {
             Piped::Data(text) => finish(text, None),
-            Piped::Nothing | Piped::Silent => Err(InputError::Empty),
+            Piped::Nothing | Piped::Silent(_) => Err(InputError::Empty),
         },
     }
+}
+
+/// The notice for an open pipe that gave nothing within the grace.
+fn silent_notice(grace: Duration) -> String {
+    format!(
+        "stdin gave nothing within {}; going on without it, and stopping (exit 2) \
+         if it comes later (--stdin waits, --no-stdin skips)",
+        humantime::format_duration(grace)
+    )
 }
 
 fn finish(text: String, notice: Option<String>) -> Result<PromptInput, InputError> {
     if text.trim().is_empty() {
         return Err(InputError::Empty);
     }
-    Ok(PromptInput { text, notice })
+    Ok(PromptInput {
+        text,
+        notice,
+        late: None,
+    })
 }
 
 /// The prompt with piped input fenced after it, so the model can tell the
@@ -180,8 +230,8 @@ enum Piped<T = String> {
     Data(T),
     /// Stdin was closed or empty.
     Nothing,
-    /// Nothing arrived within the grace.
-    Silent,
+    /// Nothing arrived within the grace; the pipe is still watched.
+    Silent(LateStdin),
 }
 
 impl Piped<Vec<u8>> {
@@ -190,7 +240,7 @@ impl Piped<Vec<u8>> {
         match self {
             Piped::Data(bytes) => Piped::Data(String::from_utf8_lossy(&bytes).into_owned()),
             Piped::Nothing => Piped::Nothing,
-            Piped::Silent => Piped::Silent,
+            Piped::Silent(late) => Piped::Silent(late),
         }
     }
 }
@@ -238,7 +288,7 @@ pub async fn attachment_from(
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     match read_stdin(stdin, None, deadline, limit).await {
         Ok(Piped::Data(bytes)) => Ok(bytes),
-        Ok(Piped::Nothing | Piped::Silent) => Err(InputError::NoAttachment("stdin was empty")),
+        Ok(Piped::Nothing | Piped::Silent(_)) => Err(InputError::NoAttachment("stdin was empty")),
         Err(InputError::TooLarge { limit }) => Err(InputError::Attachment(format!(
             "--attach -: stdin is larger than {limit} bytes, the most the provider takes of its --attach-type"
         ))),
@@ -246,6 +296,7 @@ pub async fn attachment_from(
     }
 }
 
+#[derive(Debug)]
 enum Chunk {
     Data(Vec<u8>),
     End,
@@ -253,7 +304,8 @@ enum Chunk {
 }
 
 /// Reads stdin to its end. With a grace, gives up (→ `Silent`) when the
-/// first byte does not come in time; the reader thread is then abandoned.
+/// first byte does not come in time; the reader thread then goes on
+/// feeding the returned [`LateStdin`], and ends when that is dropped.
 async fn read_stdin(
     mut stdin: impl StdinSource,
     grace: Option<Duration>,
@@ -286,15 +338,20 @@ async fn read_stdin(
             (None, deadline) => deadline,
         };
         let next = match limit {
-            Some(limit) => match tokio::time::timeout_at(limit, chunks.recv()).await {
-                Ok(next) => next,
-                Err(_)
-                    if first && grace.is_some() && deadline.is_none_or(|d| Instant::now() < d) =>
-                {
-                    return Ok(Piped::Silent);
+            Some(limit) => {
+                let waited = tokio::time::timeout_at(limit, chunks.recv()).await;
+                match waited {
+                    Ok(next) => next,
+                    Err(_)
+                        if first
+                            && grace.is_some()
+                            && deadline.is_none_or(|d| Instant::now() < d) =>
+                    {
+                        return Ok(Piped::Silent(LateStdin { chunks }));
+                    }
+                    Err(_) => return Err(InputError::Timeout),
                 }
-                Err(_) => return Err(InputError::Timeout),
-            },
+            }
             None => chunks.recv().await,
         };
         first = false;
@@ -316,184 +373,4 @@ async fn read_stdin(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Cursor;
-
-    /// A reader that never returns (an open pipe nobody writes to).
-    struct Stalled;
-    impl Read for Stalled {
-        fn read(&mut self, _buf: &mut [u8]) -> std::io::Result<usize> {
-            std::thread::sleep(Duration::from_secs(3600));
-            Ok(0)
-        }
-    }
-
-    fn bytes(text: &str) -> Cursor<Vec<u8>> {
-        Cursor::new(text.as_bytes().to_vec())
-    }
-
-    const GRACE: Duration = Duration::from_millis(100);
-
-    #[tokio::test]
-    async fn no_prompt_reads_it_from_stdin() {
-        let input = prompt_from(
-            None,
-            StdinMode::Auto,
-            StdinKind::Piped,
-            bytes("hello\n"),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap();
-        assert_eq!(input.text, "hello\n");
-    }
-
-    #[tokio::test]
-    async fn a_dash_prompt_reads_stdin_too() {
-        let input = prompt_from(
-            Some("-".into()),
-            StdinMode::Auto,
-            StdinKind::Piped,
-            bytes("q"),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap();
-        assert_eq!(input.text, "q");
-    }
-
-    #[tokio::test]
-    async fn piped_stdin_is_fenced_after_the_prompt() {
-        let input = prompt_from(
-            Some("Any bugs?".into()),
-            StdinMode::Auto,
-            StdinKind::Piped,
-            bytes("diff --git a b\n"),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap();
-        assert_eq!(input.text, "Any bugs?\n\n<stdin>\ndiff --git a b\n</stdin>");
-        assert_eq!(input.notice, None);
-    }
-
-    #[tokio::test]
-    async fn an_empty_pipe_leaves_the_prompt_alone_and_says_so() {
-        let input = prompt_from(
-            Some("q".into()),
-            StdinMode::Auto,
-            StdinKind::Piped,
-            bytes(""),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap();
-        assert_eq!(input.text, "q");
-        assert_eq!(input.notice.as_deref(), Some(EMPTY_STDIN));
-        // `/dev/null` is no input anybody gave: nothing to say.
-        let input = prompt_from(
-            Some("q".into()),
-            StdinMode::Auto,
-            StdinKind::Device,
-            bytes(""),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap();
-        assert_eq!(input.notice, None);
-        // `--stdin` says the run needs it.
-        let error = prompt_from(
-            Some("q".into()),
-            StdinMode::Wait,
-            StdinKind::Device,
-            bytes(""),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap_err();
-        assert_eq!(error, InputError::EmptyStdin);
-    }
-
-    #[tokio::test]
-    async fn a_silent_pipe_is_given_up_after_the_grace_with_a_notice() {
-        let started = std::time::Instant::now();
-        let input = prompt_from(
-            Some("q".into()),
-            StdinMode::Auto,
-            StdinKind::Piped,
-            Stalled,
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(2));
-        assert_eq!(input.text, "q");
-        assert!(
-            input
-                .notice
-                .unwrap()
-                .starts_with("stdin gave nothing within")
-        );
-    }
-
-    #[tokio::test]
-    async fn wait_mode_is_bounded_by_the_deadline() {
-        let deadline = Instant::now() + Duration::from_millis(150);
-        let error = prompt_from(
-            Some("q".into()),
-            StdinMode::Wait,
-            StdinKind::Piped,
-            Stalled,
-            GRACE,
-            Some(deadline),
-        )
-        .await
-        .unwrap_err();
-        assert_eq!(error, InputError::Timeout);
-    }
-
-    #[tokio::test]
-    async fn never_mode_ignores_stdin_and_an_empty_prompt_is_refused() {
-        let input = prompt_from(
-            Some("q".into()),
-            StdinMode::Never,
-            StdinKind::Piped,
-            Stalled,
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap();
-        assert_eq!(input.text, "q");
-        let error = prompt_from(
-            None,
-            StdinMode::Auto,
-            StdinKind::Piped,
-            bytes("  \n"),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap_err();
-        assert_eq!(error, InputError::Empty);
-        let error = prompt_from(
-            None,
-            StdinMode::Auto,
-            StdinKind::Terminal,
-            bytes(""),
-            GRACE,
-            None,
-        )
-        .await
-        .unwrap_err();
-        assert_eq!(error, InputError::NoPrompt);
-    }
-}
+mod tests;

@@ -17,7 +17,6 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant as StdInstant;
 
@@ -47,7 +46,7 @@ use crate::render::{EventRenderer, Interest};
 use crate::run::ending::{self, AbortCause};
 use crate::run::input::{self, InputError};
 use crate::run::resume;
-use crate::run::signals::watch_for_aborts;
+use crate::run::signals::watch_run;
 use crate::secret::ApiKey;
 use crate::secret::key_set;
 use crate::tools::Tool;
@@ -59,6 +58,10 @@ use crate::tools::list_dir::ListDir;
 use crate::tools::read_file::ReadFile;
 use crate::tools::redact::Redacted;
 use crate::tools::write_file::WriteFile;
+
+mod create;
+
+use create::{create_output, not_created};
 
 /// Where a run writes. The binary passes the process's streams; tests may
 /// pass buffers.
@@ -151,7 +154,8 @@ pub async fn run(plan: RunPlan, streams: Streams) -> Status {
 /// [`run`], with the pieces a batch started once for all its runs.
 pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Status {
     let (abort_sender, mut abort) = watch::channel(None);
-    let watcher = tokio::spawn(watch_for_aborts(plan.deadline, abort_sender));
+    let (late_stdin, late_watched) = tokio::sync::oneshot::channel();
+    let watcher = tokio::spawn(watch_run(plan.deadline, late_watched, abort_sender));
     let renderer = event_renderer(&plan, streams.stderr);
     let mut job = Job {
         started: StdInstant::now(),
@@ -163,6 +167,7 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
         transcript: None,
         changes: Arc::default(),
         mcp: McpServers::default(),
+        late_stdin: Some(late_stdin),
     };
     let report = match job.prepare(&mut abort, shared).await {
         Ok(prepared) => {
@@ -174,7 +179,12 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
             job.report_without_run(Status::Usage, Some(error.to_string()))
         }
         Err(NotStarted::Stopped(cause)) => {
-            job.report_without_run(ending::status_of_abort(cause), None)
+            let late = (cause == Some(AbortCause::LateStdin))
+                .then(|| input::late_stdin_line(job.plan.stdin_grace));
+            let mut ending = job.report_without_run(ending::status_of_abort(cause), late);
+            // Late input keeps even this report off stdout.
+            ending.facts.abort = cause;
+            ending
         }
         Err(NotStarted::Mcp(error)) => job.report_without_run(Status::Mcp, Some(error.to_string())),
     };
@@ -202,6 +212,9 @@ pub(super) struct Job {
     pub(super) changes: Arc<ChangeLog>,
     /// The MCP servers, stopped at the end of every run.
     pub(super) mcp: McpServers,
+    /// Where the prompt step hands a pipe it went on without, for the
+    /// abort watcher to watch for the rest of the run.
+    pub(super) late_stdin: Option<tokio::sync::oneshot::Sender<input::LateStdin>>,
 }
 
 /// A run ready to start: its prompt, and its agent with the limits as hooks
@@ -215,20 +228,6 @@ struct Prepared {
     _listeners: Vec<Subscription>,
 }
 
-/// The usage error of an output file `flag` names that could not be created.
-fn not_created<'a>(
-    flag: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(io::Error) -> NotStarted + 'a {
-    move |source| {
-        NotStarted::Usage(UsageError::Create {
-            flag,
-            path: path.display().to_string(),
-            source,
-        })
-    }
-}
-
 /// The renderer of `--events`, using the terminal as the plan allows.
 fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn EventRenderer> {
     match plan.events {
@@ -238,35 +237,6 @@ fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn Even
                 .with_terminal(plan.terminal, &plan.model)
                 .with_price(plan.limits.price),
         ),
-    }
-}
-
-/// Creates (empties) an output file on a thread of its own, and gives up
-/// when the run is stopped first: opening a FIFO that nobody reads blocks
-/// in the kernel, and the timer and the signals must still end the run.
-/// The thread is a plain one, so it never holds the exit.
-async fn create_output(
-    path: &Path,
-    append: bool,
-    abort: &mut watch::Receiver<Option<AbortCause>>,
-) -> Result<io::Result<File>, NotStarted> {
-    let (answer, answered) = tokio::sync::oneshot::channel();
-    let owned = path.to_owned();
-    let spawned = std::thread::Builder::new()
-        .name("leash-create".to_owned())
-        .spawn(move || {
-            let _ = answer.send(crate::config::output_file::open_output(&owned, append));
-        });
-    if let Err(error) = spawned {
-        return Ok(Err(error));
-    }
-    tokio::select! {
-        created = answered => Ok(created.unwrap_or_else(|_| {
-            Err(io::Error::other("the thread creating the file stopped"))
-        })),
-        cause = abort.wait_for(Option::is_some) => {
-            Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)))
-        }
     }
 }
 
@@ -289,6 +259,7 @@ impl Job {
         let read = input::read_prompt(
             self.plan.prompt.clone(),
             self.plan.stdin,
+            self.plan.stdin_grace,
             self.plan.deadline,
         );
         let prompt = tokio::select! {
@@ -297,7 +268,7 @@ impl Job {
                 return Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)));
             }
         };
-        let prompt = match prompt {
+        let mut prompt = match prompt {
             Ok(prompt) => prompt,
             Err(InputError::Timeout) => {
                 return Err(NotStarted::Stopped(Some(AbortCause::Timeout)));
@@ -306,6 +277,10 @@ impl Job {
         };
         if let Some(notice) = prompt.notice.clone() {
             self.events.submit(move |renderer| renderer.notice(&notice));
+        }
+        // From here on, input on the pipe the run went on without stops it.
+        if let (Some(late), Some(watcher)) = (prompt.late.take(), self.late_stdin.take()) {
+            let _ = watcher.send(late);
         }
         let attachments = tokio::select! {
             read = input::attachments(&self.plan.attachments, self.plan.deadline) => read,
@@ -384,6 +359,9 @@ impl Job {
         if let Some(resume) = &self.plan.resume {
             // A fresh agent is idle: restoring cannot be refused.
             let _ = agent.restore(resume.restored.messages.clone());
+            let (turns, path) = (resume.restored.turns, resume.path.clone());
+            self.events
+                .submit(move |renderer| renderer.resumed(turns, &path));
         }
         for text in &self.plan.follow_ups {
             agent.follow_up(Message::user_text(text.clone()));

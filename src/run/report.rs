@@ -19,6 +19,7 @@ use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
 use crate::render::{EventRenderer, RunReport, TurnUsage, renderer};
 use crate::run::ending::{self, AbortCause, Detail, Facts, LastReply, SchemaVerdict};
+use crate::run::input::late_stdin_line;
 use crate::run::job::{Job, Streams};
 use crate::run::signals::{Waited, wait_for_lane};
 
@@ -114,8 +115,10 @@ impl Job {
             corrected: limits.corrected,
             repeat_blocked: limits.repeat_blocked,
         };
-        // A failed `finish-turn` hook's reason says it all.
+        // A failed `finish-turn` hook's reason says it all; so does input
+        // that came too late.
         let message = match (status, &facts.hook) {
+            _ if cause == Some(AbortCause::LateStdin) => late_stdin_line(self.plan.stdin_grace),
             (Status::Terminated, Some(HookVerdict::Failed(reason))) => reason.clone(),
             _ => ending::describe(status, &detail),
         };
@@ -202,6 +205,10 @@ impl Job {
         }
         let status = report.status;
         let output = self.plan.output;
+        let late = LateCheck {
+            abort: abort.clone(),
+            line: late_stdin_line(self.plan.stdin_grace),
+        };
         let mut stdout = self.stdout.take().unwrap_or_else(|| Box::new(io::sink()));
         let last_message = self.last_message.take().map(|file| {
             let path = self.plan.output_last_message.clone().unwrap_or_default();
@@ -212,15 +219,13 @@ impl Job {
             let last_message = last_message
                 .as_mut()
                 .map(|(path, file)| (path.as_path(), file));
-            finish_output(
-                report,
-                facts,
-                failures,
-                renderer.as_mut(),
-                output,
-                &mut stdout,
+            let outputs = Outputs {
+                format: output,
+                stdout: &mut stdout,
                 last_message,
-            )
+                late: Some(&late),
+            };
+            finish_output(report, facts, failures, renderer.as_mut(), outputs)
         });
         match wait_for_lane(done, abort).await {
             Waited::Done(status) => status,
@@ -230,22 +235,76 @@ impl Job {
     }
 }
 
+/// Stdin's late input, looked at once more just before the result is
+/// written: input that arrives after the answer was computed still keeps
+/// it off stdout (README "Stdin").
+struct LateCheck {
+    /// The run's abort state ([`AbortCause::LateStdin`] when it came).
+    abort: watch::Receiver<Option<AbortCause>>,
+    /// The last line that says so.
+    line: String,
+}
+
+impl LateCheck {
+    /// Whether late input arrived; if so the report becomes the usage
+    /// error that says so, with nothing to print.
+    /// A run that never started for another reason keeps that reason.
+    fn arrived(&self, report: &mut RunReport, facts: &mut Facts) -> bool {
+        if facts.abort == Some(AbortCause::LateStdin) {
+            return true;
+        }
+        if facts.never_ran.is_some() || *self.abort.borrow() != Some(AbortCause::LateStdin) {
+            return false;
+        }
+        facts.abort = Some(AbortCause::LateStdin);
+        report.status = ending::decide_status(facts);
+        report.message = self.line.clone();
+        report.output = None;
+        true
+    }
+}
+
+/// Where a run's result goes.
+struct Outputs<'a> {
+    /// `--output`.
+    format: OutputFormat,
+    /// The result's stream.
+    stdout: &'a mut dyn Write,
+    /// `--output-last-message`, if given.
+    last_message: Option<(&'a Path, &'a mut File)>,
+    /// Stdin's late input, when the run may have gone on without it.
+    late: Option<&'a LateCheck>,
+}
+
 /// Writes the end of a run: the last-message file, the result on stdout,
 /// then the `run_end` / "why" line on stderr. `failures` are writes that
 /// already failed (the transcript); with each new one the report changes
 /// before anything else is written, so every output tells the same story.
+/// Stdin's late input keeps the result off every output.
 /// Returns how the run ended, after the writes.
 fn finish_output(
     mut report: RunReport,
     mut facts: Facts,
     failures: Vec<String>,
     renderer: &mut dyn EventRenderer,
-    output: OutputFormat,
-    stdout: &mut dyn Write,
-    last_message: Option<(&Path, &mut File)>,
+    outputs: Outputs<'_>,
 ) -> Status {
+    let Outputs {
+        format: output,
+        stdout,
+        last_message,
+        late,
+    } = outputs;
+    let came_late = |report: &mut RunReport, facts: &mut Facts| {
+        late.is_some_and(|late| late.arrived(report, facts))
+    };
     for failure in failures {
         write_failed(&mut report, &mut facts, failure, renderer);
+    }
+    if came_late(&mut report, &mut facts) {
+        renderer.settle();
+        renderer.run_end(&report);
+        return report.status;
     }
     if let Some((path, file)) = last_message
         && let Err(error) = write_result(OutputFormat::Text, &report, file)
@@ -258,6 +317,10 @@ fn finish_output(
         write_failed(&mut report, &mut facts, failure, renderer);
     }
     renderer.settle();
+    if came_late(&mut report, &mut facts) {
+        renderer.run_end(&report);
+        return report.status;
+    }
     if let Err(error) = write_result(output, &report, stdout)
         && !reader_left(&error)
     {
@@ -330,9 +393,12 @@ pub fn report_usage_error(
         facts,
         Vec::new(),
         renderer(events, streams.stderr).as_mut(),
-        output,
-        &mut stdout,
-        None,
+        Outputs {
+            format: output,
+            stdout: &mut stdout,
+            last_message: None,
+            late: None,
+        },
     )
 }
 

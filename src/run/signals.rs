@@ -1,6 +1,7 @@
-//! What stops a run from outside: the abort timer and SIGINT, SIGTERM,
-//! SIGHUP, published once as an [`AbortCause`]; and how long the exit
-//! still waits for an output once the run was stopped ([`GRACE`]).
+//! What stops a run from outside: the abort timer, SIGINT, SIGTERM,
+//! SIGHUP and stdin's input arriving after the run went on without it,
+//! published once as an [`AbortCause`]; and how long the exit still
+//! waits for an output once the run was stopped ([`GRACE`]).
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use tokio::time::Instant;
 
 use crate::exit::{Signal, Status};
 use crate::run::ending::AbortCause;
+use crate::run::input::LateStdin;
 
 /// How long the exit waits for stderr, stdout or the transcript once the
 /// timer or a signal stopped the run: long enough for any live reader,
@@ -19,18 +21,24 @@ pub const GRACE: Duration = Duration::from_millis(500);
 /// SIGINT, SIGTERM or SIGHUP while the run is winding down exits at once,
 /// with that signal's code.
 pub async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Option<AbortCause>>) {
+    // No stdin to watch: the sender is gone, so that branch never fires.
+    let (_, late) = oneshot::channel();
+    watch_run(deadline, late, cause).await;
+}
+
+/// [`watch_for_aborts`], and also stdin's late input once the prompt step
+/// hands over the pipe it went on without ([`LateStdin`]).
+pub async fn watch_run(
+    deadline: Option<Instant>,
+    late: oneshot::Receiver<LateStdin>,
+    cause: watch::Sender<Option<AbortCause>>,
+) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        // Without signal handlers the timer still works.
-        if let Some(deadline) = deadline {
-            tokio::time::sleep_until(deadline).await;
-            cause.send_replace(Some(AbortCause::Timeout));
+    let late = async {
+        match late.await {
+            Ok(mut late) => late.arrived().await,
+            Err(_) => std::future::pending().await,
         }
-        return;
     };
     let timer = async {
         match deadline {
@@ -38,8 +46,22 @@ pub async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Op
             None => std::future::pending().await,
         }
     };
+    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        // Without signal handlers the timer and stdin still work.
+        let first = tokio::select! {
+            () = timer => AbortCause::Timeout,
+            () = late => AbortCause::LateStdin,
+        };
+        cause.send_replace(Some(first));
+        return;
+    };
     let first = tokio::select! {
-        _ = timer => AbortCause::Timeout,
+        () = timer => AbortCause::Timeout,
+        () = late => AbortCause::LateStdin,
         _ = interrupt.recv() => AbortCause::Signal(Signal::Interrupt),
         _ = terminate.recv() => AbortCause::Signal(Signal::Terminate),
         _ = hangup.recv() => AbortCause::Signal(Signal::Hangup),

@@ -118,6 +118,23 @@ fn load_schema(path: &Path) -> Result<OutputSchema, ConfigError> {
     Ok(OutputSchema::new(schema, &shown)?)
 }
 
+/// `--stdin-grace`: a duration as for `--timeout`, but never zero (a zero
+/// grace would race a file's first read; `--no-stdin` never reads stdin).
+pub fn parse_stdin_grace(value: &str) -> Result<Duration, ConfigError> {
+    let invalid = |reason: String| ConfigError::StdinGrace {
+        value: value.to_owned(),
+        reason,
+    };
+    match parse_timeout(value) {
+        Ok(Some(duration)) => Ok(duration),
+        Ok(None) => Err(invalid(
+            "it must be more than 0 (--no-stdin never reads stdin)".into(),
+        )),
+        Err(ConfigError::Timeout { reason, .. }) => Err(invalid(reason)),
+        Err(other) => Err(other),
+    }
+}
+
 /// `--hook-timeout`: a duration as for `--timeout`, but never zero (a hook
 /// always has a timeout).
 pub fn parse_hook_timeout(value: &str) -> Result<Duration, ConfigError> {

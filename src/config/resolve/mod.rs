@@ -29,6 +29,8 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     let (model, _) = choose_model(&cli, provider_name);
     let bounds = limits::resolve(&cli, inputs, &model)?;
     let (system, mut stdin) = prompt::resolve(&cli, inputs)?;
+    let stdin_grace = limits::parse_stdin_grace(&cli.stdin_grace)
+        .map_err(crate::config::error::named_by_source(inputs, "stdin_grace"))?;
     let mut attachments = attach::resolve(&cli, inputs, provider_name)?;
     if attachments.stdin.is_some() {
         // Stdin is the attachment's: the prompt is the argument alone.
@@ -51,6 +53,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         prompt: cli.prompt,
         attachments,
         stdin,
+        stdin_grace,
         system,
         provider,
         model,

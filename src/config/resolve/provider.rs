@@ -36,13 +36,16 @@ pub(super) fn resolve(
     }
     let http = |provider| http_settings(cli, inputs, provider, bounds);
     let provider = match provider_name {
-        ProviderName::Faux => {
-            let path = cli.faux_script.as_ref().ok_or(ConfigError::MissingScript)?;
-            let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
-            let script = Script::parse(&text, &path.display().to_string())
-                .map_err(|error| named("faux_script")(error.into()))?;
-            ProviderConfig::Faux(script)
-        }
+        // Without a script: the built-in reply, so a first try needs no key.
+        ProviderName::Faux => match cli.faux_script.as_ref() {
+            None => ProviderConfig::Faux(Script::builtin()),
+            Some(path) => {
+                let text = read_input("--faux-script", path).map_err(named("faux_script"))?;
+                let script = Script::parse(&text, &path.display().to_string())
+                    .map_err(|error| named("faux_script")(error.into()))?;
+                ProviderConfig::Faux(script)
+            }
+        },
         ProviderName::Openai => match api {
             ApiName::Chat => ProviderConfig::OpenAi(http(provider_name)?),
             ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),

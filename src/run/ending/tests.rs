@@ -255,3 +255,18 @@ fn a_hook_verdict_and_the_schema_check_are_decided_with_the_rest() {
         Status::InvalidOutput
     );
 }
+
+#[test]
+fn late_stdin_takes_even_a_complete_answer_away() {
+    let answered = vec![assistant(StopReason::Stop, false)];
+    let late = Some(AbortCause::LateStdin);
+    assert_eq!(
+        decide(&answered, late, LimitReport::default()),
+        (Status::Usage, 2)
+    );
+    // A timeout after a complete answer keeps it; late input does not.
+    assert_eq!(
+        decide(&answered, Some(AbortCause::Timeout), LimitReport::default()).0,
+        Status::Ok
+    );
+}

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 mod api_choice;
+mod first_try;
 mod help;
 mod install;
 mod last_message;

@@ -188,8 +188,8 @@ fn the_schemas_refuse_what_leash_never_writes() {
     assert!(!result.is_valid(&json!({"status": "ok", "reply": 3})));
     // `reasoningEffort` is a level's name; `off` is never written.
     let mut ok = json!({
-        "status": "ok", "exitCode": 0, "reply": "hi", "stopReason": "stop", "turns": 1,
-        "usage": run_end["usage"], "turnUsage": run_end["turnUsage"], "durationMs": 3,
+        "status": "ok", "exitCode": 0, "reply": "hi", "lastAssistantText": "hi",
+        "stopReason": "stop", "turns": 1, "usage": run_end["usage"], "turnUsage": run_end["turnUsage"], "durationMs": 3,
         "provider": "faux", "model": "faux", "changedFiles": [], "attachments": []
     });
     let mut effort = run_end.clone();

@@ -256,7 +256,7 @@ fn a_parent_directorys_dotenv_is_not_searched_and_named_is_held_to_the_rule() {
     assert_eq!(
         last_line(&output),
         "leash: OPENAI_API_KEY is not set (needed by --provider openai); set it in the \
-         environment or in .env"
+         environment or in .env, or try leash offline without a key: leash --provider faux \"hi\""
     );
     // Named with --env-file, it is held to the same rule.
     let output = config_in(&ws, &child, &["--env-file", "../.env"]);

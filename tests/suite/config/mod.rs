@@ -11,6 +11,7 @@ mod dotenv_keys;
 mod dotenv_policy;
 mod file_inputs;
 mod flags;
+mod hermetic;
 mod input_kinds;
 mod layers;
 mod untrusted_checkout;

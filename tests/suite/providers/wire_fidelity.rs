@@ -135,6 +135,7 @@ fn a_mid_stream_error_leaves_the_same_result_on_both_providers() {
         "status",
         "exitCode",
         "reply",
+        "lastAssistantText",
         "stopReason",
         "errorMessage",
         "turns",
@@ -144,7 +145,9 @@ fn a_mid_stream_error_leaves_the_same_result_on_both_providers() {
             "{field}: {results:#?}"
         );
     }
-    assert_eq!(results[0]["reply"], "Partial answer");
+    // Text mode prints nothing after an error, and `reply` is that.
+    assert_eq!(results[0]["reply"], "");
+    assert_eq!(results[0]["lastAssistantText"], "Partial answer");
     assert_eq!(
         results[0]["errorMessage"],
         "the provider reported an error mid-stream: boom"

@@ -262,7 +262,8 @@ fn a_missing_key_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&output).last().unwrap(),
-        "leash: OPENAI_API_KEY is not set (needed by --provider openai); set it in the environment or in .env"
+        "leash: OPENAI_API_KEY is not set (needed by --provider openai); set it in the environment or in .env, \
+         or try leash offline without a key: leash --provider faux \"hi\""
     );
 }
 
