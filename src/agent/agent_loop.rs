@@ -155,8 +155,9 @@ pub async fn run_agent_loop_continue(
 /// Why a run cannot continue from a transcript.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ContinueError {
-    /// The transcript is empty.
-    #[error("No messages to continue from")]
+    /// The transcript is empty (Pi's `agentLoopContinue` words; the
+    /// `Agent` says "No messages to continue from", as Pi's does).
+    #[error("Cannot continue: no messages in context")]
     NoMessages,
     /// The transcript ends in an assistant message and nothing is queued.
     #[error("Cannot continue from message role: assistant")]
