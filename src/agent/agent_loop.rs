@@ -242,13 +242,15 @@ async fn run_turns(state: &mut RunState, tool_set: &ToolSet<'_>, inputs: &RunInp
             state.apply(changes);
             continuation_owed = false;
             let converted = hooks.convert_to_llm(&state.context).await;
+            let transcript = converted.as_deref().unwrap_or(&state.context);
             let resolved = resolve_request(
                 &config.system,
-                converted.as_deref().unwrap_or(&state.context),
+                transcript,
                 config.declarations,
                 tool_set.specs(),
             );
             let request = Request {
+                transcript,
                 model: &state.model,
                 system: &resolved.system,
                 messages: &resolved.messages,

@@ -13,8 +13,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod sections;
 mod transcript_roles;
 
+pub use sections::Sections;
 pub use transcript_roles::{
     CustomMessage, RESERVED_ROLES, ReservedRole, SystemMessage, ToolReference, ToolSpec,
 };
@@ -220,10 +222,30 @@ impl StopReason {
     }
 }
 
-/// Token counts as the provider reported them.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
+/// Token counts as the provider reported them, with what they cost when
+/// someone priced them (Pi's `Usage`). A tool-result message carries one
+/// when its tool spent tokens of its own:
+///
+/// ```
+/// use leash::protocol::{Usage, UsageCost};
+///
+/// let mut run = Usage { input: 100, output: 20, ..Usage::default() }.with_total();
+/// let sub_agent = Usage {
+///     input: 50,
+///     output: 10,
+///     cost: Some(UsageCost { input: 0.01, output: 0.02, total: 0.03, ..UsageCost::default() }),
+///     ..Usage::default()
+/// }
+/// .with_total();
+/// run.add(&sub_agent);
+/// assert_eq!(run.total_tokens, 180);
+/// assert_eq!(run.cost.map(|cost| cost.total), Some(0.03));
+/// // Without a cost, nothing of it is written: `{"input":100,…,"totalTokens":120}`.
+/// let plain = Usage { input: 100, output: 20, ..Usage::default() }.with_total();
+/// assert!(!serde_json::to_string(&plain)?.contains("cost"));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens not served from a cache.
@@ -236,6 +258,38 @@ pub struct Usage {
     pub cache_write: u64,
     /// The sum of the four above.
     pub total_tokens: u64,
+    /// What the tokens cost, in US dollars, when whoever reported them
+    /// priced them (a sub-agent's tool, a host's `after_tool_call`);
+    /// absent otherwise, and then not written at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<UsageCost>,
+}
+
+/// What one usage cost, in US dollars, part by part (Pi's `Usage.cost`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageCost {
+    /// For the uncached prompt tokens.
+    pub input: f64,
+    /// For the generated tokens.
+    pub output: f64,
+    /// For the prompt tokens read from a cache.
+    pub cache_read: f64,
+    /// For the prompt tokens written to a cache.
+    pub cache_write: f64,
+    /// The whole cost.
+    pub total: f64,
+}
+
+impl UsageCost {
+    /// Adds another cost to this one, part by part.
+    pub fn add(&mut self, other: &UsageCost) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total += other.total;
+    }
 }
 
 impl Usage {
@@ -247,6 +301,9 @@ impl Usage {
         self.cache_read = self.cache_read.saturating_add(other.cache_read);
         self.cache_write = self.cache_write.saturating_add(other.cache_write);
         self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        if let Some(other) = &other.cost {
+            self.cost.get_or_insert_with(UsageCost::default).add(other);
+        }
     }
 
     /// Takes a later piece of a reply's usage: providers report it in
@@ -262,6 +319,9 @@ impl Usage {
             if new != 0 {
                 *field = new;
             }
+        }
+        if later.cost.is_some() {
+            self.cost = later.cost;
         }
         *self = self.with_total();
     }
@@ -353,6 +413,12 @@ pub struct ToolResultMessage {
     /// How long `execute` ran; absent when it never ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The tokens (and cost) the tool itself spent — a sub-agent, a model
+    /// call of its own — as the tool reported it in [`ToolOutput::usage`]
+    /// or `after_tool_call` replaced it; never sent to the model. Absent,
+    /// and not written, when neither gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// When the message was made.
     pub timestamp: u64,
 }
@@ -487,6 +553,15 @@ pub enum StreamEvent {
         /// Why the attempt failed, in words.
         reason: String,
     },
+    /// Data of the provider's own, handed as it is to the run's
+    /// `on_provider_event` observer and to nothing else: the message is
+    /// built without it (Pi's `onProviderStreamEvent(data)`). The built-in
+    /// HTTP providers send one when the response's headers arrive:
+    /// `{"type": "response", "status": 200, "headers": {…}}`, the headers
+    /// being the request id, the rate-limit counters and the server's
+    /// timing the server sent, never anything else. A provider of one's
+    /// own may send anything, e.g. `{"request_cost": 0.01}`.
+    Provider(Value),
     /// The reply is complete. The last event of a successful stream.
     Done(StopReason),
     /// The reply failed; the message ends with `stopReason: error`. The
