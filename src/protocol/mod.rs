@@ -303,7 +303,26 @@ pub struct ToolResultMessage {
     /// The tokens (and cost) the tool itself spent — a sub-agent, a model
     /// call of its own — as the tool reported it in [`ToolOutput::usage`]
     /// or `after_tool_call` replaced it; never sent to the model. Absent,
-    /// and not written, when neither gave one.
+    /// and not written, when neither gave one:
+    ///
+    /// ```
+    /// use leash::protocol::{Content, ToolResultMessage, Usage};
+    ///
+    /// let mut result = ToolResultMessage {
+    ///     tool_call_id: "call_1".into(),
+    ///     tool_name: "delegate".into(),
+    ///     content: vec![Content::text("done")],
+    ///     details: serde_json::Value::Null,
+    ///     is_error: false,
+    ///     duration_ms: Some(12),
+    ///     usage: None,
+    ///     timestamp: 0,
+    /// };
+    /// assert!(!serde_json::to_string(&result)?.contains("usage"));
+    /// result.usage = Some(Usage { input: 10, output: 5, ..Usage::default() }.with_total());
+    /// assert!(serde_json::to_string(&result)?.contains(r#""usage":{"input":10"#));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// When the message was made.
@@ -447,7 +466,32 @@ pub enum StreamEvent {
     /// `{"type": "response", "status": 200, "headers": {…}}`, the headers
     /// being the request id, the rate-limit counters and the server's
     /// timing the server sent, never anything else. A provider of one's
-    /// own may send anything, e.g. `{"request_cost": 0.01}`.
+    /// own may send anything, e.g. `{"request_cost": 0.01}`:
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    ///
+    /// use leash::agent::AgentHooks;
+    /// use leash::protocol::StreamEvent;
+    /// use serde_json::json;
+    ///
+    /// /// Adds up what the provider says each request cost.
+    /// #[derive(Default)]
+    /// struct Spend(Mutex<f64>);
+    ///
+    /// impl AgentHooks for Spend {
+    ///     fn on_provider_event(&self, event: &StreamEvent) {
+    ///         if let StreamEvent::Provider(data) = event {
+    ///             *self.0.lock().unwrap() += data["request_cost"].as_f64().unwrap_or(0.0);
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let spend = Spend::default();
+    /// spend.on_provider_event(&StreamEvent::Provider(json!({"request_cost": 0.01})));
+    /// spend.on_provider_event(&StreamEvent::Text("not data".into()));
+    /// assert_eq!(*spend.0.lock().unwrap(), 0.01);
+    /// ```
     Provider(Value),
     /// The reply is complete. The last event of a successful stream.
     Done(StopReason),

@@ -48,6 +48,19 @@ pub struct Usage {
 }
 
 /// What one usage cost, in US dollars, part by part (Pi's `Usage.cost`).
+///
+/// ```
+/// use leash::protocol::UsageCost;
+///
+/// let mut cost = UsageCost { input: 0.002, output: 0.006, total: 0.008, ..UsageCost::default() };
+/// cost.add(&UsageCost { cache_read: 0.0001, total: 0.0001, ..UsageCost::default() });
+/// assert!((cost.total - 0.0081).abs() < 1e-12);
+/// assert_eq!(
+///     serde_json::to_value(cost)?["cacheRead"],
+///     serde_json::json!(0.0001)
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageCost {
