@@ -231,19 +231,30 @@ async fn tool_changes_merged_into_a_pending_system_message_keep_its_sections() {
         prompts[1],
         "sys\n\nReview mode.\n\n<skills>grep</skills>\n\nBe brief."
     );
-    // A later patch replaces a section in its place and withdraws another.
-    agent.set_system_prompt("sys");
+    // A later system message patches one section in its place and
+    // withdraws the other; the prompt keeps the first-given order.
     let patch = Sections::default()
         .with("skills", "<skills>grep, find</skills>")
         .without("note");
-    let Some(Message::System(replayed)) = agent.messages().first().cloned() else {
-        panic!("a leading system message");
-    };
-    let mut expected = replayed.sections.clone();
-    expected.patch(&declared[0].sections);
-    expected.patch(&patch);
-    assert_eq!(expected.text("note"), None);
-    assert_eq!(expected.text("skills"), Some("<skills>grep, find</skills>"));
+    agent
+        .prompt(vec![sectioned("", patch), Message::user_text("third")])
+        .await
+        .unwrap();
+    let prompts: Vec<String> = provider
+        .declared()
+        .into_iter()
+        .map(|(system, _)| system)
+        .collect();
+    assert_eq!(
+        prompts[2],
+        "sys\n\nReview mode.\n\n<skills>grep, find</skills>"
+    );
+    agent.reset().unwrap();
+    let baseline = system_messages(&agent.messages());
+    assert_eq!(
+        baseline[0].sections,
+        Sections::default().with("skills", "<skills>grep, find</skills>")
+    );
 }
 
 /// Pi: "rewrites pending tool declarations to the executable set and keeps
