@@ -108,6 +108,7 @@ fn message_assembly(c: &mut Criterion) {
                         black_box(event);
                     };
                     let request = Request {
+                        transcript: &[],
                         model: "bench",
                         system: "",
                         messages: &[],

@@ -29,6 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let expected: Vec<_> = script.responses.clone();
     let provider = FauxProvider::new(script);
     let request = Request {
+        transcript: &[],
         model: "faux",
         system: "system",
         messages: &[],

@@ -88,6 +88,7 @@ pub fn assemble(events: Vec<StreamEvent>) -> AssistantMessage {
         }
     };
     let request = Request {
+        transcript: &[],
         model: "fuzz",
         system: "",
         messages: &[],

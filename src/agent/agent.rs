@@ -25,7 +25,10 @@ use super::types::{AgentEvent, EventSink};
 use crate::protocol::Message;
 use crate::provider::{Provider, RequestOptions, ThinkingLevel};
 
+mod error;
 mod state_api;
+
+pub use error::AgentError;
 
 /// A listener called inline with each event.
 pub type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
@@ -41,29 +44,6 @@ pub type AsyncListener =
 enum Subscriber {
     Inline(Listener),
     Async(AsyncListener),
-}
-
-/// Why `prompt`, `continue_run` or `reset` refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AgentError {
-    /// `prompt` while a run is in progress; nothing was changed. (Pi 1.6.0
-    /// appends a hint about `steer`/`followUp` to this sentence; the seed
-    /// fixes it without one.)
-    #[error("Agent is already processing a prompt.")]
-    AlreadyRunning,
-    /// `reset` while a run is in progress; nothing was changed (Pi's words).
-    #[error("Agent is already processing. Wait for completion before resetting.")]
-    ResetWhileRunning,
-    /// `continue_run` while a run is in progress; nothing was changed (Pi's
-    /// words).
-    #[error("Agent is already processing. Wait for completion before continuing.")]
-    ContinueWhileRunning,
-    /// [`Agent::with_default_provider`] found no default provider set.
-    #[error("{}", super::NO_DEFAULT_PROVIDER)]
-    NoProvider,
-    /// `continue_run` found nothing to continue from.
-    #[error(transparent)]
-    CannotContinue(#[from] ContinueError),
 }
 
 struct Shared {

@@ -155,8 +155,9 @@ pub async fn run_agent_loop_continue(
 /// Why a run cannot continue from a transcript.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ContinueError {
-    /// The transcript is empty.
-    #[error("No messages to continue from")]
+    /// The transcript is empty (Pi's `agentLoopContinue` words; the
+    /// `Agent` says "No messages to continue from", as Pi's does).
+    #[error("Cannot continue: no messages in context")]
     NoMessages,
     /// The transcript ends in an assistant message and nothing is queued.
     #[error("Cannot continue from message role: assistant")]
@@ -241,13 +242,15 @@ async fn run_turns(state: &mut RunState, tool_set: &ToolSet<'_>, inputs: &RunInp
             state.apply(changes);
             continuation_owed = false;
             let converted = hooks.convert_to_llm(&state.context).await;
+            let transcript = converted.as_deref().unwrap_or(&state.context);
             let resolved = resolve_request(
                 &config.system,
-                converted.as_deref().unwrap_or(&state.context),
+                transcript,
                 config.declarations,
                 tool_set.specs(),
             );
             let request = Request {
+                transcript,
                 model: &state.model,
                 system: &resolved.system,
                 messages: &resolved.messages,

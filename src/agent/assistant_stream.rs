@@ -254,7 +254,11 @@ impl MessageBuilder {
             }
             StreamEvent::Usage(usage) => self.message.usage.merge(&usage),
             // Handled by the caller; harmless here.
-            StreamEvent::Retry { .. } | StreamEvent::Done(_) | StreamEvent::Error(_) => {}
+            // A provider's own data is for the observer only.
+            StreamEvent::Retry { .. }
+            | StreamEvent::Provider(_)
+            | StreamEvent::Done(_)
+            | StreamEvent::Error(_) => {}
         }
     }
 

@@ -166,8 +166,9 @@ pub trait AgentHooks: Send + Sync {
     }
 
     /// Sees every event the provider streams, in order, before the loop
-    /// builds the message from it (Pi's `onProviderStreamEvent`). Called
-    /// inline: it must return at once.
+    /// builds the message from it (Pi's `onProviderStreamEvent`), the
+    /// provider's own data (`StreamEvent::Provider`) among them, exactly
+    /// as the provider gave it. Called inline: it must return at once.
     fn on_provider_event(&self, _event: &StreamEvent) {}
 
     /// Runs before every turn but the first, with the turn that just

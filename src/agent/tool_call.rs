@@ -17,6 +17,9 @@ use super::hooks::{BeforeToolCall, ExecutedToolCall, ToolCallContext};
 use super::tool_batch::BatchContext;
 use crate::protocol::{ToolCall, ToolOutput, ToolResultMessage, ToolSpec, now_ms};
 use crate::tools::{Tool, ToolUpdates};
+pub(crate) use arguments::validate_arguments;
+pub use arguments::violations;
+use arguments::{arguments_too_large, snippet};
 
 /// The default text of a call `before_tool_call` blocked without a reason.
 pub const BLOCKED: &str = "Tool execution was blocked";
@@ -63,6 +66,8 @@ impl Finalized {
         }
     }
 }
+
+mod arguments;
 
 /// A tool's argument schema, compiled; the error says why it does not compile.
 pub(crate) type ArgumentSchema = Result<jsonschema::Validator, String>;
@@ -195,77 +200,6 @@ pub(crate) async fn prepare_tool_call(
     }
 }
 
-/// Whether the arguments' JSON text is longer than [`MAX_ARGUMENT_BYTES`].
-/// Serialization stops at the cap, so a huge value costs no more than that.
-fn arguments_too_large(arguments: &Value) -> bool {
-    /// Counts bytes and fails once past the cap.
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            if self.0 > MAX_ARGUMENT_BYTES {
-                return Err(std::io::Error::other("past the cap"));
-            }
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    match arguments {
-        Value::String(raw) => raw.len() > MAX_ARGUMENT_BYTES,
-        other => serde_json::to_writer(Counter(0), other).is_err(),
-    }
-}
-
-/// Checks arguments against the tool's JSON Schema. The error says what is
-/// wrong in words the model can act on.
-pub(crate) fn validate_arguments(schema: &ArgumentSchema, args: &Value) -> Result<(), String> {
-    if let Value::String(raw) = args {
-        return Err(format!(
-            "the arguments are not valid JSON: {}",
-            snippet(raw, 200)
-        ));
-    }
-    if !args.is_object() {
-        return Err(format!(
-            "the arguments must be a JSON object, got {}",
-            json_kind(args)
-        ));
-    }
-    let validator = schema.as_ref().map_err(Clone::clone)?;
-    let problems = violations(validator, args, 5, "");
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
-}
-
-/// The first `max` violations of `value` against a compiled JSON Schema, in
-/// words, each `{prefix}{path}: {message}` (just the message when the whole
-/// value is at fault). The one formatter behind tool-argument validation and
-/// `--output-schema`, so the model reads violations the same way in both.
-pub fn violations(
-    validator: &jsonschema::Validator,
-    value: &Value,
-    max: usize,
-    prefix: &str,
-) -> Vec<String> {
-    validator
-        .iter_errors(value)
-        .take(max)
-        .map(|error| {
-            let at = error.instance_path().to_string();
-            if at.is_empty() {
-                error.to_string()
-            } else {
-                format!("{prefix}{at}: {error}")
-            }
-        })
-        .collect()
-}
-
 /// Runs a prepared call, measuring `execute` with a monotonic clock. An
 /// abort ends the wait at once; the tool is dropped and told to stop.
 pub(crate) async fn execute_prepared_tool_call(
@@ -335,9 +269,16 @@ pub(crate) async fn finalize_executed_tool_call(
             if let Some(terminate) = changes.terminate {
                 finalized.output.terminate = terminate;
             }
+            if let Some(usage) = changes.usage {
+                finalized.output.usage = Some(usage);
+            }
         }
         Err(text) => {
-            finalized.output = ToolOutput::text(text);
+            // The tool ran and spent what it spent: its usage stays.
+            finalized.output = ToolOutput {
+                usage: finalized.output.usage,
+                ..ToolOutput::text(text)
+            };
             finalized.is_error = true;
         }
     }
@@ -345,7 +286,8 @@ pub(crate) async fn finalize_executed_tool_call(
 }
 
 /// The tool-result message for a finalized call (`createToolResultMessage`):
-/// content never null, `durationMs` only when the tool ran.
+/// content never null, `durationMs` only when the tool ran, `usage` only
+/// when the tool or `after_tool_call` gave one.
 pub(crate) fn tool_result_message(call: &ToolCall, finalized: &Finalized) -> ToolResultMessage {
     ToolResultMessage {
         tool_call_id: call.id.clone(),
@@ -354,26 +296,8 @@ pub(crate) fn tool_result_message(call: &ToolCall, finalized: &Finalized) -> Too
         details: finalized.output.details.clone(),
         is_error: finalized.is_error,
         duration_ms: finalized.duration_ms,
+        usage: finalized.output.usage,
         timestamp: now_ms(),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// The first `max` characters of `text`, marked when cut.
-fn snippet(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
     }
 }
 
@@ -391,65 +315,6 @@ pub(crate) fn result_text(result: &ToolResultMessage) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
-            "required": ["path"],
-            "additionalProperties": false
-        })
-    }
-
-    #[test]
-    fn valid_arguments_pass() {
-        assert_eq!(
-            validate_arguments(
-                &compile_argument_schema(&schema()),
-                &json!({"path": "a", "limit": 3})
-            ),
-            Ok(())
-        );
-    }
-
-    #[test]
-    fn a_missing_property_is_named() {
-        let error =
-            validate_arguments(&compile_argument_schema(&schema()), &json!({})).unwrap_err();
-        assert!(error.contains("\"path\" is a required property"), "{error}");
-    }
-
-    #[test]
-    fn a_wrong_type_names_the_field() {
-        let error = validate_arguments(&compile_argument_schema(&schema()), &json!({"path": 3}))
-            .unwrap_err();
-        assert!(error.starts_with("/path: "), "{error}");
-    }
-
-    #[test]
-    fn the_argument_size_cap_counts_the_json_text() {
-        let fits = "x".repeat(MAX_ARGUMENT_BYTES - 20);
-        assert!(!arguments_too_large(&json!({ "path": fits })));
-        let big = "x".repeat(MAX_ARGUMENT_BYTES);
-        assert!(arguments_too_large(&json!({ "path": big })));
-        assert!(!arguments_too_large(&Value::String(big.clone())));
-        assert!(arguments_too_large(&Value::String(big + "x")));
-        let many: Vec<u32> = vec![7; MAX_ARGUMENT_BYTES / 2 + 1];
-        assert!(arguments_too_large(&json!({ "items": many })));
-    }
-
-    #[test]
-    fn arguments_that_are_not_an_object_are_refused() {
-        let error =
-            validate_arguments(&compile_argument_schema(&schema()), &json!([1])).unwrap_err();
-        assert_eq!(error, "the arguments must be a JSON object, got an array");
-        let error = validate_arguments(
-            &compile_argument_schema(&schema()),
-            &Value::String("{\"pa".into()),
-        )
-        .unwrap_err();
-        assert_eq!(error, "the arguments are not valid JSON: {\"pa");
-    }
 
     /// A tool whose schema is only ever compiled, never run.
     struct Schema(Value);

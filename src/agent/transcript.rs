@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use crate::protocol::{Message, SystemMessage, ToolReference, ToolSpec, now_ms};
+use crate::protocol::{Message, Sections, SystemMessage, ToolReference, ToolSpec, now_ms};
 
 /// Who tells the model its system prompt and tools.
 ///
@@ -93,13 +93,27 @@ fn replay_tools<'a>(systems: impl Iterator<Item = &'a SystemMessage>) -> Vec<Too
     tools
 }
 
+/// The sections the transcript's system messages leave, patched by name
+/// in order (Pi's replay in `getCurrentSystemMessage`).
+pub fn current_sections(messages: &[Message]) -> Sections {
+    let mut sections = Sections::default();
+    for system in system_messages(messages) {
+        sections.patch(&system.sections);
+    }
+    sections
+}
+
 /// The system prompt a transcript leaves: `base` (the configuration's),
-/// then each system message's text, the non-empty ones joined by a blank
-/// line (Pi's `getCurrentSystemPrompt`). Borrowed when no system message
-/// adds text.
+/// then each system message's text, then the sections it leaves in the
+/// order they were first given — the non-empty parts joined by a blank
+/// line (Pi's `getCurrentSystemPrompt`). The order is a function of the
+/// transcript alone, so a provider's prompt cache sees the same prefix
+/// every time. Borrowed when no system message adds text.
 pub fn current_system_prompt<'a>(base: &'a str, messages: &[Message]) -> Cow<'a, str> {
+    let sections = current_sections(messages);
     let mut added = system_messages(messages)
         .map(|system| system.content.as_str())
+        .chain(sections.texts())
         .filter(|text| !text.is_empty())
         .peekable();
     if added.peek().is_none() {
@@ -112,18 +126,24 @@ pub fn current_system_prompt<'a>(base: &'a str, messages: &[Message]) -> Cow<'a,
     Cow::Owned(parts.join("\n\n"))
 }
 
-/// Every system message replayed into one: the prompt so far and the
-/// tools declared so far, or `None` when the transcript holds neither
-/// (Pi's `getCurrentSystemMessage`: what `reset` keeps).
+/// Every system message replayed into one: the prompt so far, the
+/// sections and the tools declared so far, or `None` when the transcript
+/// holds none of them (Pi's `getCurrentSystemMessage`: what `reset` keeps).
 pub fn current_system_message(messages: &[Message]) -> Option<SystemMessage> {
     let timestamp = system_messages(messages).next()?.timestamp;
-    let content = current_system_prompt("", messages).into_owned();
+    let content: Vec<&str> = system_messages(messages)
+        .map(|system| system.content.as_str())
+        .filter(|text| !text.is_empty())
+        .collect();
+    let content = content.join("\n\n");
+    let sections = current_sections(messages);
     let tools_added = current_tools(messages);
-    if content.is_empty() && tools_added.is_empty() {
+    if content.is_empty() && sections.is_empty() && tools_added.is_empty() {
         return None;
     }
     Some(SystemMessage {
         content,
+        sections,
         tools_added,
         tools_removed: Vec::new(),
         timestamp,
@@ -140,8 +160,8 @@ pub fn initial_system_message(system: &str, tools: &[ToolSpec]) -> Option<Messag
     Some(Message::System(SystemMessage {
         content: system.to_owned(),
         tools_added: tools.to_vec(),
-        tools_removed: Vec::new(),
         timestamp: 0,
+        ..SystemMessage::default()
     }))
 }
 
@@ -198,6 +218,7 @@ pub fn declare_tool_changes(
         Message::System(system) => Some(system),
         _ => None,
     }) {
+        // Only the tool fields are rewritten: its text and sections stay.
         Some(system) => {
             system.tools_added = tools_added;
             system.tools_removed = tools_removed;
@@ -205,10 +226,10 @@ pub fn declare_tool_changes(
         None if tools_added.is_empty() && tools_removed.is_empty() => {}
         None => {
             let update = Message::System(SystemMessage {
-                content: String::new(),
                 tools_added,
                 tools_removed,
                 timestamp: now_ms(),
+                ..SystemMessage::default()
             });
             let at = pending
                 .iter()

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::{AssistantMessage, Content, Message, ToolResultMessage};
+use crate::protocol::{AssistantMessage, Content, Message, ToolResultMessage, Usage};
 
 /// One streamed change to the assistant message being built, carried by
 /// `message_update`. Only the delta travels: the partial message is not
@@ -173,6 +173,24 @@ pub struct Block {
 }
 
 /// Field-by-field replacements `after_tool_call` may make to a result.
+///
+/// A tool that ran a model of its own (a sub-agent) can have its result
+/// carry what that cost, as Pi's `afterToolCall` replaces `usage`:
+///
+/// ```
+/// use leash::agent::types::ResultOverride;
+/// use leash::protocol::{Usage, UsageCost};
+///
+/// let spent = Usage {
+///     input: 1200,
+///     output: 300,
+///     cost: Some(UsageCost { input: 0.0036, output: 0.0045, total: 0.0081, ..UsageCost::default() }),
+///     ..Usage::default()
+/// }
+/// .with_total();
+/// let changes = ResultOverride { usage: Some(spent), ..ResultOverride::default() };
+/// assert_eq!(changes.usage.map(|usage| usage.total_tokens), Some(1500));
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResultOverride {
     /// Replaces the content.
@@ -183,6 +201,9 @@ pub struct ResultOverride {
     pub is_error: Option<bool>,
     /// Replaces the terminate hint.
     pub terminate: Option<bool>,
+    /// Replaces the tokens (and cost) the result carries: the tool-result
+    /// message's `usage`, never sent to the model.
+    pub usage: Option<Usage>,
 }
 
 /// What `finish_turn` decides about the schedule (ARCHITECTURE.md §1.2).

@@ -13,11 +13,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod sections;
 mod transcript_roles;
+mod usage;
 
+pub use sections::Sections;
 pub use transcript_roles::{
     CustomMessage, RESERVED_ROLES, ReservedRole, SystemMessage, ToolReference, ToolSpec,
 };
+pub use usage::{Usage, UsageCost};
 
 /// Milliseconds since the Unix epoch: the `timestamp` of every message.
 pub fn now_ms() -> u64 {
@@ -220,63 +224,6 @@ impl StopReason {
     }
 }
 
-/// Token counts as the provider reported them.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    /// Prompt tokens not served from a cache.
-    pub input: u64,
-    /// Generated tokens.
-    pub output: u64,
-    /// Prompt tokens read from the provider's cache.
-    pub cache_read: u64,
-    /// Prompt tokens written to the provider's cache.
-    pub cache_write: u64,
-    /// The sum of the four above.
-    pub total_tokens: u64,
-}
-
-impl Usage {
-    /// Adds another message's usage to this one (for run totals).
-    pub fn add(&mut self, other: &Usage) {
-        // Saturating: the counts come from a server, which may send any number.
-        self.input = self.input.saturating_add(other.input);
-        self.output = self.output.saturating_add(other.output);
-        self.cache_read = self.cache_read.saturating_add(other.cache_read);
-        self.cache_write = self.cache_write.saturating_add(other.cache_write);
-        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
-    }
-
-    /// Takes a later piece of a reply's usage: providers report it in
-    /// pieces (Anthropic: input at the start, output at the end), and a
-    /// later non-zero count replaces an earlier one; the total follows.
-    pub fn merge(&mut self, later: &Usage) {
-        for (field, new) in [
-            (&mut self.input, later.input),
-            (&mut self.output, later.output),
-            (&mut self.cache_read, later.cache_read),
-            (&mut self.cache_write, later.cache_write),
-        ] {
-            if new != 0 {
-                *field = new;
-            }
-        }
-        *self = self.with_total();
-    }
-
-    /// Recomputes `total_tokens` from the parts.
-    pub fn with_total(mut self) -> Self {
-        self.total_tokens = self
-            .input
-            .saturating_add(self.output)
-            .saturating_add(self.cache_read)
-            .saturating_add(self.cache_write);
-        self
-    }
-}
-
 /// A message from the user (the prompt with its attachments, steering,
 /// follow-ups).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -353,6 +300,31 @@ pub struct ToolResultMessage {
     /// How long `execute` ran; absent when it never ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The tokens (and cost) the tool itself spent — a sub-agent, a model
+    /// call of its own — as the tool reported it in [`ToolOutput::usage`]
+    /// or `after_tool_call` replaced it; never sent to the model. Absent,
+    /// and not written, when neither gave one:
+    ///
+    /// ```
+    /// use leash::protocol::{Content, ToolResultMessage, Usage};
+    ///
+    /// let mut result = ToolResultMessage {
+    ///     tool_call_id: "call_1".into(),
+    ///     tool_name: "delegate".into(),
+    ///     content: vec![Content::text("done")],
+    ///     details: serde_json::Value::Null,
+    ///     is_error: false,
+    ///     duration_ms: Some(12),
+    ///     usage: None,
+    ///     timestamp: 0,
+    /// };
+    /// assert!(!serde_json::to_string(&result)?.contains("usage"));
+    /// result.usage = Some(Usage { input: 10, output: 5, ..Usage::default() }.with_total());
+    /// assert!(serde_json::to_string(&result)?.contains(r#""usage":{"input":10"#));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// When the message was made.
     pub timestamp: u64,
 }
@@ -487,6 +459,40 @@ pub enum StreamEvent {
         /// Why the attempt failed, in words.
         reason: String,
     },
+    /// Data of the provider's own, handed as it is to the run's
+    /// `on_provider_event` observer and to nothing else: the message is
+    /// built without it (Pi's `onProviderStreamEvent(data)`). The built-in
+    /// HTTP providers send one when the response's headers arrive:
+    /// `{"type": "response", "status": 200, "headers": {…}}`, the headers
+    /// being the request id, the rate-limit counters and the server's
+    /// timing the server sent, never anything else. A provider of one's
+    /// own may send anything, e.g. `{"request_cost": 0.01}`:
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    ///
+    /// use leash::agent::AgentHooks;
+    /// use leash::protocol::StreamEvent;
+    /// use serde_json::json;
+    ///
+    /// /// Adds up what the provider says each request cost.
+    /// #[derive(Default)]
+    /// struct Spend(Mutex<f64>);
+    ///
+    /// impl AgentHooks for Spend {
+    ///     fn on_provider_event(&self, event: &StreamEvent) {
+    ///         if let StreamEvent::Provider(data) = event {
+    ///             *self.0.lock().unwrap() += data["request_cost"].as_f64().unwrap_or(0.0);
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let spend = Spend::default();
+    /// spend.on_provider_event(&StreamEvent::Provider(json!({"request_cost": 0.01})));
+    /// spend.on_provider_event(&StreamEvent::Text("not data".into()));
+    /// assert_eq!(*spend.0.lock().unwrap(), 0.01);
+    /// ```
+    Provider(Value),
     /// The reply is complete. The last event of a successful stream.
     Done(StopReason),
     /// The reply failed; the message ends with `stopReason: error`. The

@@ -12,7 +12,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::{AssistantMessage, Message, ToolResultMessage, UserMessage};
+use super::{AssistantMessage, Message, Sections, ToolResultMessage, UserMessage};
 
 /// A tool as the model is told about it: what a system message declares
 /// and every request carries.
@@ -34,14 +34,36 @@ pub struct ToolReference {
 }
 
 /// A change to what the model is told before the conversation: text
-/// added to the system prompt and tools declared or withdrawn from this
-/// point of the transcript on (Pi's `SystemMessage`).
+/// added to the system prompt, named sections set or withdrawn, and tools
+/// declared or withdrawn from this point of the transcript on (Pi's
+/// `SystemMessage`).
+///
+/// ```
+/// use leash::protocol::{Message, Sections, SystemMessage};
+///
+/// let system = SystemMessage {
+///     content: "You are a careful reviewer.".to_owned(),
+///     sections: Sections::default().with("skills", "<skills>grep</skills>"),
+///     ..SystemMessage::default()
+/// };
+/// let line = serde_json::to_string(&Message::System(system))?;
+/// assert_eq!(
+///     line,
+///     r#"{"role":"system","content":"You are a careful reviewer.","sections":{"skills":"<skills>grep</skills>"},"timestamp":0}"#
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SystemMessage {
     /// Text appended to the system prompt; empty for a message that only
-    /// changes tools.
+    /// changes tools or sections.
     pub content: String,
+    /// Named sections of the system prompt (Pi's `sections`), set or
+    /// withdrawn by name; the prompt lists them after every `content`, in
+    /// the order they were first given. Absent, and not written, when empty.
+    #[serde(default, skip_serializing_if = "Sections::is_empty")]
+    pub sections: Sections,
     /// Tools declared from here on (a changed tool is withdrawn and
     /// declared again).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

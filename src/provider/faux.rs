@@ -405,6 +405,7 @@ mod tests {
 
     async fn collect(provider: &FauxProvider) -> Vec<StreamEvent> {
         let request = Request {
+            transcript: &[],
             model: "faux",
             system: "",
             messages: &[],

@@ -43,6 +43,20 @@ pub const NO_STOP_REASON: &str = "the stream ended without a stop reason; the re
 
 /// Everything one provider request needs. Borrowed: providers serialize the
 /// body before their stream starts, so nothing is cloned per request.
+///
+/// **Resolved or whole.** `system`, `messages` and `tools` are the request
+/// resolved for a wire: system messages folded into `system` (and, with
+/// `Declarations::InTranscript`, into `tools`), custom messages left out.
+/// Every built-in provider reads only those, so its wire is what it always
+/// was. `transcript` is the same context *unresolved* — as
+/// `convert_to_llm` left it, every system message where it stood, custom
+/// messages kept — for a provider that wants to map the transcript itself
+/// (Pi's stream function gets `{ messages }` alone): with
+/// `InTranscript` it says everything the model is to be told, and such a
+/// provider may ignore `system` and `tools`. A provider that does not ask
+/// never looks at it; it costs nothing (a borrow of what the loop holds).
+/// With `Declarations::Beside` the configuration's prompt and tools are
+/// not in the transcript: they stay in `system` and `tools`.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     /// The model to ask.
@@ -56,6 +70,33 @@ pub struct Request<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
+    /// The whole transcript this request was resolved from, unresolved
+    /// (see "Resolved or whole" above): a provider that maps system
+    /// messages itself reads it; the built-in ones never do. Empty when
+    /// the caller built a request without one.
+    ///
+    /// ```
+    /// use futures::stream::{self, BoxStream, StreamExt};
+    /// use leash::protocol::{Message, StopReason, StreamEvent};
+    /// use leash::provider::{Provider, Request};
+    ///
+    /// /// A model that says where the first system message stood.
+    /// struct Whole;
+    ///
+    /// impl Provider for Whole {
+    ///     fn name(&self) -> &str {
+    ///         "whole"
+    ///     }
+    ///
+    ///     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
+    ///         let at = request.transcript.iter().position(|m| m.role() == "system");
+    ///         let text = format!("system message at {at:?}");
+    ///         stream::iter([StreamEvent::Text(text), StreamEvent::Done(StopReason::Stop)]).boxed()
+    ///     }
+    /// }
+    /// # let _ = Whole;
+    /// ```
+    pub transcript: &'a [Message],
     /// The thinking level and session id (the default asks for neither).
     pub options: RequestOptions<'a>,
 }

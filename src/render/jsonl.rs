@@ -461,6 +461,7 @@ mod tests {
             details: Value::Null,
             is_error: true,
             duration_ms: None,
+            usage: None,
             timestamp: 5,
         };
         let event = AgentEvent::ToolExecutionEnd {

@@ -228,7 +228,8 @@ async fn a_second_prompt_while_running_fails_at_once_and_changes_nothing() {
     assert_eq!(second, Err(AgentError::AlreadyRunning));
     assert_eq!(
         AgentError::AlreadyRunning.to_string(),
-        "Agent is already processing a prompt."
+        "Agent is already processing a prompt. \
+         Use steer() or followUp() to queue messages, or wait for completion."
     );
     first.await.unwrap().unwrap();
     assert_eq!(provider.requests().len(), 1);

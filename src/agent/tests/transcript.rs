@@ -33,6 +33,7 @@ fn system(content: &str, added: &[&str], removed: &[&str]) -> Message {
             })
             .collect(),
         timestamp: 0,
+        ..SystemMessage::default()
     })
 }
 

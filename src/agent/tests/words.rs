@@ -60,11 +60,11 @@ async fn continue_while_streaming_is_refused_in_pis_words() {
     assert_eq!(agent.messages().len(), 2);
 }
 
-/// Pi: "should throw when prompt() called while streaming". The seed fixes
-/// the first sentence ("Agent is already processing a prompt."), so leash
-/// keeps it and leaves out Pi's hint about `steer()`/`followUp()`.
+/// Pi: "should throw when prompt() called while streaming" — "Agent is
+/// already processing a prompt. Use steer() or followUp() to queue
+/// messages, or wait for completion."
 #[tokio::test]
-async fn prompt_while_streaming_keeps_the_seeds_sentence() {
+async fn prompt_while_streaming_is_refused_in_pis_words() {
     let (_, seen) = during_a_run(|agent| {
         let agent = agent.clone();
         futures::executor::block_on(agent.prompt(vec![Message::user_text("two")]))
@@ -74,7 +74,8 @@ async fn prompt_while_streaming_keeps_the_seeds_sentence() {
     assert_eq!(result, Err(AgentError::AlreadyRunning));
     assert_eq!(
         AgentError::AlreadyRunning.to_string(),
-        "Agent is already processing a prompt."
+        "Agent is already processing a prompt. \
+         Use steer() or followUp() to queue messages, or wait for completion."
     );
 }
 
@@ -85,4 +86,41 @@ async fn continue_with_no_messages_uses_pis_words() {
     let error = agent.continue_run().await.unwrap_err();
     assert_eq!(error, AgentError::CannotContinue(ContinueError::NoMessages));
     assert_eq!(error.to_string(), "No messages to continue from");
+}
+
+/// Pi's `agentLoopContinue` on an empty context (agent-loop.test.ts, "with
+/// empty messages"): "Cannot continue: no messages in context", before any
+/// event; the last message being an assistant one keeps its sentence.
+#[tokio::test]
+async fn agent_loop_continue_with_no_messages_uses_pis_words() {
+    use crate::agent::{NoQueues, RunInputs, run_agent_loop_continue};
+    let provider = Recorder::new(json!([]));
+    let config = config(vec![], NoHooks);
+    let events = Arc::new(Mutex::new(0_usize));
+    let counter = Arc::clone(&events);
+    let emit = move |_: AgentEvent| *counter.lock().unwrap() += 1;
+    let cancel = CancellationToken::new();
+    let inputs = || RunInputs {
+        provider: provider.as_ref(),
+        config: &config,
+        queues: &NoQueues,
+        cancel: &cancel,
+        emit: &emit,
+        options: crate::provider::RequestOptions::default(),
+    };
+    let error = run_agent_loop_continue(Vec::new(), inputs())
+        .await
+        .unwrap_err();
+    assert_eq!(error, ContinueError::NoMessages);
+    assert_eq!(error.to_string(), "Cannot continue: no messages in context");
+    let assistant = Message::Assistant(crate::protocol::AssistantMessage::default());
+    let error = run_agent_loop_continue(vec![assistant], inputs())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Cannot continue from message role: assistant"
+    );
+    assert_eq!(*events.lock().unwrap(), 0);
+    assert!(provider.requests().is_empty());
 }

@@ -112,6 +112,7 @@ fn result(changed: bool, is_error: bool) -> Message {
         },
         is_error,
         duration_ms: Some(1),
+        usage: None,
         timestamp: 0,
     })
 }

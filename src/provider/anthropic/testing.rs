@@ -44,6 +44,7 @@ pub(crate) fn result(id: &str, text: &str, is_error: bool) -> Message {
         details: json!({"private": true}),
         is_error,
         duration_ms: Some(1),
+        usage: None,
         timestamp: 0,
     })
 }
@@ -56,6 +57,7 @@ pub(crate) fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) 
             cache_read,
             cache_write,
             total_tokens: 0,
+            cost: None,
         }
         .with_total(),
     )
@@ -90,13 +92,19 @@ pub(crate) async fn run(provider: &AnthropicProvider, messages: &[Message]) -> V
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
     }];
     let request = Request {
+        transcript: &[],
         model: "claude-test",
         system: "You are terse.",
         messages,
         tools: &tools,
         options: Default::default(),
     };
-    provider.stream(request).collect().await
+    provider
+        .stream(request)
+        // The response's data for the observer has its own test.
+        .filter(|event| std::future::ready(!matches!(event, StreamEvent::Provider(_))))
+        .collect()
+        .await
 }
 
 pub(crate) fn assert_key_absent(events: &[StreamEvent]) {

@@ -426,6 +426,7 @@ async fn events_arrive_as_they_come_and_dropping_the_stream_closes_the_connectio
     let provider = raw_provider(base);
     let messages = [user("q")];
     let mut stream = provider.stream(Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -436,6 +437,7 @@ async fn events_arrive_as_they_come_and_dropping_the_stream_closes_the_connectio
     let mut seen = Vec::new();
     while seen.len() < 2 {
         match tokio::time::timeout(Duration::from_secs(2), stream.next()).await {
+            Ok(Some(StreamEvent::Provider(_))) => {}
             Ok(Some(event)) => seen.push(event),
             other => panic!("stream stalled or ended: {other:?} after {seen:?}"),
         }

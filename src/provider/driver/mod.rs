@@ -12,6 +12,7 @@
 
 mod decoder;
 mod gate;
+mod observed;
 pub mod retry;
 
 pub use decoder::{Flow, WireDecoder, broken_body, cut_off, provider_error, unreadable_event};
@@ -257,6 +258,11 @@ fn stream_response<D: WireDecoder>(
             };
             tokio::time::sleep(delay).await;
         };
+        yield StreamEvent::Provider(observed::response_data(
+            response.status().as_u16(),
+            response.headers(),
+            key,
+        ));
         let response = match http::event_stream(response, key).await {
             Ok(response) => response,
             Err(failure) => {

@@ -77,12 +77,15 @@ async fn run(settings: HttpSettings) -> Vec<StreamEvent> {
     let messages = [user("hi")];
     provider
         .stream(Request {
+            transcript: &[],
             model: "m",
             system: "",
             messages: &messages,
             tools: &[],
             options: Default::default(),
         })
+        // The response's data for the observer has its own test.
+        .filter(|event| std::future::ready(!matches!(event, StreamEvent::Provider(_))))
         .collect()
         .await
 }
@@ -252,5 +255,53 @@ async fn a_request_that_cannot_be_built_is_an_error_not_a_panic() {
         vec![StreamEvent::Error(
             "the API key holds characters an HTTP header cannot carry".to_owned()
         )]
+    );
+}
+
+/// The observer's data (`StreamEvent::Provider`, Pi's
+/// `onProviderStreamEvent`): once the headers arrive, the status and the
+/// request id and rate-limit counters, before any decoded event; nothing
+/// else the server set, and never the key.
+#[tokio::test]
+async fn the_response_status_and_its_noted_headers_go_to_the_observer_first() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            sse("data: a\n\ndata: [DONE]\n\n")
+                .insert_header("x-request-id", "req_7")
+                .insert_header("x-ratelimit-remaining-requests", "59")
+                .insert_header("set-cookie", "session=private")
+                .insert_header("openai-processing-ms", KEY),
+        )
+        .mount(&server)
+        .await;
+    let provider = HttpProvider::<Echo>::new(settings(&server.uri(), Some(KEY), 0));
+    let messages = [user("hi")];
+    let events: Vec<StreamEvent> = provider
+        .stream(Request {
+            transcript: &[],
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+            options: Default::default(),
+        })
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Provider(json!({
+                "type": "response",
+                "status": 200,
+                "headers": {
+                    "openai-processing-ms": "***",
+                    "x-ratelimit-remaining-requests": "59",
+                    "x-request-id": "req_7"
+                }
+            })),
+            text("a"),
+            StreamEvent::Done(StopReason::Stop),
+        ]
     );
 }

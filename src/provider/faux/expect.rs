@@ -132,6 +132,7 @@ mod tests {
             timestamp: 0,
         })];
         let request = || Request {
+            transcript: &[],
             model: "faux",
             system: "",
             messages: &messages,

@@ -387,6 +387,7 @@ fn usage(wire: WireUsage) -> Option<Usage> {
             cache_read: cached.min(prompt),
             cache_write: 0,
             total_tokens: 0,
+            cost: None,
         }
         .with_total(),
     )

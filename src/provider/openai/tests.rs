@@ -103,7 +103,8 @@ async fn tool_calls_usage_and_reasoning_from_a_server() {
                 output: 5,
                 cache_read: 0,
                 cache_write: 0,
-                total_tokens: 15
+                total_tokens: 15,
+                cost: None,
             }),
             StreamEvent::Done(StopReason::ToolUse),
         ]
@@ -346,6 +347,13 @@ async fn dropping_the_stream_closes_the_connection() {
     let provider = OpenAiProvider::new(settings(&base, Some("sk-test")));
     let messages = [user("x")];
     let mut stream = provider.stream(request(&messages, &[]));
+    // First the response's data for the observer (no header of note here).
+    assert_eq!(
+        stream.next().await,
+        Some(StreamEvent::Provider(serde_json::json!({
+            "type": "response", "status": 200, "headers": {}
+        })))
+    );
     assert_eq!(
         stream.next().await,
         Some(StreamEvent::Text("first".to_string()))

@@ -12,6 +12,7 @@ fn openai_bodies(options: RequestOptions<'_>) -> (Value, Value) {
     let settings = HttpSettings::new("http://localhost", None);
     let messages = [Message::user_text("hi")];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -67,6 +68,7 @@ fn the_anthropic_wire_sends_a_thinking_budget() {
     let messages = [Message::user_text("hi")];
     let body = |thinking| {
         let request = Request {
+            transcript: &[],
             model: "m",
             system: "",
             messages: &messages,

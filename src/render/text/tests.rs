@@ -32,6 +32,7 @@ fn end(id: &str, name: &str, text: &str, is_error: bool, ms: Option<u64>) -> Age
             details: serde_json::Value::Null,
             is_error,
             duration_ms: ms,
+            usage: None,
             timestamp: 0,
         },
         is_error,

@@ -26,6 +26,7 @@ fn result() -> Message {
         details: serde_json::Value::Null,
         is_error: true,
         duration_ms: None,
+        usage: None,
         timestamp: 0,
     })
 }

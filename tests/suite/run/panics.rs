@@ -205,6 +205,7 @@ async fn replay_stream(
     );
     let provider = Replay(Mutex::new(Some(decode(events))));
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &[],

@@ -34,6 +34,7 @@ fn tool_round_trip_maps_to_tool_use_and_one_user_message_of_results() {
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
     }];
     let request = Request {
+        transcript: &[],
         model: "claude-test",
         system: "Be brief.",
         messages: &messages,
@@ -74,6 +75,7 @@ fn tool_round_trip_maps_to_tool_use_and_one_user_message_of_results() {
 fn empty_system_and_no_tools_are_omitted_and_settings_are_sent() {
     let messages = vec![user("hi")];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -121,6 +123,7 @@ fn signed_thinking_is_sent_back_unsigned_thinking_and_empty_text_are_dropped() {
         user("and now?"),
     ];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -165,6 +168,7 @@ fn a_redacted_thinking_block_goes_back_with_its_data_unchanged() {
         result("toolu_1", "a\n", false),
     ];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -192,6 +196,7 @@ fn unparsable_arguments_are_sent_as_an_empty_object() {
         result("toolu_1", "invalid arguments", true),
     ];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -212,6 +217,7 @@ fn an_assistant_message_with_nothing_to_send_is_skipped() {
         user("again"),
     ];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -253,6 +259,7 @@ fn cached_request_parts() -> (Vec<Message>, Vec<ToolSpec>) {
 fn caching_puts_breakpoints_on_the_last_tool_the_system_and_the_last_block() {
     let (messages, tools) = cached_request_parts();
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "Be brief.",
         messages: &messages,
@@ -287,6 +294,7 @@ fn caching_puts_breakpoints_on_the_last_tool_the_system_and_the_last_block() {
 fn no_cache_sends_no_breakpoint_and_a_plain_system_string() {
     let (messages, tools) = cached_request_parts();
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "Be brief.",
         messages: &messages,
@@ -313,6 +321,7 @@ fn a_thinking_block_last_gets_no_breakpoint() {
         }]),
     ];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -354,6 +363,7 @@ fn attachments_become_image_document_and_named_text_blocks() {
         ],
     )];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -391,6 +401,7 @@ fn an_image_a_tool_returned_goes_in_the_tool_result_as_blocks() {
         image_result,
     ];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,

@@ -136,6 +136,7 @@ async fn two_streams_sharing_a_gate_both_wait_out_one_refusal() {
         let messages = messages.clone();
         async move {
             let request = Request {
+                transcript: &[],
                 model: "m",
                 system: "",
                 messages: &messages,

@@ -187,7 +187,8 @@ fn the_usage_chunk_separates_cached_tokens() {
                 output: 20,
                 cache_read: 60,
                 cache_write: 0,
-                total_tokens: 120
+                total_tokens: 120,
+                cost: None,
             }),
             StreamEvent::Done(StopReason::Stop),
         ]

@@ -46,6 +46,7 @@ fn the_transcript_is_mapped_message_by_message() {
             details: json!({"bytes": 20}),
             is_error: false,
             duration_ms: Some(2),
+            usage: None,
             timestamp: 3,
         }),
         Message::ToolResult(ToolResultMessage {
@@ -55,6 +56,7 @@ fn the_transcript_is_mapped_message_by_message() {
             details: Value::Null,
             is_error: true,
             duration_ms: None,
+            usage: None,
             timestamp: 3,
         }),
     ];
@@ -106,6 +108,7 @@ fn optional_parts_are_left_out() {
         Message::Assistant(AssistantMessage::default()),
     ];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -140,6 +143,7 @@ fn the_endpoint_joins_the_base_with_or_without_a_slash() {
 fn the_prompt_cache_key_is_sent_when_set_and_messages_come_last() {
     let messages = vec![user("hi")];
     let request = Request {
+        transcript: &[],
         model: "m",
         system: "",
         messages: &messages,
@@ -254,6 +258,7 @@ fn an_image_in_a_tool_result_is_a_note_on_this_api() {
             details: Value::Null,
             is_error: false,
             duration_ms: None,
+            usage: None,
             timestamp: 0,
         }),
     ];

@@ -68,6 +68,7 @@ fn text_arrives_delta_by_delta_with_cached_input_apart() {
                 cache_read: 60,
                 cache_write: 0,
                 total_tokens: 120,
+                cost: None,
             }),
             StreamEvent::Done(StopReason::Stop),
         ]

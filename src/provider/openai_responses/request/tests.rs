@@ -101,6 +101,7 @@ fn the_transcript_maps_to_items_with_reasoning_sent_back_verbatim() {
             details: Value::Null,
             is_error: false,
             duration_ms: None,
+            usage: None,
             timestamp: 0,
         }),
         Message::ToolResult(ToolResultMessage {
@@ -110,6 +111,7 @@ fn the_transcript_maps_to_items_with_reasoning_sent_back_verbatim() {
             details: Value::Null,
             is_error: true,
             duration_ms: None,
+            usage: None,
             timestamp: 0,
         }),
     ];
@@ -222,6 +224,7 @@ fn an_image_a_tool_returned_goes_in_the_function_call_output() {
             details: Value::Null,
             is_error: false,
             duration_ms: None,
+            usage: None,
             timestamp: 0,
         }),
     ];
