@@ -7,6 +7,7 @@
 
 mod engines;
 mod fan_out;
+mod hostile_files;
 mod rate_cap;
 mod resume;
 mod shared;
