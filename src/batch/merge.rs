@@ -94,7 +94,7 @@ fn merged(merge: &MergeArgs) -> Result<BTreeMap<u64, String>, String> {
     }
     match &merge.input {
         Some(path) => {
-            let validated = input::validate(Source::of(Some(path)), &|_| true)
+            let validated = input::validate(Source::of(Some(path)), &|_| Ok(true))
                 .map_err(|error| error.to_string())?;
             let mut missing: Vec<String> = validated.ids.difference(&ids).cloned().collect();
             let mut unknown: Vec<String> = ids.difference(&validated.ids).cloned().collect();

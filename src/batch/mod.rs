@@ -11,14 +11,17 @@
 //! run does); it only decides the batch's: `ok`, `batch_failed`, or the
 //! signal that stopped it.
 
+pub mod events;
 pub mod input;
 pub mod item;
 pub mod merge;
 pub mod output;
 pub mod progress;
+pub mod resume;
 
 use std::collections::HashSet;
 use std::io::Write;
+use std::path::Path;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -34,8 +37,9 @@ use crate::run::ending::{self, AbortCause};
 use crate::run::job::{Shared, Streams};
 use crate::run::report;
 use crate::run::signals::watch_for_aborts;
+use events::Protected;
 use input::{Source, Validated};
-use item::{Base, Context, Finished, Transport, run_item};
+use item::{Base, Context, Finished, Pinned, Transport, root_inside, run_item};
 use output::{Lines, Order};
 use progress::{Progress, Tally};
 
@@ -71,15 +75,21 @@ fn run_batch(
         Some(Ok(file)) => file,
         None => None,
     };
-    let base = Base {
+    let mut base = Base {
         run_words: &args.run_words,
         env,
         file: file.as_ref(),
+        pinned: None,
     };
     let probe = match base.plan(None) {
         Ok(plan) => plan,
         Err(message) => return refuse(message, streams),
     };
+    base.pinned = Some(Pinned::of(&probe));
+    let root = base
+        .root()
+        .ok()
+        .and_then(|root| std::fs::canonicalize(root).ok());
     let one_runs = [
         ("--transcript", probe.transcript.is_some()),
         ("--output-last-message", probe.output_last_message.is_some()),
@@ -93,9 +103,19 @@ fn run_batch(
             streams,
         );
     }
+    let input_file = args.input.as_deref().filter(|path| *path != Path::new("-"));
+    let mut protected = Protected::default();
+    if let Some(input) = input_file {
+        protected.path(input);
+    }
     let (done, lines) = match &args.resume {
-        Some(path) => match output::resume(path) {
-            Ok((done, file)) => (done, Lines::new(Box::new(file))),
+        Some(path) => match resume::resume(path, input_file) {
+            Ok((done, file)) => {
+                if let Ok(meta) = file.metadata() {
+                    protected.meta(&meta);
+                }
+                (done, Lines::new(Box::new(file)))
+            }
             Err(error) => {
                 return refuse(
                     format!("cannot resume {}: {error}", path.display()),
@@ -105,8 +125,18 @@ fn run_batch(
         },
         None => (HashSet::new(), Lines::new(streams.stdout)),
     };
-    let keep = |item: &input::Item| {
-        args.shard.is_none_or(|shard| shard.takes(item.index)) && !done.contains(&item.id)
+    // Every line is checked before anything runs: its root inside the
+    // batch's, its events file no file it must not replace.
+    let keep = |item: &input::Item| -> Result<bool, String> {
+        if let Some(item_root) = &item.root {
+            root_inside(root.as_deref(), item_root)?;
+        }
+        if let Some(dir) = &args.events_dir
+            && let Some(conflict) = events::conflict(dir, &item.id, &protected)
+        {
+            return Err(format!("the id {:?}: {conflict}", item.id));
+        }
+        Ok(args.shard.is_none_or(|shard| shard.takes(item.index)) && !done.contains(&item.id))
     };
     let validated = match input::validate(Source::of(args.input.as_deref()), &keep) {
         Ok(validated) => validated,
@@ -147,6 +177,8 @@ fn run_batch(
     let batch = Batch {
         args,
         base: &base,
+        protected: &protected,
+        root: root.as_deref(),
         probe: &probe,
         done,
         lines,
@@ -162,6 +194,10 @@ fn run_batch(
 struct Batch<'a> {
     args: &'a BatchArgs,
     base: &'a Base<'a>,
+    /// The files no events file may be.
+    protected: &'a Protected,
+    /// The batch's `--root`, canonical.
+    root: Option<&'a Path>,
     /// The batch's own flags as a run's plan: the MCP servers, the budget.
     probe: &'a crate::config::RunPlan,
     /// Ids `--resume` found complete.
@@ -196,6 +232,8 @@ impl Batch<'_> {
             shared: &shared,
             transport: &transport,
             events_dir: self.args.events_dir.as_deref(),
+            protected: self.protected,
+            root: self.root,
         };
         let budget_tokens = self.probe.limits.max_tokens_total;
         let budget_cost = self.probe.limits.max_cost.map(|cost| cost.usd());

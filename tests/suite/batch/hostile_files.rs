@@ -34,7 +34,10 @@ fn a_shard_with_a_huge_or_maximal_index_is_counted_not_allocated() {
             outcome.last_line(),
             format!(
                 "leash: batch merge: missing indexes: {} and {more} more",
-                (1..=20).map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
+                (1..=20)
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         );
         assert_eq!(outcome.stdout(), "");
