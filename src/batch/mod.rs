@@ -11,6 +11,7 @@
 //! run does); it only decides the batch's: `ok`, `batch_failed`, or the
 //! signal that stopped it.
 
+pub mod descriptors;
 pub mod events;
 pub mod input;
 pub mod item;
@@ -36,7 +37,7 @@ use crate::render::format::{EventsFormat, OutputFormat};
 use crate::run::ending::{self, AbortCause};
 use crate::run::job::{Shared, Streams};
 use crate::run::report;
-use crate::run::signals::watch_for_aborts;
+use crate::run::signals::{Listeners, watch_installed};
 use events::Protected;
 use input::{Source, Validated};
 use item::{Base, Context, Finished, Pinned, Transport, root_inside, run_item};
@@ -69,6 +70,27 @@ fn run_batch(
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Status {
+    // The runtime and the signal handlers first: a signal from here on is
+    // heard (and ends the batch with its code and `batch_end`), also one
+    // that comes while the input is checked or the MCP servers start.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let mut stderr = streams.stderr;
+            let _ = render::write_reason(
+                &mut stderr,
+                &format!("cannot start the async runtime: {error}"),
+            );
+            return Status::Error;
+        }
+    };
+    let listeners = {
+        let _context = runtime.enter();
+        Listeners::install()
+    };
     let file = match ConfigFile::location(&|name| env.get(name)).map(|path| ConfigFile::load(&path))
     {
         Some(Err(error)) => return refuse(error.to_string(), streams),
@@ -160,30 +182,23 @@ fn run_batch(
             streams,
         );
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            let mut stderr = streams.stderr;
-            let _ = render::write_reason(
-                &mut stderr,
-                &format!("cannot start the async runtime: {error}"),
-            );
-            return Status::Error;
-        }
-    };
+    let (parallel, notice) = descriptors::fit_parallel(args.parallel);
+    let mut stderr = streams.stderr;
+    if let Some(notice) = notice {
+        let _ = render::write_reason(&mut stderr, &notice);
+    }
     let batch = Batch {
         args,
+        parallel,
         base: &base,
         protected: &protected,
         root: root.as_deref(),
         probe: &probe,
         done,
         lines,
-        stderr: streams.stderr,
+        stderr,
         terminal: stderr_is_terminal,
+        listeners,
     };
     let status = runtime.block_on(batch.run(validated));
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
@@ -193,6 +208,8 @@ fn run_batch(
 /// A checked batch, ready to run.
 struct Batch<'a> {
     args: &'a BatchArgs,
+    /// How many items run at once: `--parallel`, within the open-file limit.
+    parallel: usize,
     base: &'a Base<'a>,
     /// The files no events file may be.
     protected: &'a Protected,
@@ -205,6 +222,8 @@ struct Batch<'a> {
     lines: Lines,
     stderr: Box<dyn Write + Send>,
     terminal: bool,
+    /// The signal handlers, installed at the batch's first instant.
+    listeners: Option<Listeners>,
 }
 
 impl Batch<'_> {
@@ -215,17 +234,41 @@ impl Batch<'_> {
             Ok(items) => items,
             Err(error) => return self.fail(&error.to_string()),
         };
-        let (mut servers, shared) = Shared::start(self.probe).await;
+        let (abort_sender, abort) = watch::channel(None);
+        let listeners = self.listeners.take();
+        let watcher = tokio::spawn(watch_installed(listeners, None, abort_sender));
+        let mut abort_changed = abort.clone();
+        let (mut servers, shared) = tokio::select! {
+            started = Shared::start(self.probe) => started,
+            // Stopped while the servers start: dropping the start stops
+            // every server it began (each child's group is killed).
+            _ = abort_changed.wait_for(Option::is_some) => {
+                watcher.abort();
+                let cause = *abort.borrow();
+                return self.end(&Tally::new(total), total, cause, None);
+            }
+        };
         let shared = match shared {
             Ok(shared) => shared,
             Err(error) => {
                 servers.stop().await;
+                // A SIGINT to the process group also ends the servers: the
+                // signal, not their failure, is why the batch stops.
+                let mut abort_changed = abort.clone();
+                let heard = tokio::time::timeout(
+                    std::time::Duration::from_millis(200),
+                    abort_changed.wait_for(Option::is_some),
+                );
+                if heard.await.is_ok() {
+                    watcher.abort();
+                    let cause = *abort.borrow();
+                    return self.end(&Tally::new(total), total, cause, None);
+                }
+                watcher.abort();
                 let _ = render::write_reason(&mut self.stderr, &error.to_string());
                 return Status::Mcp;
             }
         };
-        let (abort_sender, abort) = watch::channel(None);
-        let watcher = tokio::spawn(watch_for_aborts(None, abort_sender));
         let transport = Transport::new(self.probe, self.args.rate, self.args.tpm);
         let context = Context {
             base: self.base,
@@ -247,7 +290,7 @@ impl Batch<'_> {
             let stopped = abort.borrow().is_some();
             let spent = budget_tokens.is_some_and(|limit| tally.tokens >= limit)
                 || budget_cost.is_some_and(|limit| tally.cost.unwrap_or(0.0) >= limit);
-            while running.len() < self.args.parallel && !exhausted && !stopped && !spent {
+            while running.len() < self.parallel && !exhausted && !stopped && !spent {
                 match items.next() {
                     None => exhausted = true,
                     Some(Err(error)) => {

@@ -15,16 +15,49 @@ use crate::run::ending::AbortCause;
 /// short enough that a pipe nobody reads does not hold the exit.
 pub const GRACE: Duration = Duration::from_millis(500);
 
+/// The handlers of SIGINT, SIGTERM and SIGHUP, installed: from here on
+/// these signals no longer end the process by their default action, they
+/// wait to be heard by [`watch_installed`]. A batch installs them at its
+/// first instant, before it reads its input or starts its MCP servers.
+pub struct Listeners {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl Listeners {
+    /// Installs the handlers (inside a runtime's context); `None` when the
+    /// system refused one.
+    pub fn install() -> Option<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Some(Listeners {
+            interrupt: signal(SignalKind::interrupt()).ok()?,
+            terminate: signal(SignalKind::terminate()).ok()?,
+            hangup: signal(SignalKind::hangup()).ok()?,
+        })
+    }
+}
+
 /// Waits for the timer or a signal and publishes the cause. A second
 /// SIGINT, SIGTERM or SIGHUP while the run is winding down exits at once,
 /// with that signal's code.
 pub async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Option<AbortCause>>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
+    watch_installed(Listeners::install(), deadline, cause).await;
+}
+
+/// [`watch_for_aborts`] with handlers installed earlier (`None`: without
+/// signal handlers; the timer still works).
+pub async fn watch_installed(
+    listeners: Option<Listeners>,
+    deadline: Option<Instant>,
+    cause: watch::Sender<Option<AbortCause>>,
+) {
+    let Some(Listeners {
+        mut interrupt,
+        mut terminate,
+        mut hangup,
+    }) = listeners
+    else {
         // Without signal handlers the timer still works.
         if let Some(deadline) = deadline {
             tokio::time::sleep_until(deadline).await;

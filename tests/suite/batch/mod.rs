@@ -8,6 +8,7 @@
 mod engines;
 mod fan_out;
 mod hostile_files;
+mod narrowing;
 mod rate_cap;
 mod resume;
 mod shared;
