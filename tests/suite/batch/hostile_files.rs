@@ -227,3 +227,53 @@ fn sigterm_or_sigint_while_the_mcp_servers_start_ends_the_batch_with_its_code() 
         drop(run);
     }
 }
+
+#[tokio::test]
+async fn parallel_past_the_open_file_limit_runs_fewer_at_a_time_not_failing_items() {
+    let server = MockServer::start().await;
+    serve(
+        &server,
+        Api::OpenAi,
+        &[answer("task", 200, Reply::Text("ok"))],
+    )
+    .await;
+    let text: String = (0..48).map(|n| format!("task {n}\n")).collect();
+    let (dir, path) = input(&text);
+    let events = dir.path().join("events");
+    let args = ["--parallel", "48", "--events-dir", events.to_str().unwrap()];
+    let mut run = batch(&server, Api::OpenAi, &path, &args);
+    let leash = run.command();
+    // The same command under `ulimit -n 96` (soft and hard).
+    let mut limited = std::process::Command::new("sh");
+    limited
+        .arg("-c")
+        .arg("ulimit -n 96 && exec \"$0\" \"$@\"")
+        .arg(leash.get_program())
+        .args(leash.get_args())
+        .env_clear()
+        .envs(
+            leash
+                .get_envs()
+                .filter_map(|(name, value)| Some((name, value?))),
+        );
+    if let Some(cwd) = leash.get_current_dir() {
+        limited.current_dir(cwd);
+    }
+    let output = tokio::task::spawn_blocking(move || limited.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("--parallel 48 needs more open files than the limit (96) allows"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let statuses: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["status"].clone())
+        .collect();
+    assert_eq!(statuses.len(), 48);
+    assert!(statuses.iter().all(|status| status == "ok"), "{stdout}");
+    drop(run);
+}
