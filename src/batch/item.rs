@@ -20,7 +20,7 @@ use crate::cli::batch::without_flag;
 use crate::config::file::ConfigFile;
 use crate::config::input::StdinMode;
 use crate::config::layers::{Environment, ParsedRun, parse_run};
-use crate::config::{self, Inputs, ProviderConfig, RunPlan};
+use crate::config::{self, Inputs, ProviderConfig, RunPlan, ToolName};
 use crate::exit::Status;
 use crate::provider::{HttpSettings, RateGate, shared_client};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
@@ -37,6 +37,9 @@ pub struct Base<'a> {
     /// The batch's provider, once its own flags were checked: an item's
     /// `model` is pinned to it.
     pub pinned: Option<Pinned>,
+    /// The tools the batch's own flags give (`None`: not known yet): an
+    /// item's `root` in a git work tree does not add `git` to them.
+    pub tools: Option<Vec<ToolName>>,
 }
 
 /// The provider every item stays with: its name (as `--provider` takes
@@ -124,6 +127,12 @@ impl Base<'_> {
                  an item picks a model of that provider only",
                 plan.model, pinned.name
             ));
+        }
+        if let (Some(allowed), Some(tools)) = (&self.tools, plan.tools.as_mut()) {
+            tools.names.retain(|name| allowed.contains(name));
+            if !tools.names.contains(&ToolName::Git) {
+                tools.git = None;
+            }
         }
         plan.stdin = StdinMode::Never;
         plan.output = OutputFormat::Json;

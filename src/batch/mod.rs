@@ -70,9 +70,9 @@ fn run_batch(
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Status {
-    // The runtime and the signal handlers first: a signal from here on is
-    // heard (and ends the batch with its code and `batch_end`), also one
-    // that comes while the input is checked or the MCP servers start.
+    // The runtime first; the signal handlers once the input is checked
+    // (until then a signal ends the process by its default action, so a
+    // read that blocks can never outlive it).
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -87,10 +87,6 @@ fn run_batch(
             return Status::Error;
         }
     };
-    let listeners = {
-        let _context = runtime.enter();
-        Listeners::install()
-    };
     let file = match ConfigFile::location(&|name| env.get(name)).map(|path| ConfigFile::load(&path))
     {
         Some(Err(error)) => return refuse(error.to_string(), streams),
@@ -102,12 +98,19 @@ fn run_batch(
         env,
         file: file.as_ref(),
         pinned: None,
+        tools: None,
     };
     let probe = match base.plan(None) {
         Ok(plan) => plan,
         Err(message) => return refuse(message, streams),
     };
     base.pinned = Some(Pinned::of(&probe));
+    base.tools = Some(
+        probe
+            .tools
+            .as_ref()
+            .map_or_else(Vec::new, |tools| tools.names.clone()),
+    );
     let root = base
         .root()
         .ok()
@@ -182,6 +185,12 @@ fn run_batch(
             streams,
         );
     }
+    // From here on a signal is heard, and ends the batch with its code
+    // and `batch_end` — also one that comes while the MCP servers start.
+    let listeners = {
+        let _context = runtime.enter();
+        Listeners::install()
+    };
     let (parallel, notice) = descriptors::fit_parallel(args.parallel);
     let mut stderr = streams.stderr;
     if let Some(notice) = notice {

@@ -17,8 +17,8 @@ pub const GRACE: Duration = Duration::from_millis(500);
 
 /// The handlers of SIGINT, SIGTERM and SIGHUP, installed: from here on
 /// these signals no longer end the process by their default action, they
-/// wait to be heard by [`watch_installed`]. A batch installs them at its
-/// first instant, before it reads its input or starts its MCP servers.
+/// wait to be heard by [`watch_installed`]. A batch installs them once its
+/// input is checked, before it starts its MCP servers.
 pub struct Listeners {
     interrupt: tokio::signal::unix::Signal,
     terminate: tokio::signal::unix::Signal,

@@ -174,3 +174,45 @@ async fn a_90_byte_utf8_id_names_its_events_file() {
     let text = std::fs::read_to_string(files[0].path()).unwrap();
     assert!(text.contains("\"type\":\"run_end\""), "{text}");
 }
+
+#[test]
+fn an_item_root_in_a_git_work_tree_does_not_add_the_git_tool() {
+    if !crate::support::shell::has("git") {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(init.success());
+    std::fs::write(
+        dir.path().join("input.jsonl"),
+        "{\"id\":\"a\",\"prompt\":\"look\",\"root\":\"repo\"}\n",
+    )
+    .unwrap();
+    let script = serde_json::json!({"responses": [
+        {"toolCalls": [{"id": "c1", "name": "git", "arguments": {"command": "status"}}]},
+        {"text": "done"}
+    ]});
+    let outcome = Run::faux(script)
+        .command_word("batch")
+        .arg("input.jsonl")
+        .args(["--root", ".", "--events-dir", "events"])
+        .current_dir(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let events = std::fs::read_to_string(dir.path().join("events/a.jsonl")).unwrap();
+    let end = events
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|event| event["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], true, "{end}");
+    assert!(end.to_string().contains("Tool git not found"), "{end}");
+}
