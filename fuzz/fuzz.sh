@@ -13,7 +13,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(sse_decoder openai_stream responses_stream anthropic_stream faux_script sandbox_path dotenv mcp_messages git_args tool_policy tool_args)
+    targets=(sse_decoder openai_stream responses_stream anthropic_stream faux_script sandbox_path dotenv mcp_messages git_args tool_policy tool_args rate_headers)
 fi
 dict_of() {
     case "$1" in
@@ -24,6 +24,7 @@ dict_of() {
         dotenv) echo dotenv ;;
         mcp_messages) echo mcp ;;
         git_args) echo git ;;
+        rate_headers) echo rate ;;
         *) echo paths ;;
     esac
 }

@@ -128,6 +128,16 @@ pub mod internals {
         pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};
     }
 
+    /// The retry and rate-limit headers: the server's wait, the capped
+    /// wait the retry rule and the shared gate both use, and the gate.
+    pub mod rate {
+        pub use crate::provider::driver::retry::{
+            BACKOFF_CAP, RETRY_AFTER_CAP, capped_wait, retry_after,
+        };
+        pub use crate::provider::driver::{RateGate, RateHint};
+        pub use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+    }
+
     /// Each wire format's stream decoder: SSE events in, `StreamEvent`s
     /// out, as the HTTP driver runs it (fuzzed, and timed per delta).
     pub mod decode {

@@ -146,7 +146,13 @@ pub struct Validated {
 
 /// Checks the whole spooled input: every line is an item (or blank),
 /// every id is new. Keeps the ids only.
-pub fn validate(spool: Spool, keep: &dyn Fn(&Item) -> bool) -> Result<Validated, InputError> {
+///
+/// `keep` says whether this run takes an item, or why the item may not
+/// run at all (the line is then refused, naming it).
+pub fn validate(
+    spool: Spool,
+    keep: &dyn Fn(&Item) -> Result<bool, String>,
+) -> Result<Validated, InputError> {
     let read_error = |source: io::Error| InputError::Read {
         what: "the batch input".to_owned(),
         source,
@@ -166,7 +172,11 @@ pub fn validate(spool: Spool, keep: &dyn Fn(&Item) -> bool) -> Result<Validated,
             });
         }
         count += 1;
-        kept += u64::from(keep(&item));
+        let taken = keep(&item).map_err(|problem| InputError::Line {
+            line: number,
+            problem,
+        })?;
+        kept += u64::from(taken);
     }
     file.rewind().map_err(read_error)?;
     Ok(Validated {
@@ -261,6 +271,11 @@ fn parse_line(number: u64, index: u64, bytes: &[u8]) -> Result<Option<Item>, Inp
         problem,
     };
     let text = std::str::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".into()))?;
+    // A byte-order mark (editors on Windows write one) is no prompt text.
+    let text = match number {
+        1 => text.strip_prefix('\u{feff}').unwrap_or(text),
+        _ => text,
+    };
     let text = text.strip_suffix('\n').unwrap_or(text);
     let text = text.strip_suffix('\r').unwrap_or(text);
     if text.trim().is_empty() {
@@ -335,5 +350,16 @@ mod tests {
             assert!(error.starts_with("batch input line 7: "), "{error}");
             assert!(error.contains(problem), "{line}: {error}");
         }
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_no_text() {
+        let line = "\u{feff}{\"id\": \"a\", \"prompt\": \"x\"}\n";
+        let item = parse_line(1, 0, line.as_bytes()).unwrap().unwrap();
+        assert_eq!((item.id.as_str(), item.prompt.as_str()), ("a", "x"));
+        let plain = parse_line(1, 0, "\u{feff}explain\n".as_bytes())
+            .unwrap()
+            .unwrap();
+        assert_eq!(plain.prompt, "explain");
     }
 }

@@ -10,16 +10,17 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::batch::events::{Protected, events_file};
 use crate::batch::input::Item;
-use crate::batch::output::events_file;
 use crate::cli::RunArgs;
+use crate::cli::batch::without_flag;
 use crate::config::file::ConfigFile;
 use crate::config::input::StdinMode;
-use crate::config::layers::{Environment, parse_run};
-use crate::config::{self, Inputs, ProviderConfig, RunPlan};
+use crate::config::layers::{Environment, ParsedRun, parse_run};
+use crate::config::{self, Inputs, ProviderConfig, RunPlan, ToolName};
 use crate::exit::Status;
 use crate::provider::{HttpSettings, RateGate, shared_client};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
@@ -33,15 +34,56 @@ pub struct Base<'a> {
     pub env: &'a Environment,
     /// The config file, read once for the batch.
     pub file: Option<&'a ConfigFile>,
+    /// The batch's provider, once its own flags were checked: an item's
+    /// `model` is pinned to it.
+    pub pinned: Option<Pinned>,
+    /// The tools the batch's own flags give (`None`: not known yet): an
+    /// item's `root` in a git work tree does not add `git` to them.
+    pub tools: Option<Vec<ToolName>>,
+}
+
+/// The provider every item stays with: its name (as `--provider` takes
+/// it) and base URL. An item's `model` picks a model of this provider,
+/// never another one whose key would then go to this base URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    name: &'static str,
+    base_url: Option<String>,
+}
+
+impl Pinned {
+    /// The provider `plan` runs on.
+    pub fn of(plan: &RunPlan) -> Self {
+        let (name, settings) = match &plan.provider {
+            ProviderConfig::OpenAi(settings) | ProviderConfig::OpenAiResponses(settings) => {
+                ("openai", Some(settings))
+            }
+            ProviderConfig::Anthropic(settings) => ("anthropic", Some(settings)),
+            ProviderConfig::Faux(_) => ("faux", None),
+        };
+        Pinned {
+            name,
+            base_url: settings.map(|settings| settings.base_url.clone()),
+        }
+    }
 }
 
 impl Base<'_> {
-    /// The plan of `item` (`None`: the batch's own flags with a stand-in
-    /// prompt, to check them before any item runs), or why there is none.
-    pub fn plan(&self, item: Option<&Item>) -> Result<RunPlan, String> {
-        let mut words = self.run_words.to_vec();
+    /// The batch's flags parsed as a run's (with a stand-in prompt).
+    fn parse(&self, item: Option<&Item>) -> Result<ParsedRun, String> {
+        let mut words = match item {
+            // An item's `system` replaces a batch's --system-file as it
+            // replaces --system (both on one command line are refused).
+            Some(Item {
+                system: Some(_), ..
+            }) => without_flag(self.run_words, "system-file"),
+            _ => self.run_words.to_vec(),
+        };
         let prompt = match item {
             Some(item) => {
+                if let (Some(_), Some(pinned)) = (&item.model, &self.pinned) {
+                    words.push(format!("--provider={}", pinned.name).into());
+                }
                 let fields = [
                     ("system", &item.system),
                     ("root", &item.root),
@@ -58,7 +100,18 @@ impl Base<'_> {
         };
         words.extend(["--".into(), prompt.into()]);
         let run = RunArgs::parse(words).map_err(|error| one_line(&error.to_string()))?;
-        let parsed = parse_run(&run, self.env, self.file).map_err(|e| one_line(&e.to_string()))?;
+        parse_run(&run, self.env, self.file).map_err(|e| one_line(&e.to_string()))
+    }
+
+    /// The batch's `--root` (from any layer), as given.
+    pub fn root(&self) -> Result<PathBuf, String> {
+        Ok(self.parse(None)?.cli.root)
+    }
+
+    /// The plan of `item` (`None`: the batch's own flags with a stand-in
+    /// prompt, to check them before any item runs), or why there is none.
+    pub fn plan(&self, item: Option<&Item>) -> Result<RunPlan, String> {
+        let parsed = self.parse(item)?;
         let inputs = Inputs {
             origins: &parsed.origins,
             env: self.env,
@@ -66,6 +119,21 @@ impl Base<'_> {
             stderr_is_terminal: false,
         };
         let mut plan = config::resolve(parsed.cli, &inputs).map_err(|e| e.to_string())?;
+        if let Some(pinned) = &self.pinned
+            && Pinned::of(&plan) != *pinned
+        {
+            return Err(format!(
+                "the item's model {:?} would leave the batch's provider ({}); \
+                 an item picks a model of that provider only",
+                plan.model, pinned.name
+            ));
+        }
+        if let (Some(allowed), Some(tools)) = (&self.tools, plan.tools.as_mut()) {
+            tools.names.retain(|name| allowed.contains(name));
+            if !tools.names.contains(&ToolName::Git) {
+                tools.git = None;
+            }
+        }
         plan.stdin = StdinMode::Never;
         plan.output = OutputFormat::Json;
         plan.terminal = Terminal {
@@ -74,6 +142,29 @@ impl Base<'_> {
             stream: false,
         };
         Ok(plan)
+    }
+}
+
+/// Whether an item's `root` resolves inside the batch's (canonical)
+/// `--root`, following every link: `Err` says why not. A root that does
+/// not exist yet is left to the item's own check (a `usage` line).
+pub fn root_inside(batch_root: Option<&Path>, root: &str) -> Result<(), String> {
+    let resolved = match std::fs::canonicalize(root) {
+        Ok(resolved) => resolved,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(format!("`root` {root:?} cannot be resolved: {error}")),
+    };
+    match batch_root {
+        Some(batch_root) if resolved.starts_with(batch_root) => Ok(()),
+        Some(batch_root) => Err(format!(
+            "`root` {root:?} resolves to {} outside the batch's --root {}; \
+             an item's root narrows the batch's, never widens it",
+            resolved.display(),
+            batch_root.display()
+        )),
+        None => Err(format!(
+            "`root` {root:?} cannot be checked: the batch's --root does not resolve"
+        )),
     }
 }
 
@@ -94,6 +185,10 @@ pub struct Context<'a> {
     pub transport: &'a Transport,
     /// `--events-dir`.
     pub events_dir: Option<&'a Path>,
+    /// The files no events file may be.
+    pub protected: &'a Protected,
+    /// The batch's `--root`, canonical (`None`: it does not resolve).
+    pub root: Option<&'a Path>,
 }
 
 /// How one item ended.
@@ -132,6 +227,13 @@ pub async fn run_item(
             cost: None,
         }
     };
+    // Checked before any item ran; checked again, as a link may have
+    // appeared since.
+    if let Some(root) = &item.root
+        && let Err(message) = root_inside(context.root, root)
+    {
+        return refused(message);
+    }
     let mut plan = match context.base.plan(Some(&item)) {
         Ok(plan) => plan,
         Err(message) => return refused(message),
@@ -141,7 +243,7 @@ pub async fn run_item(
     }
     share_transport(&mut plan, context.transport);
     let stderr: Box<dyn Write + Send> = match context.events_dir {
-        Some(dir) => match events_file(dir, &item.id) {
+        Some(dir) => match events_file(dir, &item.id, context.protected) {
             Ok((_, file)) => {
                 plan.events = EventsFormat::Jsonl;
                 Box::new(file)

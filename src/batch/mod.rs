@@ -11,14 +11,18 @@
 //! run does); it only decides the batch's: `ok`, `batch_failed`, or the
 //! signal that stopped it.
 
+pub mod descriptors;
+pub mod events;
 pub mod input;
 pub mod item;
 pub mod merge;
 pub mod output;
 pub mod progress;
+pub mod resume;
 
 use std::collections::HashSet;
 use std::io::Write;
+use std::path::Path;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -33,9 +37,10 @@ use crate::render::format::{EventsFormat, OutputFormat};
 use crate::run::ending::{self, AbortCause};
 use crate::run::job::{Shared, Streams};
 use crate::run::report;
-use crate::run::signals::{unless_signalled, watch_for_aborts};
+use crate::run::signals::{Listeners, unless_signalled, watch_installed};
+use events::Protected;
 use input::{Source, Validated};
-use item::{Base, Context, Finished, Transport, run_item};
+use item::{Base, Context, Finished, Pinned, Transport, root_inside, run_item};
 use output::{Lines, Order};
 use progress::{Progress, Tally};
 
@@ -78,21 +83,51 @@ fn run_batch(
     stderr_is_terminal: bool,
     streams: Streams,
 ) -> Status {
+    // The runtime first; the signal handlers once the input is checked
+    // (until then a signal ends the process by its default action, so a
+    // read that blocks can never outlive it).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let mut stderr = streams.stderr;
+            let _ = render::write_reason(
+                &mut stderr,
+                &format!("cannot start the async runtime: {error}"),
+            );
+            return Status::Error;
+        }
+    };
     // `--config`, `--no-config` and `--bare` choose it, as for one run.
     let location = ConfigFile::location(&|name| env.get(name));
     let file = match config_file_choice(&args.matches, location).load() {
         Err(error) => return refuse(error.to_string(), streams),
         Ok(file) => file,
     };
-    let base = Base {
+    let mut base = Base {
         run_words: &args.run_words,
         env,
         file: file.as_ref(),
+        pinned: None,
+        tools: None,
     };
     let probe = match base.plan(None) {
         Ok(plan) => plan,
         Err(message) => return refuse(message, streams),
     };
+    base.pinned = Some(Pinned::of(&probe));
+    base.tools = Some(
+        probe
+            .tools
+            .as_ref()
+            .map_or_else(Vec::new, |tools| tools.names.clone()),
+    );
+    let root = base
+        .root()
+        .ok()
+        .and_then(|root| std::fs::canonicalize(root).ok());
     let one_runs = [
         ("--transcript", probe.transcript.is_some()),
         ("--output-last-message", probe.output_last_message.is_some()),
@@ -118,9 +153,19 @@ fn run_batch(
         Ok(spooled) => spooled,
         Err(signal) => return stopped_reading(signal, streams),
     };
+    let input_file = args.input.as_deref().filter(|path| *path != Path::new("-"));
+    let mut protected = Protected::default();
+    if let Some(input) = input_file {
+        protected.path(input);
+    }
     let (done, lines) = match &args.resume {
-        Some(path) => match output::resume(path) {
-            Ok((done, file)) => (done, Lines::new(Box::new(file))),
+        Some(path) => match resume::resume(path, input_file) {
+            Ok((done, file)) => {
+                if let Ok(meta) = file.metadata() {
+                    protected.meta(&meta);
+                }
+                (done, Lines::new(Box::new(file)))
+            }
             Err(error) => {
                 return refuse(
                     format!("cannot resume {}: {error}", path.display()),
@@ -130,8 +175,18 @@ fn run_batch(
         },
         None => (HashSet::new(), Lines::new(streams.stdout)),
     };
-    let keep = |item: &input::Item| {
-        args.shard.is_none_or(|shard| shard.takes(item.index)) && !done.contains(&item.id)
+    // Every line is checked before anything runs: its root inside the
+    // batch's, its events file no file it must not replace.
+    let keep = |item: &input::Item| -> Result<bool, String> {
+        if let Some(item_root) = &item.root {
+            root_inside(root.as_deref(), item_root)?;
+        }
+        if let Some(dir) = &args.events_dir
+            && let Some(conflict) = events::conflict(dir, &item.id, &protected)
+        {
+            return Err(format!("the id {:?}: {conflict}", item.id));
+        }
+        Ok(args.shard.is_none_or(|shard| shard.takes(item.index)) && !done.contains(&item.id))
     };
     let validated = match spooled.and_then(|spool| input::validate(spool, &keep)) {
         Ok(validated) => validated,
@@ -155,28 +210,29 @@ fn run_batch(
             streams,
         );
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            let mut stderr = streams.stderr;
-            let _ = render::write_reason(
-                &mut stderr,
-                &format!("cannot start the async runtime: {error}"),
-            );
-            return Status::Error;
-        }
+    // From here on a signal is heard, and ends the batch with its code
+    // and `batch_end` — also one that comes while the MCP servers start.
+    let listeners = {
+        let _context = runtime.enter();
+        Listeners::install()
     };
+    let (parallel, notice) = descriptors::fit_parallel(args.parallel);
+    let mut stderr = streams.stderr;
+    if let Some(notice) = notice {
+        let _ = render::write_reason(&mut stderr, &notice);
+    }
     let batch = Batch {
         args,
+        parallel,
         base: &base,
+        protected: &protected,
+        root: root.as_deref(),
         probe: &probe,
         done,
         lines,
-        stderr: streams.stderr,
+        stderr,
         terminal: stderr_is_terminal,
+        listeners,
     };
     let status = runtime.block_on(batch.run(validated));
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
@@ -186,7 +242,13 @@ fn run_batch(
 /// A checked batch, ready to run.
 struct Batch<'a> {
     args: &'a BatchArgs,
+    /// How many items run at once: `--parallel`, within the open-file limit.
+    parallel: usize,
     base: &'a Base<'a>,
+    /// The files no events file may be.
+    protected: &'a Protected,
+    /// The batch's `--root`, canonical.
+    root: Option<&'a Path>,
     /// The batch's own flags as a run's plan: the MCP servers, the budget.
     probe: &'a crate::config::RunPlan,
     /// Ids `--resume` found complete.
@@ -194,6 +256,8 @@ struct Batch<'a> {
     lines: Lines,
     stderr: Box<dyn Write + Send>,
     terminal: bool,
+    /// The signal handlers, installed at the batch's first instant.
+    listeners: Option<Listeners>,
 }
 
 impl Batch<'_> {
@@ -201,23 +265,54 @@ impl Batch<'_> {
         let shard = self.args.shard;
         let total = validated.kept;
         let mut items = validated.items();
-        let (mut servers, shared) = Shared::start(self.probe).await;
+        let (abort_sender, abort) = watch::channel(None);
+        let listeners = self.listeners.take();
+        let watcher = tokio::spawn(watch_installed(
+            listeners,
+            None,
+            tokio::sync::oneshot::channel().1,
+            abort_sender,
+        ));
+        let mut abort_changed = abort.clone();
+        let (mut servers, shared) = tokio::select! {
+            started = Shared::start(self.probe) => started,
+            // Stopped while the servers start: dropping the start stops
+            // every server it began (each child's group is killed).
+            _ = abort_changed.wait_for(Option::is_some) => {
+                watcher.abort();
+                let cause = *abort.borrow();
+                return self.end(&Tally::new(total), total, cause, None);
+            }
+        };
         let shared = match shared {
             Ok(shared) => shared,
             Err(error) => {
                 servers.stop().await;
+                // A SIGINT to the process group also ends the servers: the
+                // signal, not their failure, is why the batch stops.
+                let mut abort_changed = abort.clone();
+                let heard = tokio::time::timeout(
+                    std::time::Duration::from_millis(200),
+                    abort_changed.wait_for(Option::is_some),
+                );
+                if heard.await.is_ok() {
+                    watcher.abort();
+                    let cause = *abort.borrow();
+                    return self.end(&Tally::new(total), total, cause, None);
+                }
+                watcher.abort();
                 let _ = render::write_reason(&mut self.stderr, &error.to_string());
                 return Status::Mcp;
             }
         };
-        let (abort_sender, abort) = watch::channel(None);
-        let watcher = tokio::spawn(watch_for_aborts(None, abort_sender));
         let transport = Transport::new(self.probe, self.args.rate, self.args.tpm);
         let context = Context {
             base: self.base,
             shared: &shared,
             transport: &transport,
             events_dir: self.args.events_dir.as_deref(),
+            protected: self.protected,
+            root: self.root,
         };
         let budget_tokens = self.probe.limits.max_tokens_total;
         let budget_cost = self.probe.limits.max_cost.map(|cost| cost.usd());
@@ -231,7 +326,7 @@ impl Batch<'_> {
             let stopped = abort.borrow().is_some();
             let spent = budget_tokens.is_some_and(|limit| tally.tokens >= limit)
                 || budget_cost.is_some_and(|limit| tally.cost.unwrap_or(0.0) >= limit);
-            while running.len() < self.args.parallel && !exhausted && !stopped && !spent {
+            while running.len() < self.parallel && !exhausted && !stopped && !spent {
                 match items.next() {
                     None => exhausted = true,
                     Some(Err(error)) => {

@@ -213,7 +213,8 @@ fn kill_and_reap(live: &[Live]) {
 
 /// Waits (at most `patience`) until every leader is reaped.
 fn reap_all(leaders: &[Pid], patience: Duration) {
-    let deadline = Instant::now() + patience;
+    let now = Instant::now();
+    let deadline = now.checked_add(patience).unwrap_or(now);
     let mut waiting: Vec<Pid> = leaders.to_vec();
     loop {
         waiting.retain(|leader| !reap(*leader));

@@ -6,6 +6,7 @@
 //! through the same layered parse as a single run's, item by item.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -228,43 +229,107 @@ pub fn read(args: &[OsString]) -> Result<BatchInvocation, clap::Error> {
 
 /// `words` (program name first) without the batch's own flags and the
 /// input: the run flags, in order, each with its value. clap accepted
-/// `words` already, so only the shapes it takes are handled.
+/// `words` already, so only the shapes it takes are handled. A word is
+/// read as bytes: a value that is not UTF-8 (`--root=` a Latin-1 path)
+/// stays with its flag, never dropped.
 fn run_words(command: &Command, words: Vec<OsString>) -> Vec<OsString> {
     let mut kept = Vec::new();
     let mut words = words.into_iter();
     kept.extend(words.next());
     while let Some(word) = words.next() {
-        let Some(text) = word.to_str() else {
-            // Not UTF-8: only the input can be (clap refused any other).
-            continue;
+        match shape(command, &word) {
+            Shape::End => break,
+            Shape::Long { name, value } => {
+                let next = if value { words.next() } else { None };
+                if !BATCH_FLAGS.contains(&name.as_str()) {
+                    kept.push(word);
+                    kept.extend(next);
+                }
+            }
+            Shape::Shorts { value } => {
+                kept.push(word);
+                if value {
+                    kept.extend(words.next());
+                }
+            }
+            // The input: it is not a run flag.
+            Shape::Word => {}
+        }
+    }
+    kept
+}
+
+/// What a word of a command line is, read as bytes.
+enum Shape {
+    /// `--`: what follows is no flag.
+    End,
+    /// `--NAME` or `--NAME=VALUE`; `value`: the next word is its value.
+    Long { name: String, value: bool },
+    /// A cluster of shorts (`-qs TEXT`); `value`: the next word is the
+    /// value of its last short.
+    Shorts { value: bool },
+    /// No flag: the input (or `-`).
+    Word,
+}
+
+fn shape(command: &Command, word: &OsString) -> Shape {
+    let bytes = word.as_bytes();
+    if bytes == b"--" {
+        return Shape::End;
+    }
+    if let Some(long) = bytes.strip_prefix(b"--") {
+        let (name, inline) = match long.iter().position(|byte| *byte == b'=') {
+            Some(at) => (&long[..at], true),
+            None => (long, false),
         };
-        if text == "--" {
-            break;
+        let name = String::from_utf8_lossy(name).into_owned();
+        let value = !inline && takes_value(command, &format!("--{name}"));
+        return Shape::Long { name, value };
+    }
+    match bytes.strip_prefix(b"-") {
+        Some(shorts) if !shorts.is_empty() => {
+            // The first short that takes a value takes the rest of the
+            // word, or the next word when it is the last.
+            let taker = shorts.iter().position(|short| {
+                short.is_ascii() && takes_value(command, &format!("-{}", char::from(*short)))
+            });
+            Shape::Shorts {
+                value: taker == Some(shorts.len() - 1),
+            }
         }
-        if let Some(long) = text.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((name, _)) => (name, true),
-                None => (long, false),
-            };
-            let value = !inline && takes_value(command, &format!("--{name}"));
-            let next = if value { words.next() } else { None };
-            if !BATCH_FLAGS.contains(&name) {
+        _ => Shape::Word,
+    }
+}
+
+/// `words` without the run flag `--LONG` (and its value), wherever it is:
+/// an item's `system` drops the batch's `--system-file` as it replaces
+/// its `--system`.
+pub fn without_flag(words: &[OsString], long: &str) -> Vec<OsString> {
+    let command = run_command();
+    let mut kept = Vec::new();
+    let mut words = words.iter();
+    kept.extend(words.next().cloned());
+    while let Some(word) = words.next() {
+        match shape(&command, word) {
+            Shape::End => {
                 kept.push(word.clone());
-                kept.extend(next);
+                kept.extend(words.by_ref().cloned());
             }
-        } else if text.len() > 1 && text.starts_with('-') {
-            // A cluster of shorts (`-qs TEXT`): the first that takes a
-            // value takes the rest of the word, or the next word.
-            let shorts: Vec<char> = text.chars().skip(1).collect();
-            let taker = shorts
-                .iter()
-                .position(|short| takes_value(command, &format!("-{short}")));
-            kept.push(word.clone());
-            if taker == Some(shorts.len() - 1) {
-                kept.extend(words.next());
+            Shape::Long { name, value } => {
+                let next = if value { words.next() } else { None };
+                if name != long {
+                    kept.push(word.clone());
+                    kept.extend(next.cloned());
+                }
             }
+            Shape::Shorts { value } => {
+                kept.push(word.clone());
+                if value {
+                    kept.extend(words.next().cloned());
+                }
+            }
+            Shape::Word => kept.push(word.clone()),
         }
-        // Otherwise the input: it is not a run flag.
     }
     kept
 }
@@ -315,5 +380,59 @@ mod tests {
         assert!(parse_shard("x/2").is_err());
         let shard = parse_shard("1/2").unwrap();
         assert!(shard.takes(3) && !shard.takes(4));
+    }
+
+    #[test]
+    fn a_flag_value_that_is_not_utf8_stays_with_its_flag() {
+        use std::os::unix::ffi::OsStringExt;
+        let latin = |prefix: &[u8]| OsString::from_vec([prefix, b"caf\xe9"].concat());
+        let args = vec![
+            OsString::from("leash"),
+            OsString::from("batch"),
+            latin(b"--root="),
+            OsString::from("--system-file"),
+            latin(b""),
+            latin(b""),
+        ];
+        let BatchInvocation::Run(batch) = read(&args).unwrap() else {
+            panic!("not a run");
+        };
+        assert_eq!(
+            batch.run_words,
+            [
+                OsString::from("leash"),
+                latin(b"--root="),
+                OsString::from("--system-file"),
+                latin(b""),
+            ]
+        );
+        // A text flag's value that is not UTF-8 is refused by clap.
+        let text = vec![
+            OsString::from("leash"),
+            OsString::from("batch"),
+            OsString::from("-s"),
+            latin(b""),
+        ];
+        assert!(read(&text).is_err());
+        assert_eq!(batch.input, Some(PathBuf::from(latin(b""))));
+    }
+
+    #[test]
+    fn without_flag_drops_the_flag_and_its_value_only() {
+        let words: Vec<OsString> = [
+            "leash",
+            "--system-file",
+            "s.txt",
+            "-s",
+            "--system-file",
+            "--system-file=t.txt",
+            "-m",
+            "x",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let kept = without_flag(&words, "system-file");
+        assert_eq!(kept, ["leash", "-s", "--system-file", "-m", "x"]);
     }
 }

@@ -56,7 +56,8 @@ impl ServerProcesses {
     /// How the server `name` exited, waiting at most `patience` for it:
     /// used to say why a server stopped answering.
     pub async fn exit_status(&self, name: &str, patience: Duration) -> Option<ExitStatus> {
-        let deadline = tokio::time::Instant::now() + patience;
+        let now = tokio::time::Instant::now();
+        let deadline = now.checked_add(patience).unwrap_or(now);
         loop {
             let status = self
                 .lock()

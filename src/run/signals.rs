@@ -17,23 +17,50 @@ use crate::run::input::LateStdin;
 /// short enough that a pipe nobody reads does not hold the exit.
 pub const GRACE: Duration = Duration::from_millis(500);
 
-/// Waits for the timer or a signal and publishes the cause. A second
-/// SIGINT, SIGTERM or SIGHUP while the run is winding down exits at once,
-/// with that signal's code.
-pub async fn watch_for_aborts(deadline: Option<Instant>, cause: watch::Sender<Option<AbortCause>>) {
-    // No stdin to watch: the sender is gone, so that branch never fires.
-    let (_, late) = oneshot::channel();
-    watch_run(deadline, late, cause).await;
+/// The handlers of SIGINT, SIGTERM and SIGHUP, installed: from here on
+/// these signals no longer end the process by their default action, they
+/// wait to be heard by [`watch_installed`]. A batch installs them once its
+/// input is checked, before it starts its MCP servers.
+pub struct Listeners {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
 }
 
-/// [`watch_for_aborts`], and also stdin's late input once the prompt step
-/// hands over the pipe it went on without ([`LateStdin`]).
+impl Listeners {
+    /// Installs the handlers (inside a runtime's context); `None` when the
+    /// system refused one.
+    pub fn install() -> Option<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Some(Listeners {
+            interrupt: signal(SignalKind::interrupt()).ok()?,
+            terminate: signal(SignalKind::terminate()).ok()?,
+            hangup: signal(SignalKind::hangup()).ok()?,
+        })
+    }
+}
+
+/// Waits for the timer, a signal, or stdin's late input once the prompt
+/// step hands over the pipe it went on without ([`LateStdin`]), and
+/// publishes the cause. A second
+/// SIGINT, SIGTERM or SIGHUP while the run is winding down exits at once,
+/// with that signal's code.
 pub async fn watch_run(
     deadline: Option<Instant>,
     late: oneshot::Receiver<LateStdin>,
     cause: watch::Sender<Option<AbortCause>>,
 ) {
-    use tokio::signal::unix::{SignalKind, signal};
+    watch_installed(Listeners::install(), deadline, late, cause).await;
+}
+
+/// [`watch_run`] with handlers installed earlier (`None`: without signal
+/// handlers; the timer and stdin still work).
+pub async fn watch_installed(
+    listeners: Option<Listeners>,
+    deadline: Option<Instant>,
+    late: oneshot::Receiver<LateStdin>,
+    cause: watch::Sender<Option<AbortCause>>,
+) {
     let late = async {
         match late.await {
             Ok(mut late) => late.arrived().await,
@@ -46,11 +73,12 @@ pub async fn watch_run(
             None => std::future::pending().await,
         }
     };
-    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
+    let Some(Listeners {
+        mut interrupt,
+        mut terminate,
+        mut hangup,
+    }) = listeners
+    else {
         // Without signal handlers the timer and stdin still work.
         let first = tokio::select! {
             () = timer => AbortCause::Timeout,

@@ -123,7 +123,7 @@ impl RateGate {
                     _ => {
                         if let Some(interval) = self.interval(&state) {
                             let slot = state.next_slot.map_or(now, |slot| slot.max(now));
-                            state.next_slot = Some(slot + interval);
+                            state.next_slot = Some(later(slot, interval));
                         }
                         return;
                     }
@@ -156,7 +156,7 @@ impl RateGate {
         let mut state = self.lock();
         let now = Instant::now();
         state.refusals += 1;
-        let until = now + wait;
+        let until = later(now, wait);
         state.paused_until = Some(state.paused_until.map_or(until, |at| at.max(until)));
         learn(&mut state.learned, hint);
         if state.learned.requests_per_minute.is_none() && self.given.requests_per_minute.is_none() {
@@ -199,6 +199,15 @@ impl RateGate {
         state.spent.push_back((now, tokens));
     }
 
+    /// How long a request that asked now would wait at the gate (no slot
+    /// is taken): what the tests and the fuzz target hold to the cap.
+    pub fn wait_ahead(&self) -> Duration {
+        let state = self.lock();
+        let now = Instant::now();
+        self.ready_at(&state, now)
+            .map_or(Duration::ZERO, |at| at.saturating_duration_since(now))
+    }
+
     /// How many requests the provider refused so far.
     pub fn refusals(&self) -> u64 {
         self.lock().refusals
@@ -217,7 +226,7 @@ impl RateGate {
         .into_iter()
         .flatten()
         .min()?;
-        Some(MINUTE / rate)
+        MINUTE.checked_div(rate)
     }
 
     /// When the next request may start, if not now.
@@ -235,14 +244,17 @@ impl RateGate {
                 .spent
                 .iter()
                 .filter(|(when, _)| now.duration_since(*when) < MINUTE);
-            let used: u64 = recent.clone().map(|(_, tokens)| tokens).sum();
+            // A server reports the tokens: add them without overflow.
+            let used = recent
+                .clone()
+                .fold(0u64, |sum, (_, tokens)| sum.saturating_add(*tokens));
             if used >= budget {
                 // Wait until enough of the minute's spending has aged out.
-                let mut freed = 0;
+                let mut freed = 0u64;
                 for (when, tokens) in recent {
-                    freed += tokens;
-                    if used - freed < budget {
-                        at = at.max(Some(*when + MINUTE));
+                    freed = freed.saturating_add(*tokens);
+                    if used.saturating_sub(freed) < budget {
+                        at = at.max(Some(later(*when, MINUTE)));
                         break;
                     }
                 }
@@ -254,6 +266,15 @@ impl RateGate {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// `wait` after `at`, or as far as the clock goes: no number a server
+/// sends can overflow the gate's time arithmetic (the caller caps the
+/// wait; this is the floor under that).
+fn later(at: Instant, wait: Duration) -> Instant {
+    at.checked_add(wait)
+        .or_else(|| at.checked_add(MINUTE))
+        .unwrap_or(at)
 }
 
 /// A rate a refusal taught, probed upward by a tenth for every second

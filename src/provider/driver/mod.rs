@@ -238,9 +238,12 @@ fn stream_response<D: WireDecoder>(
             let plan = retry::plan(&failure, retry, &settings);
             if let (Some(gate), Some(429 | 503)) = (&settings.gate, failure.status) {
                 // Every request that shares the gate waits, not only this one.
+                // Its wait is the retry rule's capped one, also when this
+                // request gives up: a server's number alone never parks the
+                // other holders past the cap.
                 let wait = match plan {
                     retry::RetryPlan::After(delay) | retry::RetryPlan::PastDeadline(delay) => delay,
-                    retry::RetryPlan::GiveUp => failure.retry_after.unwrap_or_default(),
+                    retry::RetryPlan::GiveUp => retry::capped_wait(failure.retry_after, retry),
                 };
                 gate.refused(wait, failure.rate_hint);
             }

@@ -16,11 +16,11 @@ use super::super::http::HttpFailure;
 const BACKOFF_BASE: Duration = Duration::from_millis(500);
 
 /// The longest computed backoff (before jitter).
-const BACKOFF_CAP: Duration = Duration::from_secs(8);
+pub const BACKOFF_CAP: Duration = Duration::from_secs(8);
 
 /// The longest `retry-after` honoured as given; a longer one falls back to
 /// the computed backoff, as the official OpenAI and Anthropic SDKs do.
-const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 
 /// Whether a response with this status may succeed when tried again:
 /// timeouts, conflicts, rate limits and server errors (529 is Anthropic's
@@ -48,7 +48,7 @@ pub(crate) fn should_retry(status: u16, headers: &HeaderMap) -> bool {
 /// The server's requested wait: `retry-after-ms` (OpenAI) wins over
 /// `retry-after` (seconds, or an HTTP date as RFC 9110 gives it, read by
 /// `httpdate`; a date in the past is no wait).
-pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let header = |name| {
         headers
             .get(name)
@@ -95,17 +95,26 @@ pub fn plan(failure: &HttpFailure, retry: u32, settings: &HttpSettings) -> Retry
     if !failure.retryable || retry == 0 || retry > settings.retries {
         return RetryPlan::GiveUp;
     }
-    let delay = match failure.retry_after {
-        Some(wait) if wait <= RETRY_AFTER_CAP => wait,
-        // `fastrand`: jitter needs no cryptographic randomness.
-        _ => jittered(backoff(retry), 0.75 + fastrand::f64() * 0.5),
-    };
+    let delay = capped_wait(failure.retry_after, retry);
     let ends = tokio::time::Instant::now().checked_add(delay);
     match settings.deadline {
         Some(deadline) if ends.is_none_or(|ends| ends >= deadline) => {
             RetryPlan::PastDeadline(delay)
         }
         _ => RetryPlan::After(delay),
+    }
+}
+
+/// The wait before retry number `retry` whatever else is decided: the
+/// server's `retry-after` when it is at most [`RETRY_AFTER_CAP`], else the
+/// computed back-off with jitter. The one rule both a single run's retry
+/// and the batch's shared gate follow, so no server number, however
+/// large, parks a request (or every request behind a gate) past 60 s.
+pub fn capped_wait(retry_after: Option<Duration>, retry: u32) -> Duration {
+    match retry_after {
+        Some(wait) if wait <= RETRY_AFTER_CAP => wait,
+        // `fastrand`: jitter needs no cryptographic randomness.
+        _ => jittered(backoff(retry), 0.75 + fastrand::f64() * 0.5),
     }
 }
 

@@ -7,7 +7,10 @@
 
 mod engines;
 mod fan_out;
+mod hostile_files;
 mod input_once;
+mod narrowing;
+mod rate_cap;
 mod resume;
 mod shared;
 

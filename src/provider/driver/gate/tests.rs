@@ -196,3 +196,67 @@ async fn a_taught_rate_climbs_a_tenth_a_second_until_the_next_refusal() {
     let step = times[2] - times[1];
     assert!((66..=68).contains(&step), "{times:?}");
 }
+
+/// Header values a server may send, from the ordinary to the hostile.
+const WAITS: [&str; 14] = [
+    "0",
+    "1",
+    "2.5",
+    "59.999",
+    "60",
+    "61",
+    "999999",
+    "10000000000000000000",
+    "18446744073709551615",
+    "99999999999999999999999999",
+    "1e400",
+    "Fri, 31 Dec 9999 23:59:59 GMT",
+    "Thu, 01 Jan 1970 00:00:00 GMT",
+    "-1",
+];
+
+#[tokio::test(start_paused = true)]
+async fn no_header_value_parks_the_gate_past_the_retry_cap_or_overflows() {
+    use crate::provider::driver::retry::{RETRY_AFTER_CAP, capped_wait, retry_after};
+    let now = std::time::SystemTime::now();
+    let mut values: Vec<String> = WAITS.iter().map(|value| (*value).to_owned()).collect();
+    // And a spread of random numbers of every magnitude.
+    for _ in 0..200 {
+        let digits = fastrand::usize(1..30);
+        values.push((0..digits).map(|_| fastrand::digit(10)).collect());
+    }
+    for value in &values {
+        for name in ["retry-after", "retry-after-ms"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(name, HeaderValue::from_str(value).unwrap());
+            headers.insert(
+                "x-ratelimit-limit-requests",
+                HeaderValue::from_str(value).unwrap(),
+            );
+            headers.insert(
+                "x-ratelimit-limit-tokens",
+                HeaderValue::from_str(value).unwrap(),
+            );
+            let server = retry_after(&headers, now);
+            for retry in [1, 2, 3, u32::MAX] {
+                let wait = capped_wait(server, retry);
+                assert!(wait <= RETRY_AFTER_CAP, "{name}: {value}: {wait:?}");
+                let gate = RateGate::new(None, None);
+                let hint = RateHint::from_headers(&headers);
+                gate.answered(hint);
+                gate.spent(u64::MAX);
+                gate.spent(u64::MAX);
+                gate.refused(wait, hint);
+                assert!(
+                    gate.wait_ahead() <= MINUTE,
+                    "{name}: {value}: {:?}",
+                    gate.wait_ahead()
+                );
+            }
+            // The server's number itself, uncapped, never panics the gate.
+            RateGate::new(Some(1), Some(1))
+                .refused(server.unwrap_or(Duration::MAX), RateHint::default());
+        }
+    }
+    RateGate::new(None, None).refused(Duration::MAX, RateHint::default());
+}
