@@ -59,6 +59,11 @@ pub use tools::{Tool, TypedTool};
 /// first (never exported), then the command line, the run and its report;
 /// the exit code comes from the one exit table.
 pub fn run_process(args: Vec<OsString>) -> ExitCode {
+    // leash started again as the shell tool's launcher: it confines
+    // itself and becomes `bash -c`, before anything else is read.
+    if let Some(code) = child::confine::launch_if_asked(&args) {
+        return code;
+    }
     // argv, read once: everything after reads this one result.
     let invocation = cli::argv::read(args, &|name| std::env::var(name).ok());
     let env = config::layers::Environment::process(config::dotenv::load_dotenv(

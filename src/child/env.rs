@@ -112,6 +112,46 @@ pub fn for_git(
     env
 }
 
+/// A shell command's environment (the `bash` tool): from `inherited`
+/// only `PATH` (absolute entries), the locale, `TERM` and `TZ`, none
+/// holding one of `keys`; `temp` as `HOME`, `TMPDIR`, `TMP` and `TEMP`.
+/// Nothing else: no key variable, no `LEASH_*`, no proxy, no token.
+pub fn for_shell(
+    inherited: impl Iterator<Item = Variable>,
+    temp: &Path,
+    keys: &[ApiKey],
+) -> Vec<Variable> {
+    const KEPT: [&str; 7] = [
+        "LANG",
+        "LC_ALL",
+        "LC_MESSAGES",
+        "LC_CTYPE",
+        "LANGUAGE",
+        "TERM",
+        "TZ",
+    ];
+    let mut env: Vec<Variable> = Vec::new();
+    for (name, value) in inherited {
+        if carries_a_key(&value, keys) {
+            continue;
+        }
+        if name == "PATH" {
+            if let Some(path) = absolute_entries(&value) {
+                env.push((name, path));
+            }
+        } else if KEPT.iter().any(|kept| OsStr::new(kept) == name) {
+            env.push((name, value));
+        }
+    }
+    if !env.iter().any(|(name, _)| name == "PATH") {
+        env.push(("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()));
+    }
+    for name in ["HOME", "TMPDIR", "TMP", "TEMP"] {
+        env.push((name.into(), temp.into()));
+    }
+    env
+}
+
 /// `PATH` without its relative entries: a `PATH` holding `.` must not let
 /// a `git` (or a helper) inside the repository stand in for the real one.
 fn absolute_entries(path: &OsStr) -> Option<OsString> {
@@ -167,6 +207,23 @@ mod tests {
         let named = BTreeMap::from([("OPENAI_API_KEY".to_owned(), "sk-run".to_owned())]);
         let env = for_mcp_server(std::iter::empty(), &named, &[ApiKey::new("sk-run")]);
         assert_eq!(env.len(), 1, "a key the config names on purpose is passed");
+    }
+
+    #[test]
+    fn a_shell_gets_no_key_and_no_setting_and_a_private_home() {
+        let mut inherited: Vec<(&str, &str)> = INHERITED.to_vec();
+        inherited.push(("TERM", "xterm"));
+        inherited.push(("LC_ALL", "sk-run"));
+        let env = for_shell(
+            vars(&inherited),
+            Path::new("/tmp/s"),
+            &[ApiKey::new("sk-run")],
+        );
+        assert_eq!(
+            names(&env),
+            ["PATH", "LANG", "TERM", "HOME", "TMPDIR", "TMP", "TEMP"]
+        );
+        assert!(env.iter().all(|(_, value)| value != "/h"), "the real HOME");
     }
 
     #[test]

@@ -117,6 +117,7 @@ impl Registry {
         }
         reap_all(&polite, GRACE);
         kill_and_reap(&live);
+        super::tree::stop_every_tree();
     }
 }
 
@@ -197,10 +198,23 @@ pub fn stop_every_group() {
     REGISTRY.stop_every_group();
 }
 
+/// The leaders of every group registered now (a hook, an MCP server,
+/// `git`, a shell's launcher): the children of leash that are not orphans
+/// it adopted.
+pub fn leaders() -> Vec<i32> {
+    REGISTRY
+        .lock()
+        .live
+        .iter()
+        .map(|live| live.leader.as_raw())
+        .collect()
+}
+
 /// [`stop_every_group`] without the grace: every group gets `SIGKILL` at
 /// once (a second signal, where the operator wants out now).
 pub fn kill_every_group() {
     kill_and_reap(&REGISTRY.close());
+    super::tree::stop_every_tree();
 }
 
 fn kill_and_reap(live: &[Live]) {

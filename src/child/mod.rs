@@ -12,12 +12,21 @@
 //! - `capped` and `lines`: output read up to a cap fixed by the caller,
 //!   checked before anything past it is buffered.
 //!
+//! - `confine`, `shell`, `tail` and `tree`: the `bash` tool's command,
+//!   started through leash itself as a launcher that confines it with
+//!   Landlock and seccomp, its output's tail, its process cap, and the
+//!   sweep of its whole tree.
+//!
 //! It must never start a child outside the registry, or hand a child an
 //! environment other than its kind's policy.
 
 pub mod capped;
+pub mod confine;
 pub mod env;
 pub mod group;
 pub mod lines;
+pub mod shell;
+pub mod tail;
+pub mod tree;
 
 pub use group::{Group, Stop, kill_every_group, spawn, spawn_async, stop_every_group};

@@ -181,6 +181,17 @@ pub struct Cli {
           long_help = "Also offer write_file and edit_file: the model may change files under --root")]
     pub allow_write: bool,
 
+    /// Offer bash: run commands in --root, confined by the kernel.
+    #[arg(long, env = "LEASH_ALLOW_EXEC", value_name = "MODE", num_args = 0..=1,
+          require_equals = true, default_value = "false", default_missing_value = "true",
+          hide_default_value = true, value_parser = parse_allow_exec, help_heading = "Writing",
+          long_help = "Also offer bash: the model may run commands with bash -c in --root, \
+                       confined by the kernel (Landlock, seccomp: writes only under --root and \
+                       a private TMPDIR, no network, no process left behind); a usage error \
+                       where the kernel cannot confine. --allow-exec=unconfined runs them \
+                       without the confinement")]
+    pub allow_exec: AllowExec,
+
     /// How a batch runs: parallel or sequential.
     #[arg(long, env = "LEASH_TOOL_EXECUTION", value_enum, default_value_t = ToolExecutionArg::Parallel,
           value_name = "MODE", hide_possible_values = true)]
@@ -483,6 +494,29 @@ impl From<ReasoningEffort> for ThinkingLevel {
 }
 
 /// `--tool-execution`.
+/// `--allow-exec`: no shell, a confined one, or one without the kernel's
+/// confinement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowExec {
+    /// No `bash` tool (the default).
+    Off,
+    /// `--allow-exec`: confined by Landlock and seccomp.
+    Confined,
+    /// `--allow-exec=unconfined`.
+    Unconfined,
+}
+
+/// `true`/`false` in the spellings the other switches take, `confined`,
+/// or `unconfined`.
+fn parse_allow_exec(text: &str) -> Result<AllowExec, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" | "y" | "confined" => Ok(AllowExec::Confined),
+        "false" | "0" | "no" | "off" | "n" | "" => Ok(AllowExec::Off),
+        "unconfined" => Ok(AllowExec::Unconfined),
+        _ => Err("expected true, false or unconfined".to_owned()),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ToolExecutionArg {
     /// Calls of one batch run concurrently.

@@ -96,6 +96,12 @@ pub enum ConfigError {
         "--tools names git, but {0}; drop git from --tools or point --root into a git work tree"
     )]
     GitUnavailable(#[source] GitUnavailable),
+    /// `--allow-exec`, but commands cannot be run, or not confined.
+    #[error(
+        "--allow-exec: {0}; fix that, or pass --allow-exec=unconfined to run commands without \
+         the confinement"
+    )]
+    ExecUnavailable(String),
     /// A file input could not be read (or is too large).
     #[error("cannot read {flag} {path}: {source}")]
     ReadFile {

@@ -299,6 +299,8 @@ enum ValueKind {
     List,
     /// A string.
     Text,
+    /// `true`, `false`, or a word (`allow-exec = "unconfined"`).
+    SwitchOrWord,
 }
 
 impl ValueKind {
@@ -320,6 +322,8 @@ impl ValueKind {
             || arg.get_id() == "mcp_timeout"
         {
             ValueKind::Duration
+        } else if arg.get_id() == "allow_exec" {
+            ValueKind::SwitchOrWord
         } else if arg.get_id() == "tools" {
             ValueKind::List
         } else {
@@ -335,6 +339,7 @@ impl ValueKind {
             ValueKind::Duration => "must be a string such as \"90s\", or a number of seconds",
             ValueKind::List => "must be a list of strings or a string",
             ValueKind::Text => "must be a string",
+            ValueKind::SwitchOrWord => "must be true, false or a string such as \"unconfined\"",
         }
     }
 
@@ -342,7 +347,8 @@ impl ValueKind {
     fn text(self, value: &toml::Value) -> Option<String> {
         use toml::Value as V;
         match (self, value) {
-            (ValueKind::Switch, V::Boolean(on)) => Some(on.to_string()),
+            (ValueKind::Switch | ValueKind::SwitchOrWord, V::Boolean(on)) => Some(on.to_string()),
+            (ValueKind::SwitchOrWord, V::String(text)) => Some(text.clone()),
             (ValueKind::Integer, V::Integer(number)) => Some(number.to_string()),
             (ValueKind::Number | ValueKind::Duration, V::Integer(number)) => {
                 Some(number.to_string())

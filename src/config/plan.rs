@@ -19,6 +19,7 @@ use crate::provider::faux::Script;
 use crate::provider::{HttpSettings, ThinkingLevel};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
 use crate::secret::ApiKey;
+use crate::tools::bash::ExecMode;
 use crate::tools::git::Git;
 use crate::tools::sandbox::Sandbox;
 
@@ -39,6 +40,8 @@ pub enum ToolName {
     WriteFile,
     /// `edit_file` (only with `--allow-write` or named in `--tools`).
     EditFile,
+    /// `bash` (only with `--allow-exec`).
+    Bash,
 }
 
 /// Which provider, with what it needs.
@@ -160,6 +163,26 @@ pub struct FileTools {
     /// Why `git`, which would have joined the default tools, was left out
     /// (the repository around the root is refused): a notice for the run.
     pub git_left_out: Option<String>,
+    /// With `--allow-exec`: how commands run, and the `bash` binary.
+    pub shell: Option<(ExecMode, PathBuf)>,
+}
+
+impl FileTools {
+    /// The notices the run starts with: `git` left out, a shell without
+    /// the kernel's confinement.
+    pub fn notices(&self) -> Vec<String> {
+        let unconfined = matches!(self.shell, Some((ExecMode::Unconfined, _))).then(|| {
+            "--allow-exec=unconfined: bash commands run WITHOUT the kernel's confinement \
+             (they may read and write any file leash can, use the network, and signal \
+             leash)"
+                .to_owned()
+        });
+        self.git_left_out
+            .iter()
+            .cloned()
+            .chain(unconfined)
+            .collect()
+    }
 }
 
 /// Everything besides the parsed flags that a config is resolved from.

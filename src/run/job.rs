@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use crate::agent::types::AgentEvent;
 
 use crate::agent::{Agent, Declarations, LoopConfig, QueueHandle, QueueMode, Subscription};
-use crate::config::{ProviderConfig, RunPlan, ToolName};
+use crate::config::{FileTools, ProviderConfig, RunPlan, ToolName};
 use crate::exit::Status;
 use crate::mcp::{McpServers, McpStartError};
 use crate::policy::command_hooks::{HookChain, HookVerdict};
@@ -50,6 +50,7 @@ use crate::run::signals::watch_run;
 use crate::secret::ApiKey;
 use crate::secret::key_set;
 use crate::tools::Tool;
+use crate::tools::bash::Bash;
 use crate::tools::changes::ChangeLog;
 use crate::tools::edit_file::EditFile;
 use crate::tools::find::Find;
@@ -293,12 +294,7 @@ impl Job {
             Err(InputError::Timeout) => return Err(NotStarted::Stopped(Some(AbortCause::Timeout))),
             Err(error) => return Err(NotStarted::Usage(UsageError::Prompt(error))),
         };
-        if let Some(notice) = self
-            .plan
-            .tools
-            .as_ref()
-            .and_then(|t| t.git_left_out.clone())
-        {
+        for notice in self.plan.tools.iter().flat_map(FileTools::notices) {
             self.events.submit(move |renderer| renderer.notice(&notice));
         }
         if let Some(path) = &self.plan.transcript {
@@ -480,6 +476,12 @@ impl Job {
                             Arc::clone(&self.changes),
                         )),
                         ToolName::Git => tools.git.clone()?,
+                        ToolName::Bash => Arc::new(Bash::new(
+                            Arc::clone(&tools.sandbox),
+                            Arc::clone(&self.changes),
+                            tools.shell.clone()?,
+                            keys,
+                        )),
                     })
                 })
         });

@@ -10,6 +10,7 @@
 //! `isError` result the model can read), and must stop promptly when its
 //! cancellation token fires.
 
+pub(crate) mod bash;
 pub(crate) mod blocking;
 pub mod changes;
 pub mod edit_file;

@@ -11,4 +11,5 @@ mod hooks;
 mod mcp;
 mod providers;
 mod run;
+mod shell;
 mod tools;

@@ -1,13 +1,15 @@
 //! The tools step: `--tools` and `--allow-write` over `--root`, opened
 //! once; `git` joins the default list when the root is in a work tree.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cli::Cli;
+use crate::child::shell::find_bash;
+use crate::cli::{AllowExec, Cli};
 use crate::config::error::named_by_source;
 use crate::config::layers::Source;
 use crate::config::{ConfigError, FileTools, Inputs, ToolName};
+use crate::tools::bash::{ExecMode, cannot_confine};
 use crate::tools::git::Git;
 use crate::tools::sandbox::Sandbox;
 
@@ -15,6 +17,10 @@ use crate::tools::sandbox::Sandbox;
 pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools>, ConfigError> {
     let named = |id: &'static str| named_by_source(inputs, id);
     let mut names = parse_tools(&cli.tools).map_err(named("tools"))?;
+    let shell = shell(cli.allow_exec).map_err(named("allow_exec"))?;
+    if shell.is_some() && !names.contains(&ToolName::Bash) {
+        names.push(ToolName::Bash);
+    }
     if cli.allow_write {
         for tool in [ToolName::WriteFile, ToolName::EditFile] {
             if !names.contains(&tool) {
@@ -29,6 +35,7 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
                 names,
                 Arc::new(open_root(&cli.root).map_err(named("root"))?),
                 inputs.origins.source("tools") == Source::Default,
+                shell,
             )
             .map_err(named("tools"))?,
         ),
@@ -50,6 +57,7 @@ fn file_tools(
     mut names: Vec<ToolName>,
     sandbox: Arc<Sandbox>,
     default_list: bool,
+    shell: Option<(ExecMode, PathBuf)>,
 ) -> Result<FileTools, ConfigError> {
     let named_git = names.contains(&ToolName::Git);
     let mut git_left_out = None;
@@ -74,7 +82,30 @@ fn file_tools(
         sandbox,
         git,
         git_left_out,
+        shell,
     })
+}
+
+/// `--allow-exec`: how commands run and the `bash` that runs them; a usage
+/// error when there is no `bash`, or when the kernel cannot confine and
+/// the operator did not say `unconfined`.
+fn shell(allow: AllowExec) -> Result<Option<(ExecMode, PathBuf)>, ConfigError> {
+    let mode = match allow {
+        AllowExec::Off => return Ok(None),
+        AllowExec::Confined => ExecMode::Confined,
+        AllowExec::Unconfined => ExecMode::Unconfined,
+    };
+    let bash = find_bash(std::env::var_os("PATH").as_deref()).ok_or_else(|| {
+        ConfigError::ExecUnavailable("no bash on PATH or at /bin/bash".to_owned())
+    })?;
+    if mode == ExecMode::Confined
+        && let Some(missing) = cannot_confine()
+    {
+        return Err(ConfigError::ExecUnavailable(format!(
+            "this system cannot confine commands: it lacks {missing}"
+        )));
+    }
+    Ok(Some((mode, bash)))
 }
 
 /// `read_file,list_dir,grep,find,git,write_file,edit_file` (any of them),

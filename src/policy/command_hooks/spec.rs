@@ -212,9 +212,16 @@ impl ToolPattern {
                 let inner = rest
                     .strip_suffix(')')
                     .ok_or_else(|| problem("expected NAME or NAME(ARG=GLOB)".into()))?;
-                let (key, glob) = inner.split_once('=').ok_or_else(|| {
-                    problem("expected NAME(ARG=GLOB), e.g. read_file(path=**/*.pem)".into())
-                })?;
+                // `bash(GLOB)` is `bash(command=GLOB)`: the command line.
+                let (key, glob) = match inner.split_once('=') {
+                    Some(pair) => pair,
+                    None if name.trim() == "bash" => ("command", inner),
+                    None => {
+                        return Err(problem(
+                            "expected NAME(ARG=GLOB), e.g. read_file(path=**/*.pem)".into(),
+                        ));
+                    }
+                };
                 let key = key.trim();
                 if key.is_empty()
                     || !key
@@ -223,8 +230,9 @@ impl ToolPattern {
                 {
                     return Err(problem(format!("'{key}' is not an argument name")));
                 }
+                // A command line is no path: there `*` crosses `/`.
                 let glob = GlobBuilder::new(glob)
-                    .literal_separator(true)
+                    .literal_separator(key != "command")
                     .build()
                     .map_err(|error| problem(error.kind().to_string()))?;
                 (name, Some((key.to_owned(), glob.compile_matcher())))
@@ -275,6 +283,14 @@ impl ToolPattern {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_bash_pattern_judges_the_whole_command_line() {
+        let pattern = ToolPattern::parse("--deny-tool", "bash(git push*)").unwrap();
+        assert!(pattern.matches("bash", &json!({"command": "git push https://x/y main"})));
+        assert!(!pattern.matches("bash", &json!({"command": "git status"})));
+        assert!(ToolPattern::parse("--deny-tool", "read_file(x)").is_err());
+    }
 
     #[test]
     fn a_hook_is_an_event_and_a_command_split_without_a_shell() {

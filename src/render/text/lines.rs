@@ -130,7 +130,13 @@ impl Narrator {
                     text.push(' ');
                     text.push_str(&argument);
                 }
+                let shell = (!*is_error && tool_name == "bash")
+                    .then(|| shell_status(&result.details))
+                    .flatten();
                 match (*is_error, duration_ms) {
+                    (false, _) if shell.is_some() => {
+                        text.push_str(&shell.unwrap_or_default());
+                    }
                     (false, Some(ms)) => text.push_str(&format!(" ok {ms} ms")),
                     (false, None) => text.push_str(" ok"),
                     (true, ran) => {
@@ -229,6 +235,22 @@ fn assistant_lines(assistant: &AssistantMessage, text_shown_live: bool) -> Vec<E
         _ => {}
     }
     lines
+}
+
+/// How a `bash` command ended, from its result's `details`:
+/// ` exit 101 · 12.3 s`, ` signal SIGKILL · 1.0 s`, ` timed out (exit 124)
+/// · 30.0 s`; `None` for any other tool's result.
+fn shell_status(details: &Value) -> Option<String> {
+    let ms = details.get("durationMs")?.as_u64()?;
+    let seconds = format!("{:.1} s", ms as f64 / 1000.0);
+    let code = details.get("exitCode").and_then(Value::as_i64);
+    let timed_out = details.get("timedOut").and_then(Value::as_bool)?;
+    let signal = details.get("signal").and_then(Value::as_str);
+    Some(match (timed_out, code, signal) {
+        (true, code, _) => format!(" timed out (exit {}) · {seconds}", code.unwrap_or(124)),
+        (false, _, Some(signal)) => format!(" signal {} · {seconds}", inert(signal, 20)),
+        (false, code, None) => format!(" exit {} · {seconds}", code.unwrap_or(-1)),
+    })
 }
 
 /// What a call is about, in a few words: the path it reads or writes, the

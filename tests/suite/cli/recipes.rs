@@ -446,3 +446,37 @@ fn the_screenshot_recipe_attaches_the_screenshot_and_the_log() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), format!("{REPLY}\n"));
 }
+
+#[test]
+fn fixing_the_failing_test_runs_it_in_the_shell_edits_and_runs_it_again() {
+    if !crate::suite::shell::confinable() {
+        return;
+    }
+    let script = recipe("fix-failing-test");
+    assert!(
+        script.starts_with("leash --allow-exec --allow-write"),
+        "{script}"
+    );
+    let ws = Workspace::new();
+    ws.write("calc.sh", "add() { echo $(( $1 - $2 )); }\n");
+    let test = ws.write(
+        "test.sh",
+        "#!/bin/sh\n. ./calc.sh\n[ \"$(add 2 2)\" = 4 ] && echo PASS || { echo FAIL: add 2 2 = $(add 2 2); exit 1; }\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&test, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let responses = json!([
+        {"toolCalls": [tool_call("bash", json!({"command": "./test.sh"}))]},
+        {"toolCalls": [tool_call("edit_file", json!({
+            "path": "calc.sh", "old": "$1 - $2", "new": "$1 + $2"
+        }))]},
+        {"toolCalls": [tool_call("bash", json!({"command": "./test.sh"}))]},
+        {"text": "Fixed: add() subtracted."}
+    ]);
+    let output = run(&ws, &script, responses, &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let err = stderr(&output);
+    assert!(err.contains("[tool] bash \"./test.sh\" exit 1 · "), "{err}");
+    assert!(err.contains("[tool] bash \"./test.sh\" exit 0 · "), "{err}");
+    assert_eq!(stdout(&output), "Fixed: add() subtracted.\nPASS\n");
+}

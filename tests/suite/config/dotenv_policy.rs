@@ -135,6 +135,7 @@ fn a_dotenv_that_sets_policy_is_a_usage_error_and_nothing_runs() {
     );
     let cases = [
         ("LEASH_ALLOW_WRITE", "1".to_owned(), "allow-write"),
+        ("LEASH_ALLOW_EXEC", "unconfined".to_owned(), "allow-exec"),
         ("LEASH_ROOT", "/".to_owned(), "root"),
         (
             "LEASH_HOOK",

@@ -1,0 +1,350 @@
+//! The `bash` tool (README "The shell: --allow-exec"): one `bash -c`
+//! command in the root, offered only with `--allow-exec`. The command runs
+//! through `child::shell`: confined by the kernel (Landlock, seccomp),
+//! with a rebuilt environment, a process cap, and its whole tree killed
+//! when it ends, at its time limit or when the run is cancelled.
+//!
+//! Its result is the combined output (stdout and stderr interleaved as
+//! written), its tail kept past [`MAX_BYTES`] or [`MAX_LINES`] with a note
+//! of what was dropped, then how it ended and how long it took. A
+//! non-zero status is a result the model reads, not an error: the call is
+//! an error only when the command could not run at all. What it changed
+//! under the root joins the run's [`ChangeLog`].
+
+mod snapshot;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::changes::ChangeLog;
+use super::sandbox::Sandbox;
+use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
+use crate::child::shell::{self, Ending, ShellError, ShellSettings};
+use crate::child::tail::Cut;
+use crate::protocol::{Content, ToolOutput};
+
+/// The most bytes of output a result shows (its tail).
+pub const MAX_BYTES: usize = 50 * 1024;
+/// The most lines of output a result shows (its tail).
+pub const MAX_LINES: usize = 2000;
+/// A command's time limit when the call gives none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest time limit a call may ask for (the run's timer still ends
+/// it sooner).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The exit status reported for a command that ran out of time (as
+/// `timeout(1)` reports it).
+pub const TIMED_OUT_STATUS: i32 = 124;
+
+/// How the commands run, as the operator chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecMode {
+    /// Confined by Landlock and seccomp (`--allow-exec`).
+    Confined,
+    /// Without the kernel's confinement (`--allow-exec=unconfined`).
+    Unconfined,
+}
+
+/// The arguments of `bash`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command, run with `bash -c` in the root.
+    pub command: String,
+    /// Seconds before the command and everything it started are killed
+    /// (default 120).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+/// Why a `bash` call gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum BashError {
+    /// The command could not be started.
+    #[error(transparent)]
+    Shell(#[from] ShellError),
+    /// The private temporary directory could not be made.
+    #[error("cannot make the command's temporary directory: {0}")]
+    Temp(String),
+    /// A bad time limit.
+    #[error("timeout must be a number of seconds above 0, at most {}", MAX_TIMEOUT.as_secs())]
+    Timeout,
+    /// The run was aborted, or the blocking work died.
+    #[error(transparent)]
+    Interrupted(#[from] Interrupted),
+}
+
+/// Why commands cannot be confined here, in words for a usage error;
+/// `None` when the kernel and the system give everything a confined
+/// command needs (Landlock, seccomp, a process cap).
+pub(crate) fn cannot_confine() -> Option<String> {
+    let mut missing: Vec<String> = crate::child::confine::probe()
+        .missing()
+        .into_iter()
+        .collect();
+    if let Err(cap) = crate::child::tree::cap_available() {
+        missing.push(cap);
+    }
+    (!missing.is_empty()).then(|| missing.join("; and "))
+}
+
+/// The `bash` tool.
+#[derive(Debug)]
+pub struct Bash {
+    sandbox: Arc<Sandbox>,
+    changes: Arc<ChangeLog>,
+    mode: ExecMode,
+    bash: PathBuf,
+    env: Vec<crate::child::env::Variable>,
+    /// The run's private temporary directory, made at the first call.
+    temp: Mutex<Option<tempfile::TempDir>>,
+}
+
+impl Bash {
+    /// A shell over `sandbox`'s root, run by the `bash` binary as `mode`
+    /// says, whose commands get leash's allow-listed variables (none
+    /// holding one of `keys`).
+    pub(crate) fn new(
+        sandbox: Arc<Sandbox>,
+        changes: Arc<ChangeLog>,
+        (mode, bash): (ExecMode, PathBuf),
+        keys: &[crate::secret::ApiKey],
+    ) -> Bash {
+        // An orphan of a command becomes leash's, to be swept; no process
+        // reads leash's memory or environment through /proc.
+        let _ = crate::child::tree::become_subreaper();
+        let placeholder = std::path::Path::new("/");
+        let env = crate::child::env::for_shell(std::env::vars_os(), placeholder, keys);
+        Bash {
+            sandbox,
+            changes,
+            mode,
+            bash,
+            env,
+            temp: Mutex::new(None),
+        }
+    }
+
+    /// The settings of one call: the temporary directory made once.
+    fn settings(&self) -> Result<ShellSettings, BashError> {
+        let mut temp = self.temp.lock().unwrap_or_else(PoisonError::into_inner);
+        if temp.is_none() {
+            let made = tempfile::Builder::new()
+                .prefix("leash-shell-")
+                .tempdir()
+                .map_err(|error| BashError::Temp(error.to_string()))?;
+            crate::child::tree::remove_at_exit(made.path());
+            *temp = Some(made);
+        }
+        let temp = temp
+            .as_ref()
+            .map(|dir| dir.path().to_owned())
+            .ok_or_else(|| BashError::Temp("gone".to_owned()))?;
+        let env = self
+            .env
+            .iter()
+            .map(|(name, value)| match name.to_str() {
+                Some("HOME" | "TMPDIR" | "TMP" | "TEMP") => (name.clone(), temp.clone().into()),
+                _ => (name.clone(), value.clone()),
+            })
+            .collect();
+        Ok(ShellSettings {
+            root: self.sandbox.root().to_owned(),
+            temp,
+            confined: self.mode == ExecMode::Confined,
+            bash: self.bash.clone(),
+            env,
+        })
+    }
+}
+
+impl TypedTool for Bash {
+    const NAME: &'static str = "bash";
+    // One command at a time: each sweeps what it left, and a tree is
+    // told from another by who started it.
+    const SEQUENTIAL: bool = true;
+    type Args = BashArgs;
+    type Error = BashError;
+
+    fn description(&self) -> String {
+        let confinement = match self.mode {
+            ExecMode::Confined => {
+                "It may write only under the root and $TMPDIR, read only those and the \
+                 system's directories, and has no network."
+            }
+            ExecMode::Unconfined => "It runs without the kernel's confinement.",
+        };
+        format!(
+            "Run a command with `bash -c` in the root and read its output (stdout and stderr \
+             interleaved), exit status and duration. {confinement} Nothing it starts outlives \
+             it: background processes are killed when it ends. timeout is in seconds (default \
+             {}). Output past {} KiB or {MAX_LINES} lines keeps its last part, with a note of \
+             what was dropped; pipe through head, tail or grep to see other parts.",
+            DEFAULT_TIMEOUT.as_secs(),
+            MAX_BYTES / 1024
+        )
+    }
+
+    async fn call(
+        &self,
+        args: BashArgs,
+        cancel: CancellationToken,
+        _updates: ToolUpdates,
+    ) -> Result<ToolOutput, BashError> {
+        let limit = match args.timeout {
+            None => DEFAULT_TIMEOUT,
+            Some(seconds) if seconds > 0.0 && seconds <= MAX_TIMEOUT.as_secs_f64() => {
+                Duration::from_secs_f64(seconds)
+            }
+            Some(_) => return Err(BashError::Timeout),
+        };
+        let settings = self.settings()?;
+        let changes = Arc::clone(&self.changes);
+        let confined = settings.confined;
+        run_blocking_call(Self::NAME, &cancel, move |cancel| {
+            let before = snapshot::Snapshot::take(&settings.root);
+            let ran = shell::run(&settings, &args.command, limit, MAX_BYTES, cancel)?;
+            let changed = before.changed(&snapshot::Snapshot::take(&settings.root));
+            for path in &changed {
+                changes.record(path);
+            }
+            let cut = ran.output.cut(MAX_BYTES, MAX_LINES);
+            Ok(output(
+                &args.command,
+                &ran.ending,
+                ran.duration,
+                &cut,
+                confined,
+                &changed,
+            ))
+        })
+        .await
+    }
+}
+
+/// The result: the output's tail, the note of what was dropped, how it
+/// ended; `details` the same as data.
+fn output(
+    command: &str,
+    ending: &Ending,
+    duration: Duration,
+    cut: &Cut,
+    confined: bool,
+    changed: &[String],
+) -> ToolOutput {
+    let seconds = format!("{:.1} s", duration.as_secs_f64());
+    let mut text = String::new();
+    if cut.dropped_bytes > 0 {
+        text.push_str(&format!(
+            "[output cut: the first {} lines ({} bytes) were dropped; the last {} lines follow]\n",
+            cut.dropped_lines,
+            cut.dropped_bytes,
+            cut.total_lines - cut.dropped_lines
+        ));
+    }
+    text.push_str(&cut.text);
+    if !cut.text.is_empty() && !cut.text.ends_with('\n') {
+        text.push('\n');
+    }
+    if cut.total_bytes == 0 {
+        text.push_str("(no output)\n");
+    }
+    let (status, signal) = match ending {
+        Ending::Exited(code) => {
+            text.push_str(&format!("[exit {code} · {seconds}]"));
+            (Some(*code), None)
+        }
+        Ending::Signal(number) => {
+            let name = signal_name(*number);
+            text.push_str(&format!("[killed by signal {number} ({name}) · {seconds}]"));
+            (None, Some(name))
+        }
+        Ending::TimedOut => {
+            text.push_str(&format!(
+                "[timed out after {seconds}: the command and everything it started were \
+                 killed; exit {TIMED_OUT_STATUS}]"
+            ));
+            (Some(TIMED_OUT_STATUS), None)
+        }
+    };
+    ToolOutput {
+        content: vec![Content::text(text)],
+        details: json!({
+            "command": command,
+            "exitCode": status,
+            "signal": signal,
+            "timedOut": matches!(ending, Ending::TimedOut),
+            "durationMs": u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            "outputBytes": cut.total_bytes,
+            "outputLines": cut.total_lines,
+            "droppedBytes": cut.dropped_bytes,
+            "droppedLines": cut.dropped_lines,
+            "confined": confined,
+            "changedFiles": changed,
+        }),
+        terminate: false,
+        usage: None,
+    }
+}
+
+fn signal_name(number: i32) -> String {
+    nix::sys::signal::Signal::try_from(number).map_or_else(
+        |_| format!("signal {number}"),
+        |signal| signal.as_str().to_owned(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::child::tail::Tail;
+
+    #[test]
+    fn a_result_says_how_the_command_ended_and_what_was_cut() {
+        let mut tail = Tail::new(MAX_BYTES);
+        for i in 0..5000 {
+            tail.push(format!("{i}\n").as_bytes());
+        }
+        let cut = tail.cut(MAX_BYTES, MAX_LINES);
+        let out = output(
+            "seq",
+            &Ending::Exited(101),
+            Duration::from_millis(12_300),
+            &cut,
+            true,
+            &[],
+        );
+        let text = out.content[0].as_text().unwrap_or_default().to_owned();
+        assert!(
+            text.starts_with("[output cut: the first 3000 lines"),
+            "{text}"
+        );
+        assert!(text.ends_with("4999\n[exit 101 · 12.3 s]"), "{text}");
+        assert_eq!(out.details["exitCode"], 101);
+        let out = output(
+            "x",
+            &Ending::TimedOut,
+            Duration::from_secs(1),
+            &Tail::new(10).cut(10, 10),
+            true,
+            &[],
+        );
+        assert_eq!(out.details["exitCode"], TIMED_OUT_STATUS);
+        assert_eq!(out.details["timedOut"], true);
+        let out = output(
+            "x",
+            &Ending::Signal(9),
+            Duration::from_secs(1),
+            &Tail::new(10).cut(10, 10),
+            true,
+            &[],
+        );
+        assert_eq!(out.details["signal"], "SIGKILL");
+    }
+}
