@@ -122,6 +122,15 @@ impl Job {
             (Status::Terminated, Some(HookVerdict::Failed(reason))) => reason.clone(),
             _ => ending::describe(status, &detail),
         };
+        // A run the clock or a signal stopped reads "Operation aborted" in
+        // its last message (Pi's words for the cut stream); the result's
+        // `errorMessage` says why instead, as `message` does (README
+        // "Results").
+        let error_message = match status {
+            Status::Timeout | Status::Interrupted(_) => Some(message.clone()),
+            _ if cause == Some(AbortCause::LateStdin) => Some(message.clone()),
+            _ => error_message,
+        };
         let report = RunReport {
             status,
             message,

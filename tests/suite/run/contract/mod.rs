@@ -367,6 +367,25 @@ fn output_json_reports_failures_too() {
     assert_eq!(result["stopReason"], "error");
 }
 
+/// A timed-out run's `errorMessage` says it timed out, as `message` does,
+/// not the cut stream's "Operation aborted" (README "Results").
+#[test]
+fn output_json_on_a_timeout_says_timed_out() {
+    let ws = workspace();
+    let output = ws
+        .faux(json!([{"text": "never", "delayMs": 30000}]))
+        .args(["--timeout", "300ms", "--output", "json", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(124));
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["status"], "timeout");
+    assert_eq!(result["stopReason"], "aborted");
+    let error = result["errorMessage"].as_str().unwrap();
+    assert!(error.starts_with("timed out after 300ms"), "{error}");
+    assert_eq!(result["errorMessage"], result["message"]);
+}
+
 #[test]
 fn events_jsonl_are_json_lines_from_agent_start_to_run_end() {
     let ws = workspace();
