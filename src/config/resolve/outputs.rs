@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cli::Cli;
 use crate::config::error::named_by_source;
-use crate::config::output_file::{LINK_REFUSED, names_a_descriptor};
+use crate::config::output_file::link_on_path;
 use crate::config::{ConfigError, Inputs};
 
 /// Checks both output files, in that order.
@@ -36,12 +36,8 @@ fn check_output_path(flag: &'static str, path: &Path) -> Result<(), ConfigError>
         path: path.display().to_string(),
         problem,
     };
-    if !names_a_descriptor(path)
-        && path
-            .symlink_metadata()
-            .is_ok_and(|meta| meta.file_type().is_symlink())
-    {
-        return Err(problem(LINK_REFUSED.into()));
+    if let Some(refused) = link_on_path(path) {
+        return Err(problem(refused.into()));
     }
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(problem("it is a directory".into())),

@@ -203,3 +203,29 @@ fn an_output_file_is_never_written_through_a_link() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert!(stderr(&output).contains("reply"), "{}", stderr(&output));
 }
+
+/// A planted link to a directory above the output file is refused too:
+/// `logs -> ~/.ssh` must not turn `--transcript logs/t.jsonl` into a
+/// write under the home directory (README "Security and limits").
+#[test]
+fn an_output_file_is_never_written_through_a_linked_directory() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("home/.ssh")).unwrap();
+    std::os::unix::fs::symlink(ws.path("home/.ssh"), ws.path("logs")).unwrap();
+    for flag in ["--transcript", "--output-last-message"] {
+        let output = ws
+            .faux(json!([{"text": "ssh-ed25519 AAAA attacker"}]))
+            .args([flag, "logs/authorized_keys", "--no-stdin", "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 2, "{flag}: {}", stderr(&output));
+        assert_eq!(
+            last_line(&output),
+            format!(
+                "leash: cannot write {flag} logs/authorized_keys: a directory on its path is a \
+                 symbolic link, and leash writes no output through one; name the real directory"
+            )
+        );
+        assert_eq!(std::fs::read_dir(ws.path("home/.ssh")).unwrap().count(), 0);
+    }
+}
