@@ -225,18 +225,7 @@ fn a_replacement_cannot_slip_past_a_deny_pattern() {
     );
 }
 
-/// The code block after `<!-- recipe: NAME -->` in the README.
-fn recipe(name: &str) -> String {
-    let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .unwrap();
-    let marker = format!("<!-- recipe: {name} -->");
-    let after = &readme[readme.find(&marker).unwrap()..];
-    let body = &after[after.find("```").unwrap()..];
-    let start = body.find('\n').unwrap() + 1;
-    let end = body[start..].find("```").unwrap();
-    body[start..start + end].to_owned()
-}
+use crate::support::docs::recipe;
 
 #[test]
 fn the_readme_pem_recipes_block_the_key_and_let_the_rest_through() {
