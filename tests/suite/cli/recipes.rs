@@ -78,7 +78,7 @@ fn git_repo(ws: &Workspace) {
 /// What the model was sent as the prompt, from a transcript.
 fn prompt_sent(transcript: &Path) -> String {
     let text = std::fs::read_to_string(transcript).unwrap();
-    // Line one is the session line (README "Transcript").
+    // Line one is the session line (docs/src/events.md "Transcript").
     let first: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
     first["content"][0]["text"].as_str().unwrap().to_owned()
 }

@@ -1,4 +1,4 @@
-//! Every file input read one way (README "Security and limits"): a
+//! Every file input read one way (docs/src/security.md "Security and limits"): a
 //! device (a committed link to one) or a FIFO nobody writes to is refused
 //! at once with exit 2 and a line naming the flag, for every flag that
 //! names a file; `/dev/null` alone is read as an empty file; and an

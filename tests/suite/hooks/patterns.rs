@@ -1,4 +1,4 @@
-//! `--deny-tool` and `--allow-tool` (README "Hooks"): the stock reason,
+//! `--deny-tool` and `--allow-tool` (docs/src/hooks.md "Hooks"): the stock reason,
 //! patterns judged on the normalised path and on where a symlink leads, a
 //! replacement that cannot slip past a deny, and the README's PEM recipes.
 

@@ -1,4 +1,4 @@
-//! `--attach` through the real binary (README "Attachments"): each kind of
+//! `--attach` through the real binary (docs/src/resume.md "Attachments"): each kind of
 //! file reaches each wire in that API's own form, an image `read_file`
 //! read reaches a tool result where the wire allows one, files past a cap
 //! or of another kind are refused before any request, and the records —

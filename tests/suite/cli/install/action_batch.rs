@@ -1,4 +1,4 @@
-//! The GitHub Action's other commands (README "Fan-out: leash batch", the
+//! The GitHub Action's other commands (docs/src/batch.md "Fan-out: leash batch", the
 //! Actions matrix): `command: batch` runs `leash batch` over the `input`
 //! file into the `output` file, with the batch's summary as outputs and
 //! in the job summary; `command: install` only installs leash (the merge

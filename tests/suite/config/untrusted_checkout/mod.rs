@@ -1,4 +1,4 @@
-//! The untrusted checkout (README "Running on an untrusted checkout"): one
+//! The untrusted checkout (docs/src/security.md "Running on an untrusted checkout"): one
 //! repository that plants everything a hostile checkout can plant — in
 //! itself and in the directory above it — and the README's review and edit
 //! recipes run inside it as written, on both provider mocks, with every
