@@ -129,7 +129,7 @@ pub struct Cli {
     #[arg(long, env = "LEASH_NO_ENV_FILE", value_parser = BoolishValueParser::new())]
     pub no_env_file: bool,
 
-    /// Run on the scripted model with this script (see README).
+    /// Run on the scripted model with this script (see docs/src/providers.md).
     #[arg(long, env = "LEASH_FAUX_SCRIPT", value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 

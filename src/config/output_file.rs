@@ -1,6 +1,6 @@
 //! The files a run writes where the operator said (`--transcript`,
 //! `--output-last-message`): never through a link (docs/src/security.md "Security and
-//! limits"). The README's recipes write them inside a checkout, where a
+//! limits"). The recipes write them inside a checkout, where a
 //! pull request could plant a link to `~/.gitconfig`; so the last name
 //! is opened with `O_NOFOLLOW`, as the batch's own files are, and a link
 //! there is refused. A descriptor the operator's shell names

@@ -1,6 +1,6 @@
 //! `--deny-tool` and `--allow-tool` (docs/src/hooks.md "Hooks"): the stock reason,
 //! patterns judged on the normalised path and on where a symlink leads, a
-//! replacement that cannot slip past a deny, and the README's PEM recipes.
+//! replacement that cannot slip past a deny, and the manual's PEM recipes.
 
 use super::*;
 
@@ -55,7 +55,7 @@ fn deny_and_allow_patterns_block_with_a_stock_reason() {
     assert!(!ends[1].1);
 }
 
-/// The README's deny recipe judges the path the tool will open, not its
+/// The manual's deny recipe judges the path the tool will open, not its
 /// spelling: every other way to write a denied path (`./`, a trailing
 /// `/`, `//`, `/./`, the absolute path inside the root) is denied too,
 /// and an allow pattern lets a spelled-out allowed path through.

@@ -30,7 +30,7 @@ fn sha256(bytes: &[u8]) -> String {
 }
 
 /// A directory holding a screenshot, a spec and a log: the files of the
-/// README's recipe.
+/// manual's recipe.
 fn files() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "fail.png", &png_of(1280, 720));

@@ -1,4 +1,4 @@
-//! The README's review and edit recipes run as written inside the hostile
+//! The manual's review and edit recipes run as written inside the hostile
 //! checkout (docs/src/security.md "Running on an untrusted checkout"), on both provider
 //! mocks, with every tool on, `--allow-write`, an operator hook and operator
 //! MCP servers: nothing planted is read, run, sent or changed.
