@@ -115,3 +115,26 @@ fn a_link_to_a_missing_chapter_or_a_chapter_missing_from_the_book_fails() {
     assert!(!broken.status.success(), "{}", log(&broken));
     assert!(log(&broken).contains("mcp.md"), "{}", log(&broken));
 }
+
+#[test]
+fn a_chapter_summary_md_leaves_out_fails_the_check() {
+    let ws = copy();
+    ws.write("docs/src/orphan.md", "# Orphan\n");
+    let broken = links(&ws.path(""));
+    assert!(!broken.status.success(), "{}", log(&broken));
+    assert!(
+        log(&broken).contains("docs/src/orphan.md is not in docs/src/SUMMARY.md"),
+        "{}",
+        log(&broken)
+    );
+}
+
+#[test]
+fn the_readme_stays_a_front_door() {
+    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines: move the detail into docs/src"
+    );
+}
