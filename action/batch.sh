@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The "run" step of action.yml with `command: batch` (README "Fan-out:
+# The "run" step of action.yml with `command: batch` (docs/src/batch.md "Fan-out:
 # leash batch", the Actions matrix): runs `leash batch` over the `input`
 # JSONL file with the action's flags (`args` carries `--shard K/N`,
 # `--rate`, limits), the result lines going to the `output` file — a new

@@ -1,9 +1,9 @@
 # shellcheck shell=bash
-# Sourced by action/setup.sh, action/run.sh and action/batch.sh (README
-# "Recipes", the GitHub Action): what the steps share — the input checks'
+# Sourced by action/setup.sh, action/run.sh and action/batch.sh
+# (docs/src/github-action.md "The GitHub Action"): what the steps share — the input checks'
 # failure, the flags every run takes from the inputs, and the three ways
 # untrusted text (an input, the reply, a file name, an error message, an
-# item id) leaves a step, each of which keeps it data (README "What the
+# item id) leaves a step, each of which keeps it data (docs/src/github-action.md "What the
 # Action checks"):
 # - step outputs: `name<<DELIM` with a random delimiter the value is
 #   checked not to hold (`put`); nothing else writes GITHUB_OUTPUT, and no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The "run" step of action.yml (README "Recipes", the GitHub Action): with
+# The "run" step of action.yml (docs/src/github-action.md "The GitHub Action"): with
 # `command: run` (the default) runs leash once with the action's inputs,
 # then
 # - sets the step outputs `reply`, `exit-code`, `result` (the
@@ -44,8 +44,8 @@ args=(--output json --events jsonl)
 add_input_flags
 
 # The prompt is `prompt`; a `prompt-file` alone is the prompt, and next to
-# `prompt` it is appended the way leash appends piped stdin (README
-# "Stdin"), e.g. a diff to review.
+# `prompt` it is appended the way leash appends piped stdin
+# (docs/src/usage.md "Stdin"), e.g. a diff to review.
 stdin=/dev/null
 if [ -n "$prompt_file" ]; then
   [ -f "$prompt_file" ] || fail "prompt-file '$prompt_file' does not exist"

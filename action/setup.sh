@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The install steps of action.yml (README "Recipes", the GitHub Action):
+# The install steps of action.yml (docs/src/github-action.md "The GitHub Action"):
 #
 #   setup.sh plan     which leash to install and where: step outputs
 #                     `version` (the `version` input, else the action's own

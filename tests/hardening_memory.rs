@@ -1,4 +1,4 @@
-//! Bounded memory against hostile streams (README "Security and limits"), measured as the peak
+//! Bounded memory against hostile streams (docs/src/security.md "Security and limits"), measured as the peak
 //! resident memory of the real binary: a 100 MB line, an endless stream of
 //! keep-alives, an endless reply, and a huge reply that succeeds.
 //!

@@ -1,4 +1,4 @@
-//! `leash batch` (README "Fan-out: leash batch") under a provider's rate
+//! `leash batch` (docs/src/batch.md "Fan-out: leash batch") under a provider's rate
 //! limit and at scale. Against the mock limited to R requests in any
 //! second (429 + `retry-after` past that; once announcing the limit in
 //! `x-ratelimit-limit-requests`, once not), N items that each need one

@@ -1,4 +1,4 @@
-//! `leash batch`: many runs in one process (README "Fan-out: leash
+//! `leash batch`: many runs in one process (docs/src/batch.md "Fan-out: leash
 //! batch"). The input is validated whole before any item runs
 //! (`input`), the batch's flags are checked once as a run's, the MCP
 //! servers start once, and then up to `--parallel` items run at a time,

@@ -16,7 +16,7 @@
 //!   locks, no lazy fetch, no protocol.
 //!
 //! Nothing from a `.env` file reaches any child: a `.env` is read as data
-//! for leash's own settings (README "Configuration"), never exported to
+//! for leash's own settings (docs/src/configuration.md "Configuration"), never exported to
 //! the process environment these policies start from.
 
 use std::collections::BTreeMap;

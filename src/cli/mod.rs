@@ -60,7 +60,7 @@ pub struct Cli {
     // Not a clap conflict: `LEASH_SYSTEM` in the environment with
     // `--system-file` on the command line is layering (the flag wins);
     // both on the command line is refused in `config`. Free text: a
-    // value may start with `-` (a Markdown bullet list, README "Recipes").
+    // value may start with `-` (a Markdown bullet list, docs/src/github-action.md "The GitHub Action").
     #[arg(
         short = 's',
         long,
@@ -75,7 +75,7 @@ pub struct Cli {
     pub system_file: Option<PathBuf>,
 
     /// Attach a file: an image, a PDF or a text file (repeatable; - = stdin).
-    // The kind comes from the bytes; caps per provider (README "Attachments").
+    // The kind comes from the bytes; caps per provider (docs/src/resume.md "Attachments").
     #[arg(
         long = "attach",
         env = "LEASH_ATTACH",
@@ -129,7 +129,7 @@ pub struct Cli {
     #[arg(long, env = "LEASH_NO_ENV_FILE", value_parser = BoolishValueParser::new())]
     pub no_env_file: bool,
 
-    /// Run on the scripted model with this script (see README).
+    /// Run on the scripted model with this script (see docs/src/providers.md).
     #[arg(long, env = "LEASH_FAUX_SCRIPT", value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 
@@ -292,7 +292,7 @@ pub struct Cli {
     pub temperature: Option<f32>,
 
     /// off, minimal, low, medium, high or xhigh: how much the model reasons.
-    // Each wire's own field (README "Flags"); `off` sends none.
+    // Each wire's own field (docs/src/usage.md "Usage"); `off` sends none.
     #[arg(long, env = "LEASH_REASONING_EFFORT", value_enum,
           default_value_t = ReasoningEffort::Off, value_name = "LEVEL",
           hide_possible_values = true,
@@ -349,7 +349,7 @@ pub struct Cli {
     pub no_stdin: bool,
 
     /// How long an open stdin pipe gets for its first byte.
-    // Late input after it stops the run (exit 2; README "Stdin").
+    // Late input after it stops the run (exit 2; docs/src/usage.md "Stdin").
     #[arg(
         long,
         env = "LEASH_STDIN_GRACE",
@@ -382,7 +382,7 @@ pub struct Cli {
     pub bare: bool,
 
     /// Run COMMAND at before-tool-call, after-tool-call or finish-turn
-    // Repeatable, run in the order given (README "Hooks").
+    // Repeatable, run in the order given (docs/src/hooks.md "Hooks").
     #[arg(
         long = "hook",
         env = "LEASH_HOOK",

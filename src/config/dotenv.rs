@@ -3,7 +3,7 @@
 //! itself), and what leash takes from it.
 //!
 //! A `.env` usually comes with the checkout, and the checkout is not the
-//! operator (README "Configuration"). So it is read as data and never
+//! operator (docs/src/configuration.md "Configuration"). So it is read as data and never
 //! exported: nothing of it reaches leash's own environment (clap, the HTTP
 //! client's proxy and TLS variables) or any child. leash takes from it the
 //! keys and model selection only; any other `LEASH_` name is a usage error

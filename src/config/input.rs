@@ -4,7 +4,7 @@
 //! INPUT) goes through [`open_input`], and how stdin is to be treated
 //! (read by `run::input`).
 //!
-//! One way for all (README "Security and limits"): opened without
+//! One way for all (docs/src/security.md "Security and limits"): opened without
 //! blocking (a FIFO nobody writes to, or a committed link to `/dev/tty`,
 //! must not hold leash in `open` before any timer runs; on Linux with
 //! `O_PATH` first, which opens no device at all), judged by `fstat` on

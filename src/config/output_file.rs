@@ -1,5 +1,5 @@
 //! The files a run writes where the operator said (`--transcript`,
-//! `--output-last-message`): never through a link (README "Security and
+//! `--output-last-message`): never through a link (docs/src/security.md "Security and
 //! limits"). The README's recipes write them inside a checkout, where a
 //! pull request could plant a link to `~/.gitconfig`, or a link to a
 //! directory (`logs -> ~/.ssh`) above the file. So no name on the way is

@@ -1,4 +1,4 @@
-//! The caps on attachments each provider documents (README "Attachments"
+//! The caps on attachments each provider documents (docs/src/resume.md "Attachments"
 //! lists them with their sources), and the one check of a request's
 //! attachments against them, made before any request is sent.
 //!

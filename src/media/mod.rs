@@ -1,4 +1,4 @@
-//! Attachments (README "Attachments"): a file's bytes made into an
+//! Attachments (docs/src/resume.md "Attachments"): a file's bytes made into an
 //! [`Attachment`] — its kind found from the bytes ([`sniff`]), its SHA-256
 //! taken — and the caps each wire's provider documents ([`limits`]),
 //! checked before any request.

@@ -10,7 +10,7 @@
 //! whatever a later hook does with it, and a call it blocks never starts a
 //! hook process.
 //!
-//! Every failure of a hook fails closed (README "Hooks"): the call is
+//! Every failure of a hook fails closed (docs/src/hooks.md "Hooks"): the call is
 //! blocked, the result becomes an error, or the run ends — each with a
 //! reason that names the hook, reported to the event stream.
 

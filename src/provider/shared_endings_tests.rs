@@ -1,5 +1,5 @@
 //! The endings every wire shares read the same on all three decoders
-//! (README, Providers): an event that is not JSON, a body cut off, a body
+//! (docs/src/providers.md "Providers"): an event that is not JSON, a body cut off, a body
 //! that broke. Fed through each format's public `decode`, as the fuzz
 //! targets are.
 

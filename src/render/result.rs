@@ -108,7 +108,7 @@ impl<'a> JsonResult<'a> {
 /// What `--output text` prints for `report`, without its final newline:
 /// the answer — complete (`ok`) or cut off (`length`) —, or the validated
 /// JSON as the model wrote it; after any other ending nothing. The JSON
-/// result's `reply` is this same text (README "The JSON result").
+/// result's `reply` is this same text (docs/src/events.md "The JSON result").
 pub fn printed_reply(report: &RunReport) -> &str {
     if !matches!(report.status, Status::Ok | Status::Length) {
         return "";

@@ -197,7 +197,7 @@ impl EventRenderer for TextRenderer {
         }
     }
 
-    /// A failed hook is an event (README "Hooks"): `--events none` prints
+    /// A failed hook is an event (docs/src/hooks.md "Hooks"): `--events none` prints
     /// none, so one that ended the run is said once, by the last line.
     fn hook_failed(&mut self, failure: &crate::policy::command_hooks::HookFailure) {
         if self.events {

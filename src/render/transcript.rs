@@ -3,8 +3,8 @@
 //! nothing more is written; the failure is kept for the final report,
 //! unless the reader of a pipe went away.
 //!
-//! Each run starts its part of the file with a session line (README
-//! "Transcript"): the schema version, the provider, API, model and system
+//! Each run starts its part of the file with a session line
+//! (docs/src/events.md "Transcript"): the schema version, the provider, API, model and system
 //! message the messages after it were sent with, so `--resume` can read the
 //! file back (see [`crate::render::resume`]).
 

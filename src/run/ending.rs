@@ -16,7 +16,7 @@ pub enum AbortCause {
     /// A signal arrived.
     Signal(Signal),
     /// Stdin's input arrived after the grace, when the run had gone on
-    /// without it (README "Stdin"): a usage error, whatever the run did.
+    /// without it (docs/src/usage.md "Stdin"): a usage error, whatever the run did.
     LateStdin,
 }
 

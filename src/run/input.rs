@@ -6,7 +6,7 @@
 //! nothing here may wait longer than the run's deadline. A pipe given up
 //! after the grace is not forgotten: [`LateStdin`] keeps watching it, so
 //! input that comes later stops the run instead of being dropped
-//! (README "Stdin").
+//! (docs/src/usage.md "Stdin").
 
 use std::io::{IsTerminal, Read};
 use std::time::Duration;
@@ -58,7 +58,7 @@ impl LateStdin {
     }
 }
 
-/// The last line of a run that input reached too late (README "Stdin").
+/// The last line of a run that input reached too late (docs/src/usage.md "Stdin").
 pub fn late_stdin_line(grace: Duration) -> String {
     format!(
         "stdin arrived after the {} grace, when the run had already gone on without it; \

@@ -115,7 +115,7 @@ enum NotStarted {
 }
 
 /// What a batch starts once and hands to every item's run, instead of
-/// each run starting its own (README "Fan-out: leash batch").
+/// each run starting its own (docs/src/batch.md "Fan-out: leash batch").
 #[derive(Clone, Default)]
 pub struct Shared {
     /// The tools of the MCP servers the batch started; `None`: the run

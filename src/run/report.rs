@@ -124,8 +124,8 @@ impl Job {
         };
         // A run the clock or a signal stopped reads "Operation aborted" in
         // its last message (Pi's words for the cut stream); the result's
-        // `errorMessage` says why instead, as `message` does (README
-        // "Results").
+        // `errorMessage` says why instead, as `message` does
+        // (docs/src/events.md "The JSON result").
         let error_message = match status {
             Status::Timeout | Status::Interrupted(_) => Some(message.clone()),
             _ if cause == Some(AbortCause::LateStdin) => Some(message.clone()),
@@ -246,7 +246,7 @@ impl Job {
 
 /// Stdin's late input, looked at once more just before the result is
 /// written: input that arrives after the answer was computed still keeps
-/// it off stdout (README "Stdin").
+/// it off stdout (docs/src/usage.md "Stdin").
 struct LateCheck {
     /// The run's abort state ([`AbortCause::LateStdin`] when it came).
     abort: watch::Receiver<Option<AbortCause>>,

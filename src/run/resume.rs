@@ -1,4 +1,4 @@
-//! A run's side of `--resume` (README "Resume"): whether `--transcript`
+//! A run's side of `--resume` (docs/src/resume.md "Resume"): whether `--transcript`
 //! appends to the resumed file or starts a new one holding the whole
 //! conversation, and the session line that starts this run's part. It
 //! never writes a restored message itself: a new file gets the checked

@@ -1,4 +1,4 @@
-//! The `bash` tool (README "The shell: --allow-exec"): one `bash -c`
+//! The `bash` tool (docs/src/tools.md "The shell: --allow-exec"): one `bash -c`
 //! command in the root, offered only with `--allow-exec`. The command runs
 //! through `child::shell`: confined by the kernel (Landlock, seccomp),
 //! with a rebuilt environment, a process cap, and its whole tree killed

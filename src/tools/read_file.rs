@@ -3,8 +3,8 @@
 //!
 //! An image (PNG, JPEG, GIF, WebP, known by its bytes) is returned whole
 //! as an attachment for the model to see, within the strictest caps any
-//! provider states; each wire carries it or says it cannot (README
-//! "Attachments").
+//! provider states; each wire carries it or says it cannot
+//! (docs/src/resume.md "Attachments").
 //!
 //! It must never read outside the root (every path goes through
 //! [`Sandbox::open`]), never hold more than one cut's worth of a text file
@@ -239,7 +239,7 @@ fn read_blocking(
 }
 
 /// A `read_file` image opened again by the path the model gave, for
-/// `--resume` (README "Resume"): through the same sandbox, to be read
+/// `--resume` (docs/src/resume.md "Resume"): through the same sandbox, to be read
 /// within the same caps as the call that first read it, once its size is
 /// known to be the recorded one.
 pub fn open_image(sandbox: &Sandbox, path: &str) -> Result<ImageFile, ReadFileError> {

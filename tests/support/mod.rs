@@ -8,6 +8,8 @@
 //!   home, `leash` (as `assert_cmd`) and bash steps run there.
 //! - [`hostile`]: raw-TCP servers that misbehave, and a workspace for the
 //!   hardening tests (`root/`, `outside/`, `--no-stdin`).
+//! - [`docs`]: the README and the manual's chapters, and the recipes in
+//!   them found by marker.
 //! - [`sse`]: the per-provider SSE builders and mock server helpers, in
 //!   the documented wire formats.
 //!
@@ -15,6 +17,7 @@
 
 #![allow(dead_code)] // each test module uses part of this
 
+pub mod docs;
 pub mod hostile;
 pub mod run;
 pub mod shell;

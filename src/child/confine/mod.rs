@@ -1,4 +1,4 @@
-//! The kernel's confinement of a `bash` tool command (README "The shell:
+//! The kernel's confinement of a `bash` tool command (docs/src/tools.md "The shell:
 //! --allow-exec"). leash cannot run code between `fork` and `exec`
 //! (`unsafe_code` is forbidden, and with it `pre_exec`), so it starts
 //! itself again as a *launcher*: argv `[leash, LAUNCHER, SPEC, COMMAND]`,

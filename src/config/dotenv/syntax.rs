@@ -6,7 +6,7 @@
 //! It must never look anything up: there is no `$VAR` expansion (a `$`
 //! is a `$`), because expanding from leash's own environment would let a
 //! planted `.env` copy an exported secret into a model name or a base URL
-//! (README "Configuration"). That is why leash does not use dotenvy's
+//! (docs/src/configuration.md "Configuration"). That is why leash does not use dotenvy's
 //! parser, which expands from the process environment.
 
 /// A `.env` text that is not `NAME=value` lines.

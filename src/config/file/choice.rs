@@ -2,7 +2,7 @@
 //! `--config FILE` (`LEASH_CONFIG`), or none (`--no-config`, `--bare`).
 //! Decided from the command line and the real environment only, before
 //! any file is read, so neither a config file nor a `.env` can choose it
-//! (README "Configuration").
+//! (docs/src/configuration.md "Configuration").
 
 use std::path::PathBuf;
 

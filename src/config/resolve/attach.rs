@@ -1,4 +1,4 @@
-//! The attachments step (README "Attachments"): every `--attach` file read
+//! The attachments step (docs/src/resume.md "Attachments"): every `--attach` file read
 //! up to the largest cap its provider allows, its kind found from its bytes,
 //! and the whole set checked against that provider's caps — before
 //! anything is sent. `--attach -` is only planned here (stdin is read by

@@ -26,7 +26,7 @@ pub(super) fn check(cli: &Cli, inputs: &Inputs<'_>) -> Result<(), ConfigError> {
 }
 
 /// An output file (`--transcript`, `--output-last-message`) must be
-/// creatable: not a directory, not a link (README "Security and limits"),
+/// creatable: not a directory, not a link (docs/src/security.md "Security and limits"),
 /// in a directory that exists. Nothing is
 /// created here (`leash config` runs this too); an existing regular file
 /// is opened for writing without truncating it.

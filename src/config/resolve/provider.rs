@@ -56,7 +56,7 @@ pub(super) fn resolve(
 }
 
 /// Anthropic refuses a temperature with thinking on, so the request leaves
-/// `--temperature` out when a reasoning level is set (README "Providers"):
+/// `--temperature` out when a reasoning level is set (docs/src/providers.md "Providers"):
 /// said, never silent.
 fn thinking_temperature_notice(cli: &Cli, provider: ProviderName) -> Option<String> {
     let thinking = cli.reasoning_effort != crate::cli::ReasoningEffort::Off;

@@ -1,7 +1,7 @@
 //! The resume step: `--resume` reads a transcript (capped like every file
 //! input), checks it and restores its conversation for the run's wire,
-//! then reads its attachments again, before any request (README
-//! "Resume"). It never trusts the file beyond what
+//! then reads its attachments again, before any request
+//! (docs/src/resume.md "Resume"). It never trusts the file beyond what
 //! [`crate::render::resume`] checks: an attachment is sent only when the
 //! file named has the recorded SHA-256, read by the rules of where it
 //! first came from.
@@ -111,7 +111,7 @@ struct FileReread<'a> {
 impl Reread for FileReread<'_> {
     /// As `--attach` reads it: confined by its rules (no secret file,
     /// no link out of the directory named), read only at the recorded
-    /// size, the key rule of README "Attachments" too.
+    /// size, the key rule of docs/src/resume.md "Attachments" too.
     fn attached(&self, record: &Attachment) -> Result<Attachment, RereadError> {
         let path = Path::new(&record.name);
         let file =

@@ -1,4 +1,4 @@
-//! Tool-call hooks programmable from the shell (README "Hooks"): `--hook
+//! Tool-call hooks programmable from the shell (docs/src/hooks.md "Hooks"): `--hook
 //! EVENT=COMMAND` runs a program at `before-tool-call`, `after-tool-call`
 //! or `finish-turn`, synchronously, with one JSON object in and one out;
 //! `--deny-tool` / `--allow-tool` block calls by pattern. Together with

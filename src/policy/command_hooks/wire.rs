@@ -1,4 +1,4 @@
-//! The JSON a shell hook reads and writes (README "Hooks"): one object on
+//! The JSON a shell hook reads and writes (docs/src/hooks.md "Hooks"): one object on
 //! stdin, one object (or nothing) on stdout, read strictly — an unknown
 //! field, a wrong type or a second value is "not that JSON", and fails
 //! closed, so a typo such as `"blocked": true` never lets a call through.

@@ -1,4 +1,4 @@
-//! The attachments of a resumed conversation (README "Resume"). A
+//! The attachments of a resumed conversation (docs/src/resume.md "Resume"). A
 //! transcript records an attachment by name, type, size and SHA-256, never
 //! its bytes: resuming re-reads each one by its name and sends it only if
 //! it is the file the earlier run saw, byte for byte.
@@ -52,7 +52,7 @@ pub trait Reread {
 }
 
 /// Why an attachment was not read again. Never shown: the refusal says
-/// only "missing or changed" (README "Resume").
+/// only "missing or changed" (docs/src/resume.md "Resume").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RereadError {
     /// Its file's size is not the record's.

@@ -1,5 +1,5 @@
-//! Reading back a transcript `--transcript` wrote, for `--resume` (README
-//! "Resume"). The file is untrusted input: every line is checked (the
+//! Reading back a transcript `--transcript` wrote, for `--resume`
+//! (docs/src/resume.md "Resume"). The file is untrusted input: every line is checked (the
 //! schema version, well-formed messages, each tool call answered by
 //! exactly one result with the call's id and name) before any request,
 //! and the first problem is reported with its line. What passes is the

@@ -1,5 +1,5 @@
-//! README "Fan-out: leash batch", beyond one machine: the GNU parallel
-//! recipe, read out of the README and run as written with Debian's
+//! docs/src/batch.md "Fan-out: leash batch", beyond one machine: the GNU parallel
+//! recipe, read out of the manual and run as written with Debian's
 //! `parallel` — its host list replaced by `:` (this machine), leash on the
 //! PATH and the OpenAI mock on loopback — then `leash batch merge`.
 //! Skipped only where `parallel` is missing outside CI; in CI (`CI` set)
@@ -12,7 +12,7 @@ use super::*;
 use crate::support::run::{stderr, stdout};
 use crate::support::shell::{Workspace, has};
 
-/// The hosts the README's recipe names; the test runs them all here.
+/// The hosts the manual's recipe names; the test runs them all here.
 const HOSTS: &str = "-S host1,host2,host3,host4";
 
 #[tokio::test]

@@ -1,5 +1,5 @@
-//! A batch's own files against hostile input (README "Fan-out: leash
-//! batch", "Security and limits"): a shard whose `index` is huge or
+//! A batch's own files against hostile input (docs/src/batch.md "Fan-out: leash
+//! batch", docs/src/security.md "Security and limits"): a shard whose `index` is huge or
 //! maximal, two copies on one `--resume OUT`, an id that names the input
 //! or the results file, `--resume` on a file that is not a results file,
 //! a signal while the batch's MCP servers start.

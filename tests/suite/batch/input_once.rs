@@ -1,4 +1,4 @@
-//! The batch's input read once (README "Fan-out: leash batch"): from
+//! The batch's input read once (docs/src/batch.md "Fan-out: leash batch"): from
 //! stdin (`-`), `/dev/stdin`, a process substitution and a FIFO every
 //! item runs; lines appended while the batch runs are not run; a signal
 //! while a FIFO's writer is awaited ends the batch at once with its code

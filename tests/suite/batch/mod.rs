@@ -1,7 +1,7 @@
-//! `leash batch` (README "Fan-out: leash batch"): many runs in one
+//! `leash batch` (docs/src/batch.md "Fan-out: leash batch"): many runs in one
 //! process against the OpenAI and Anthropic mocks — input order and
 //! `--unordered`, bad input lines, a failing item among ok ones, shards
-//! and their merge (GNU parallel running the README recipe), resume
+//! and their merge (GNU parallel running the manual's recipe), resume
 //! after SIGTERM, `--events-dir` with a hostile id, progress on a pipe
 //! and on a terminal.
 

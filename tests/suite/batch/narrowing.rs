@@ -1,5 +1,5 @@
-//! A batch input narrows, never widens (README "Fan-out: leash batch",
-//! "Security and limits"): an item's `root` outside the batch's is
+//! A batch input narrows, never widens (docs/src/batch.md "Fan-out: leash batch",
+//! docs/src/security.md "Security and limits"): an item's `root` outside the batch's is
 //! refused before anything runs, an item's `model` stays with the
 //! batch's provider (the other provider's key never goes to the batch's
 //! base URL), a BOM is no prompt, an item's `system` replaces a

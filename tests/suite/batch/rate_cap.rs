@@ -1,5 +1,5 @@
-//! The shared gate follows the retry rule (README "Fan-out: leash batch",
-//! "Security and limits"): a refusal's `retry-after` of 10^19 s or of
+//! The shared gate follows the retry rule (docs/src/batch.md "Fan-out: leash batch",
+//! docs/src/security.md "Security and limits"): a refusal's `retry-after` of 10^19 s or of
 //! 999999 s neither panics the batch nor parks the other items — each
 //! sends its request within the retry cap, and `batch_end` is last.
 

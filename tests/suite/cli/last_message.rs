@@ -1,4 +1,4 @@
-//! `--output-last-message` (README "Usage"): the file holds the reply,
+//! `--output-last-message` (docs/src/usage.md "Usage"): the file holds the reply,
 //! and only after a success.
 
 use crate::support::run::{code, stderr, stdout};

@@ -1,13 +1,15 @@
-//! The command line a person meets (README "Install", "Usage",
-//! "Shells, terminals, pipelines", "Recipes"): `-h` on an 80×24 terminal, empty piped stdin, bare `leash`,
+//! The command line a person meets (docs/src/install.md "Install", docs/src/usage.md "Usage",
+//! docs/src/shells.md "Shells, terminals, pipelines", docs/src/recipes.md "Recipes"): `-h` on an 80×24 terminal, empty piped stdin, bare `leash`,
 //! argument errors before the key check, messages that name their knob,
 //! the API chosen by model family, shell completions and the man page, the
 //! published schemas, terminal manners, the install script and the GitHub
-//! Action, and the README's recipes run as written.
+//! Action, the README's and the manual's recipes run as written, and the
+//! manual's links.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 mod api_choice;
+mod docs;
 mod first_try;
 mod help;
 mod install;

@@ -1,5 +1,6 @@
-//! The README's recipes, run as written on the scripted model: each block
-//! is read out of README.md (after its `<!-- recipe: NAME -->` marker) and
+//! The recipes of the README and the manual, run as written on the
+//! scripted model: each block is read out of README.md or docs/src (after
+//! its `<!-- recipe: NAME -->` marker, every copy the same) and
 //! run by bash with `leash` on the PATH and `LEASH_FAUX_SCRIPT` standing in
 //! for a provider. Where a recipe pipes into `jq` and `jq` is missing, the
 //! leash part runs alone and the test checks the same with serde_json.
@@ -15,20 +16,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 use shell::{Workspace, has, tool_call};
 
-/// The code block that follows `<!-- recipe: NAME -->` in the README.
-pub(crate) fn recipe(name: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let marker = format!("<!-- recipe: {name} -->");
-    let after = &readme[readme
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no {marker}"))..];
-    let fence = after.find("```").unwrap();
-    let body = &after[fence..];
-    let start = body.find('\n').unwrap() + 1;
-    let end = body[start..].find("```").unwrap();
-    body[start..start + end].to_owned()
-}
+pub(crate) use crate::support::docs::recipe;
 
 /// The part of a recipe before it pipes into `jq`.
 fn before_jq(recipe: &str) -> String {
@@ -90,7 +78,7 @@ fn git_repo(ws: &Workspace) {
 /// What the model was sent as the prompt, from a transcript.
 fn prompt_sent(transcript: &Path) -> String {
     let text = std::fs::read_to_string(transcript).unwrap();
-    // Line one is the session line (README "Transcript").
+    // Line one is the session line (docs/src/events.md "Transcript").
     let first: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
     first["content"][0]["text"].as_str().unwrap().to_owned()
 }

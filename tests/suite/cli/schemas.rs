@@ -1,4 +1,4 @@
-//! The published JSON schemas (README "JSON Schemas"): real events and
+//! The published JSON schemas (docs/src/shells.md "JSON Schemas"): real events and
 //! results of every kind of run match them, and they refuse what leash
 //! never writes.
 

@@ -1,5 +1,5 @@
-//! leash among shells (README "Completions and the
-//! man page", "Usage"): completions for
+//! leash among shells (docs/src/shells.md "Completions and the
+//! man page", docs/src/usage.md "Usage"): completions for
 //! every shell and a man page, the command-word rule, and `--help` the same
 //! three ways.
 

@@ -1,4 +1,4 @@
-//! Terminal manners (README "Terminal manners"): a piped stderr gets no colour, no
+//! Terminal manners (docs/src/shells.md "Terminal manners"): a piped stderr gets no colour, no
 //! progress indicator and no streamed text.
 
 use crate::support::run::{code, stderr, stdout};

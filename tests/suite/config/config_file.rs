@@ -1,4 +1,4 @@
-//! The config file (README "Configuration"): validated like the flags,
+//! The config file (docs/src/configuration.md "Configuration"): validated like the flags,
 //! never a source of the key (not even a pasted `leash config` listing), and
 //! the listing written back is a config file a run takes.
 

@@ -1,4 +1,4 @@
-//! A `.env` never redirects the key (README "Configuration"): a `.env`
+//! A `.env` never redirects the key (docs/src/configuration.md "Configuration"): a `.env`
 //! base URL or key never beats an exported one, an exported key never goes
 //! to a `.env` base URL unless the user says so, and `--env-file` /
 //! `--no-env-file` choose or skip the file.

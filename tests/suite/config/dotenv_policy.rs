@@ -1,5 +1,5 @@
-//! A `.env` supplies secrets and model selection, never policy (README
-//! "Configuration"): the real binary in a workspace whose `.env` plants
+//! A `.env` supplies secrets and model selection, never policy
+//! (docs/src/configuration.md "Configuration"): the real binary in a workspace whose `.env` plants
 //! what a hostile checkout would. It is read as data: nothing of it
 //! reaches leash's own environment (the HTTP client's proxy) or a child
 //! (an operator's hook); any other `LEASH_` name is a usage error saying

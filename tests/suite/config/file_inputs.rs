@@ -1,4 +1,4 @@
-//! File inputs (README "Configuration"): every one is bounded, an endless
+//! File inputs (docs/src/configuration.md "Configuration"): every one is bounded, an endless
 //! one is refused naming the file, and bad paths are reported before stdin
 //! is read.
 

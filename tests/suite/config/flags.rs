@@ -1,4 +1,4 @@
-//! Flags and their values (README "Configuration", "Exit codes"): a bad
+//! Flags and their values (docs/src/configuration.md "Configuration", README "Exit codes"): a bad
 //! flag keeps the failure contract, a repeated flag's last value wins, a
 //! system-prompt file flag beats the other layers, a system message may
 //! start with `-`, fractional timeouts and boolean words are accepted,
@@ -205,8 +205,8 @@ fn leash_configs_last_line_is_made_inert_like_a_runs() {
 
 #[test]
 fn a_system_message_may_start_with_a_hyphen() {
-    // A Markdown bullet list (the GitHub Action's `system` input, README
-    // "What the Action checks"), after a space or an `=`.
+    // A Markdown bullet list (the GitHub Action's `system` input,
+    // docs/src/github-action.md "What the Action checks"), after a space or an `=`.
     let ws = Workspace::new();
     let transcript = ws.path("t.jsonl");
     let cases: [&[&str]; 3] = [

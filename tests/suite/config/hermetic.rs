@@ -1,4 +1,4 @@
-//! Which config file a run reads (README "Configuration"): `--config FILE`
+//! Which config file a run reads (docs/src/configuration.md "Configuration"): `--config FILE`
 //! (`LEASH_CONFIG`) instead of the default, `--no-config` for none, and
 //! `--bare` for a hermetic run — flags and the real environment only, no
 //! config file and no `.env` — each said by `leash config`.

@@ -1,4 +1,4 @@
-//! Every file input read one way (README "Security and limits"): a
+//! Every file input read one way (docs/src/security.md "Security and limits"): a
 //! device (a committed link to one) or a FIFO nobody writes to is refused
 //! at once with exit 2 and a line naming the flag, for every flag that
 //! names a file; `/dev/null` alone is read as an empty file; and an
@@ -206,7 +206,7 @@ fn an_output_file_is_never_written_through_a_link() {
 
 /// A planted link to a directory above the output file is refused too:
 /// `logs -> ~/.ssh` must not turn `--transcript logs/t.jsonl` into a
-/// write under the home directory (README "Security and limits").
+/// write under the home directory (docs/src/security.md "Security and limits").
 #[test]
 fn an_output_file_is_never_written_through_a_linked_directory() {
     let ws = Workspace::new();

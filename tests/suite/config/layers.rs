@@ -1,4 +1,4 @@
-//! Configuration layers (README "Configuration"): flag, then environment,
+//! Configuration layers (docs/src/configuration.md "Configuration"): flag, then environment,
 //! then `.env`, then the config file, then the default; `leash config`
 //! names every source, never prints the key and reports what a run would
 //! refuse; a broken config file is a usage error in the chosen format.

@@ -1,4 +1,4 @@
-//! Configuration (README "Configuration"): where each setting comes from,
+//! Configuration (docs/src/configuration.md "Configuration"): where each setting comes from,
 //! what a `.env` may and may not set, the config file, `leash config`, and an
 //! untrusted checkout's planted configuration. The real binary, isolated
 //! (support/shell.rs); loopback servers record where a key went

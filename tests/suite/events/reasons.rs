@@ -1,5 +1,5 @@
-//! What a person reads at the end of a run (README "Events",
-//! "The JSON result"):
+//! What a person reads at the end of a run (docs/src/events.md "Events",
+//! docs/src/events.md "The JSON result"):
 //! `--output json` carries the reason of every failure, the last line
 //! names the flag that raises a limit, the text events show each tool with
 //! its argument, outcome and time and make model text inert; and the

@@ -1,4 +1,4 @@
-//! The `finish_turn` hook (README "Hooks"): continue or end the run, and a
+//! The `finish_turn` hook (docs/src/hooks.md "Hooks"): continue or end the run, and a
 //! failed `finish_turn` hook ends it with exit 4, said once.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! Where hooks come from (README "Hooks", "Configuration"): bad hook
+//! Where hooks come from (docs/src/hooks.md "Hooks", docs/src/configuration.md "Configuration"): bad hook
 //! flags are one-line usage errors, the config file's `[hooks]` table, and
 //! `LEASH_HOOK` against the config file.
 

@@ -1,5 +1,5 @@
-//! `--hook`, `--hook-timeout`, `--deny-tool` and `--allow-tool` (README
-//! "Hooks"): the real binary with hook scripts written to the workspace
+//! `--hook`, `--hook-timeout`, `--deny-tool` and `--allow-tool`
+//! (docs/src/hooks.md "Hooks"): the real binary with hook scripts written to the workspace
 //! (sh and python3), on the faux model and against the OpenAI and
 //! Anthropic mocks. Every failure of a hook must fail closed and show on
 //! the event stream; a hook must never hang the run.

@@ -1,6 +1,6 @@
-//! `--deny-tool` and `--allow-tool` (README "Hooks"): the stock reason,
+//! `--deny-tool` and `--allow-tool` (docs/src/hooks.md "Hooks"): the stock reason,
 //! patterns judged on the normalised path and on where a symlink leads, a
-//! replacement that cannot slip past a deny, and the README's PEM recipes.
+//! replacement that cannot slip past a deny, and the manual's PEM recipes.
 
 use super::*;
 
@@ -55,7 +55,7 @@ fn deny_and_allow_patterns_block_with_a_stock_reason() {
     assert!(!ends[1].1);
 }
 
-/// The README's deny recipe judges the path the tool will open, not its
+/// The manual's deny recipe judges the path the tool will open, not its
 /// spelling: every other way to write a denied path (`./`, a trailing
 /// `/`, `//`, `/./`, the absolute path inside the root) is denied too,
 /// and an allow pattern lets a spelled-out allowed path through.
@@ -225,18 +225,7 @@ fn a_replacement_cannot_slip_past_a_deny_pattern() {
     );
 }
 
-/// The code block after `<!-- recipe: NAME -->` in the README.
-fn recipe(name: &str) -> String {
-    let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .unwrap();
-    let marker = format!("<!-- recipe: {name} -->");
-    let after = &readme[readme.find(&marker).unwrap()..];
-    let body = &after[after.find("```").unwrap()..];
-    let start = body.find('\n').unwrap() + 1;
-    let end = body[start..].find("```").unwrap();
-    body[start..start + end].to_owned()
-}
+use crate::support::docs::recipe;
 
 #[test]
 fn the_readme_pem_recipes_block_the_key_and_let_the_rest_through() {

@@ -1,4 +1,4 @@
-//! Hooks on the HTTP providers (README "Hooks"): a block reason reaches the
+//! Hooks on the HTTP providers (docs/src/hooks.md "Hooks"): a block reason reaches the
 //! next request on OpenAI, replaced arguments run on Anthropic, and a key a
 //! hook writes reaches neither the model nor the events.
 

@@ -1,5 +1,5 @@
-//! What a `before_tool_call` or `after_tool_call` hook decides (README
-//! "Hooks"): allow, block with a reason, terminate the batch, replace the
+//! What a `before_tool_call` or `after_tool_call` hook decides
+//! (docs/src/hooks.md "Hooks"): allow, block with a reason, terminate the batch, replace the
 //! arguments or the result, and exit 2 as a block.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! What an MCP server may send (README "MCP servers"): a message past the
+//! What an MCP server may send (docs/src/mcp.md "MCP servers"): a message past the
 //! cap is an error result and the server, or the HTTP session, is stopped.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! An MCP server's life within a run (README "MCP servers"; ARCHITECTURE.md
+//! An MCP server's life within a run (docs/src/mcp.md "MCP servers"; ARCHITECTURE.md
 //! `src/child/`): one that dies mid-run gives an error result, and the
 //! timer, a normal end and every signal stop the server's whole process
 //! tree.

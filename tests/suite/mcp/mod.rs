@@ -1,4 +1,4 @@
-//! MCP servers (README "MCP servers"): the real binary with real servers
+//! MCP servers (docs/src/mcp.md "MCP servers"): the real binary with real servers
 //! installed from npm by `make mcp-servers` (tests/mcp: the reference
 //! `server-everything` over stdio and streamable HTTP, and a small server
 //! of our own on the official SDK, `test-server.mjs`). No server is mocked.

@@ -1,4 +1,4 @@
-//! Strict startup of MCP servers (README "MCP servers"): a server that
+//! Strict startup of MCP servers (docs/src/mcp.md "MCP servers"): a server that
 //! fails to start or never answers ends the run with exit 8 naming it, and a
 //! signal during startup stops it.
 

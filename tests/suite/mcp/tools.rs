@@ -1,4 +1,4 @@
-//! MCP servers' tools (README "MCP servers"): offered to the model over
+//! MCP servers' tools (docs/src/mcp.md "MCP servers"): offered to the model over
 //! stdio and streamable HTTP, their results reaching the next request, and
 //! `leash config` listing the servers without their secrets.
 

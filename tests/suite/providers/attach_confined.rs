@@ -1,4 +1,4 @@
-//! `--attach` held to the file tools' rules (README "Attachments"): a
+//! `--attach` held to the file tools' rules (docs/src/resume.md "Attachments"): a
 //! link a test run left in `test-results/` to a dotenv file, a private
 //! key or `.git/config`, a link out of the directory named, and a
 //! directory of the checkout linked out of it are refused before any

@@ -1,4 +1,4 @@
-//! `--attach` through the real binary (README "Attachments"): each kind of
+//! `--attach` through the real binary (docs/src/resume.md "Attachments"): each kind of
 //! file reaches each wire in that API's own form, an image `read_file`
 //! read reaches a tool result where the wire allows one, files past a cap
 //! or of another kind are refused before any request, and the records —
@@ -30,7 +30,7 @@ fn sha256(bytes: &[u8]) -> String {
 }
 
 /// A directory holding a screenshot, a spec and a log: the files of the
-/// README's recipe.
+/// manual's recipe.
 fn files() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "fail.png", &png_of(1280, 720));

@@ -1,4 +1,4 @@
-//! Hostile models against the real binary (README "Security and limits"): hundreds of tool calls
+//! Hostile models against the real binary (docs/src/security.md "Security and limits"): hundreds of tool calls
 //! in one message, a call with 10 MB of arguments, arguments that are not
 //! an object, unknown tools, the same call repeated forever. Every call gets
 //! one `isError` result that says why; the repeat guard and the turn limit
@@ -13,8 +13,8 @@ use crate::support::sse::openai as openai_support;
 use hostile::*;
 use serde_json::{Value, json};
 
-/// The tool-call cap per message and the argument cap (see the README's
-/// "Security and limits").
+/// The tool-call cap per message and the argument cap (see
+/// docs/src/security.md "Security and limits").
 const MAX_CALLS: usize = 64;
 const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 

@@ -1,4 +1,4 @@
-//! Hostile servers against the real binary (README "Security and limits"): a server that never
+//! Hostile servers against the real binary (docs/src/security.md "Security and limits"): a server that never
 //! sends headers, sends headers then nothing, streams without end, sends a
 //! 100 MB line, bytes that are not UTF-8, HTML or JSON instead of an event
 //! stream, or a redirect. Each ends with a clear last line, exit 1 or 124,

@@ -1,4 +1,4 @@
-//! The providers (README "Providers"; ARCHITECTURE.md §2.1, §2.4): the
+//! The providers (docs/src/providers.md "Providers"; ARCHITECTURE.md §2.1, §2.4): the
 //! real binary against loopback OpenAI Chat Completions, OpenAI Responses
 //! and Anthropic Messages servers — the seed task, errors, retries, the
 //! timeout, what passes between a server and the user unchanged, TLS, and

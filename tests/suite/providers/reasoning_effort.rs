@@ -1,4 +1,4 @@
-//! `--reasoning-effort` (README "Flags"): the level reaches each wire as
+//! `--reasoning-effort` (docs/src/usage.md "Usage"): the level reaches each wire as
 //! that wire's own field, a request without it is the body it always was,
 //! the level is layered like the other run flags (environment, config
 //! file; a `.env` may not set it), and the result, `run_end` and the

@@ -1,5 +1,5 @@
 //! What leash passes on between a server and the user, against the real
-//! binary (README "Providers", "Exit codes"; ARCHITECTURE.md §2.1): a stream that never
+//! binary (docs/src/providers.md "Providers", README "Exit codes"; ARCHITECTURE.md §2.1): a stream that never
 //! says how the reply ended is an error with the same words on both
 //! providers; a mid-stream error leaves the same result on both; Anthropic
 //! `redacted_thinking` goes back unchanged; `--output-schema` prints the

@@ -1,5 +1,5 @@
-//! The contract under hostile input (README "Security and limits", "Exit
-//! codes", "Events") against the real binary: the key never leaves through a tool, text from servers
+//! The contract under hostile input (docs/src/security.md "Security and limits", "Exit
+//! codes", docs/src/events.md "Events") against the real binary: the key never leaves through a tool, text from servers
 //! and models cannot forge a stderr line, a failed write fails the run, a
 //! pipe nobody reads never holds the timer or a signal, SIGHUP is 129, and
 //! the smaller promises of the event stream and the last line.

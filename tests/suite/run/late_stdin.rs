@@ -1,4 +1,4 @@
-//! Piped input is never silently dropped (README "Stdin"): a producer
+//! Piped input is never silently dropped (docs/src/usage.md "Stdin"): a producer
 //! quiet past the grace that then writes stops the run (exit 2, nothing on
 //! stdout), also when the answer was already computed; `--stdin-grace`
 //! waits longer and the answer includes the input; a pipe held open and

@@ -1,5 +1,5 @@
-//! One run, start to end (README "Exit codes", "Structured output and
-//! budgets", "Security and limits"; ARCHITECTURE.md §1.2, §2): the contract on the scripted model, signals and
+//! One run, start to end (README "Exit codes", docs/src/output.md "Structured output and
+//! budgets", docs/src/security.md "Security and limits"; ARCHITECTURE.md §1.2, §2): the contract on the scripted model, signals and
 //! the timer, output pipes, child processes, structured output and the
 //! token budget, cost, the repeat guard, no panic, and the key that never
 //! leaves. Peak memory is measured in `tests/hardening_memory.rs`, a binary

@@ -1,4 +1,4 @@
-//! No panic, ever (README "Security and limits"): extreme and malformed flags, hostile faux
+//! No panic, ever (docs/src/security.md "Security and limits"): extreme and malformed flags, hostile faux
 //! scripts, and a replay of every input the fuzz targets crashed on
 //! (`fuzz/regressions/<target>/`), each through the same path as its
 //! target. The fuzz targets themselves run in `make fuzz` only.

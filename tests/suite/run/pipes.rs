@@ -1,4 +1,4 @@
-//! Output pipes against the real binary (README "Terminal manners"): `leash ... | head -c1`,
+//! Output pipes against the real binary (docs/src/shells.md "Terminal manners"): `leash ... | head -c1`,
 //! a closed stdout and a closed stderr end quietly — the exit code of the
 //! run, no panic, no "broken pipe". Peak memory of huge replies is in
 //! `hardening_memory.rs`.

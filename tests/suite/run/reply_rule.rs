@@ -1,4 +1,4 @@
-//! `reply` is exactly what `--output text` prints (README "The JSON
+//! `reply` is exactly what `--output text` prints (docs/src/events.md "The JSON
 //! result"): after a turn limit, a terminated batch, a timeout, a provider
 //! error or an interrupt text mode prints nothing, and so `reply` is empty;
 //! what the model was saying when the run stopped is `lastAssistantText`.

@@ -1,4 +1,4 @@
-//! The API key never leaves leash (README "Security and limits"): every failure scenario runs
+//! The API key never leaves leash (docs/src/security.md "Security and limits"): every failure scenario runs
 //! against a loopback server with a recognisable key and every output on —
 //! `--output json` on stdout, `--events jsonl` on stderr, `--transcript` —
 //! and the key is looked for in all of it. Servers echo the request (the

@@ -1,4 +1,4 @@
-//! The shell (README "The shell: --allow-exec"): the escape suite — one
+//! The shell (docs/src/tools.md "The shell: --allow-exec"): the escape suite — one
 //! test per rule of the confinement, each through the real binary on the
 //! scripted model, each failing if the rule did not hold — and the
 //! tool's contract (status, caps, events, patterns, settings).

@@ -1,4 +1,4 @@
-//! `write_file` and `edit_file` through the real binary (README "Writing, only
+//! `write_file` and `edit_file` through the real binary (docs/src/tools.md "Writing, only
 //! when asked"): a
 //! model that edits a file on both provider mocks (the file changes,
 //! `--output json` lists it, the events show the change); a run without

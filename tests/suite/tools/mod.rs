@@ -1,4 +1,4 @@
-//! The tools (README "File tools"; ARCHITECTURE.md `src/tools/`): search,
+//! The tools (docs/src/tools.md "File tools"; ARCHITECTURE.md `src/tools/`): search,
 //! edit and write through the real binary, what a write must never leave or
 //! reach, the `git` tool, and no escape from `--root`.
 

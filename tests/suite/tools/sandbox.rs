@@ -1,5 +1,5 @@
-//! No escape from `--root` through the real binary (README "File tools",
-//! "Security and limits"): `..` in any
+//! No escape from `--root` through the real binary (docs/src/tools.md "File tools",
+//! docs/src/security.md "Security and limits"): `..` in any
 //! position, absolute paths, symlinks to files and directories leading
 //! out, symlink loops, NUL bytes, very long paths, `/proc/self/...`, a root
 //! that is itself a symlink, and a file swapped for a symlink while it is

@@ -1,4 +1,4 @@
-//! Which file an `--attach` path may be read from (README "Attachments"):
+//! Which file an `--attach` path may be read from (docs/src/resume.md "Attachments"):
 //! the file tools' rules, judged after every link is resolved. A file
 //! whose name says it holds secrets (dotenv, private keys, credential
 //! stores: the tools' own [`refused_name`]) and anything inside a `.git`

@@ -335,9 +335,9 @@ fn the_actions_install_steps_install_the_pinned_release_then_use_the_cache() {
 }
 
 #[test]
-fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
+fn every_input_of_the_action_reaches_its_steps_and_the_manual() {
     let action = std::fs::read_to_string(repo_file("action.yml")).unwrap();
-    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
+    let manual = crate::support::docs::manual("github-action.md");
     let block = &action[action.find("\ninputs:\n").unwrap()..action.find("\noutputs:\n").unwrap()];
     let inputs: Vec<&str> = block
         .lines()
@@ -367,7 +367,10 @@ fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
                 || action.contains(&format!("inputs.{name} ")),
             "input {name} reaches no step"
         );
-        assert!(readme.contains(&format!("`{name}`")), "README: no `{name}`");
+        assert!(
+            manual.contains(&format!("`{name}`")),
+            "docs/src/github-action.md: no `{name}`"
+        );
     }
     for output in [
         "reply",
@@ -382,8 +385,8 @@ fn every_input_of_the_action_reaches_its_steps_and_the_readme() {
             "no output {output}"
         );
         assert!(
-            readme.contains(&format!("`{output}`")),
-            "README: no `{output}`"
+            manual.contains(&format!("`{output}`")),
+            "docs/src/github-action.md: no `{output}`"
         );
     }
 }

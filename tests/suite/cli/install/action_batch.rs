@@ -1,4 +1,4 @@
-//! The GitHub Action's other commands (README "Fan-out: leash batch", the
+//! The GitHub Action's other commands (docs/src/batch.md "Fan-out: leash batch", the
 //! Actions matrix): `command: batch` runs `leash batch` over the `input`
 //! file into the `output` file, with the batch's summary as outputs and
 //! in the job summary; `command: install` only installs leash (the merge
@@ -151,10 +151,10 @@ fn the_actions_commands_check_their_inputs() {
 }
 
 #[test]
-fn the_readmes_matrix_recipe_uses_the_action_for_every_leash_step() {
-    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
-    let start = readme.find("A GitHub Actions matrix").unwrap();
-    let recipe = &readme[start..start + readme[start..].find("\n```\n").unwrap()];
+fn the_manuals_matrix_recipe_uses_the_action_for_every_leash_step() {
+    let manual = crate::support::docs::manual("batch.md");
+    let start = manual.find("A GitHub Actions matrix").unwrap();
+    let recipe = &manual[start..start + manual[start..].find("\n```\n").unwrap()];
     assert!(!recipe.contains("install.sh"), "{recipe}");
     assert!(!recipe.contains("~/.local/bin/leash batch "), "{recipe}");
     assert!(recipe.contains("command: batch"), "{recipe}");

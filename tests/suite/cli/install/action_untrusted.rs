@@ -1,4 +1,4 @@
-//! The Action's untrusted text stays data (README "What the Action
+//! The Action's untrusted text stays data (docs/src/github-action.md "What the Action
 //! checks"): one test per route out of a step — the outputs, the log, the
 //! job summary — each fed by the scripted model's hostile reply, file
 //! name, error message or batch item, and the Action's own inputs. Run

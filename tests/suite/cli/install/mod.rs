@@ -1,5 +1,5 @@
-//! The install script and the GitHub Action (README "Install" and
-//! "Recipes"), run as real processes: `install.sh` by `sh` against a temp
+//! The install script and the GitHub Action (docs/src/install.md "Install" and
+//! docs/src/recipes.md "Recipes"), run as real processes: `install.sh` by `sh` against a temp
 //! directory standing in for the release (a tarball of the debug leash and
 //! its .sha256, fetched over `file://`), here; the action's steps in
 //! [`action`] and [`action_batch`].

@@ -1,5 +1,5 @@
-//! The hostile checkout's `.env` setting policy (README "Running on an
-//! untrusted checkout", "Configuration"): refused before anything runs.
+//! The hostile checkout's `.env` setting policy (docs/src/security.md "Running on an
+//! untrusted checkout", docs/src/configuration.md "Configuration"): refused before anything runs.
 
 use super::*;
 

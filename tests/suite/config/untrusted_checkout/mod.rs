@@ -1,6 +1,6 @@
-//! The untrusted checkout (README "Running on an untrusted checkout"): one
+//! The untrusted checkout (docs/src/security.md "Running on an untrusted checkout"): one
 //! repository that plants everything a hostile checkout can plant — in
-//! itself and in the directory above it — and the README's review and edit
+//! itself and in the directory above it — and the manual's review and edit
 //! recipes run inside it as written, on both provider mocks, with every
 //! tool on, `--allow-write`, an operator hook and operator MCP servers
 //! (the real registry packages of `tests/mcp`).

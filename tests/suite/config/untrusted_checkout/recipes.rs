@@ -1,5 +1,5 @@
-//! The README's review and edit recipes run as written inside the hostile
-//! checkout (README "Running on an untrusted checkout"), on both provider
+//! The manual's review and edit recipes run as written inside the hostile
+//! checkout (docs/src/security.md "Running on an untrusted checkout"), on both provider
 //! mocks, with every tool on, `--allow-write`, an operator hook and operator
 //! MCP servers: nothing planted is read, run, sent or changed.
 

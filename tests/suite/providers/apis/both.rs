@@ -1,4 +1,4 @@
-//! The same acceptance cases on both OpenAI APIs (README "Providers";
+//! The same acceptance cases on both OpenAI APIs (docs/src/providers.md "Providers";
 //! ARCHITECTURE.md §2.1, §2.4): the seed task, the turn and output limits,
 //! errors and retries, the timeout and structured output, once with
 //! `--api chat` and once with `--api responses`.

@@ -1,4 +1,4 @@
-//! What only the Responses API has (README "Providers"): parallel
+//! What only the Responses API has (docs/src/providers.md "Providers"): parallel
 //! `function_call` items answered by call id, reasoning items sent back
 //! unchanged, its terminal events, and `--api` / `LEASH_API` choosing it.
 

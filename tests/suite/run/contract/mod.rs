@@ -368,7 +368,7 @@ fn output_json_reports_failures_too() {
 }
 
 /// A timed-out run's `errorMessage` says it timed out, as `message` does,
-/// not the cut stream's "Operation aborted" (README "Results").
+/// not the cut stream's "Operation aborted" (docs/src/events.md "The JSON result").
 #[test]
 fn output_json_on_a_timeout_says_timed_out() {
     let ws = workspace();

@@ -1,4 +1,4 @@
-//! Prompt caching (README "Prompt caching"): each turn's request is an exact
+//! Prompt caching (docs/src/providers.md "Prompt caching"): each turn's request is an exact
 //! byte prefix of the next on every provider, where Anthropic's breakpoints
 //! sit, `--no-cache` in every layer, `prompt_cache_key`, and cached tokens
 //! in the usage reports.

@@ -1,4 +1,4 @@
-//! Cost (README "Cost"): `--price` and the config file's prices report the
+//! Cost (docs/src/output.md "Cost"): `--price` and the config file's prices report the
 //! cost of each turn and of the run, and `--max-cost` ends a run with exit
 //! 7 naming the cost budget, or is a usage error without a price.
 

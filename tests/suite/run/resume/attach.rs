@@ -1,4 +1,4 @@
-//! `--resume` of a run with attachments (README "Resume"): each recorded
+//! `--resume` of a run with attachments (docs/src/resume.md "Resume"): each recorded
 //! attachment is read again by its name and sent only when it is the file
 //! the run saw, so the resumed request repeats the earlier one exactly;
 //! a changed, deleted or stdin attachment, and a record that points

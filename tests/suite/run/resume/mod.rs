@@ -1,5 +1,5 @@
 //! `--resume TRANSCRIPT` against the real binary and the provider mocks
-//! (README "Resume"): a chain of three steps resends the earlier requests
+//! (docs/src/resume.md "Resume"): a chain of three steps resends the earlier requests
 //! as an exact prefix and builds one transcript; another provider or API
 //! is resumed only when it can be done faithfully; a corrupted or cut
 //! transcript is a usage error naming its line before any request.

@@ -1,6 +1,6 @@
 //! Transcripts `--resume` refuses: cut, re-versioned, unanswered,
 //! smuggled, doubled, garbled or headless, each a usage error naming its
-//! line with no request sent (README "Resume").
+//! line with no request sent (docs/src/resume.md "Resume").
 
 use super::*;
 
@@ -106,7 +106,7 @@ async fn a_corrupted_transcript_is_a_usage_error_naming_its_line() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bad_transcript_is_reported_before_a_missing_key() {
     // The command line's own problem first: the key only the environment
-    // fixes comes last (README "Configuration").
+    // fixes comes last (docs/src/configuration.md "Configuration").
     let steps = Steps::new();
     let good = faux_transcript(&steps);
     let cut = steps.path("cut.jsonl");

@@ -1,5 +1,5 @@
-//! The git tool sees only the repository of the root, read-only (README
-//! "The git tool", "Running on an untrusted checkout"): a special file
+//! The git tool sees only the repository of the root, read-only
+//! (docs/src/tools.md "The git tool", docs/src/security.md "Running on an untrusted checkout"): a special file
 //! where discovery reads hangs nothing, a `.git` file or `commondir`
 //! leading to another repository leaves git out (a notice, a line in
 //! `leash config`, exit 2 when `--tools git` names it), the views leave
