@@ -9,7 +9,7 @@
 //! must always reach the run in progress.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use tokio::sync::watch;
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::agent_loop::{
     ContinueError, LoopConfig, MessageQueues, RunInputs, run_agent_loop, run_agent_loop_continue,
 };
+use super::lock::lock;
 use super::queues::{QueueHandle, QueueMode, Queues, SkipFirstSteering};
 use super::state::RunView;
 use super::transcript::{Declarations, current_system_message, initial_system_message};
@@ -490,9 +491,4 @@ impl Drop for RunGuard<'_> {
         *lock(&self.shared.run) = None;
         self.shared.idle.send_replace(true);
     }
-}
-
-/// Locks a mutex, recovering the data if a listener panicked while holding it.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

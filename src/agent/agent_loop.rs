@@ -12,10 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::assistant_stream::stream_observed;
 use super::hooks::{FinishedTurn, RequestChanges, RequestContext, SharedHooks};
-use super::tool_batch::{
-    BatchContext, BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls,
-};
-use super::tool_call::ToolSet;
+use super::tool_batch::{BatchOutcome, ToolExecution, execute_tool_calls, fail_truncated_calls};
+use super::tool_call::{BatchContext, ToolSet};
 use super::transcript::{Declarations, declare_tool_changes, resolve_request};
 use super::types::{AgentEvent, EmitFn, TurnDecision};
 use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};

@@ -10,6 +10,7 @@ mod agent_loop;
 pub(crate) mod assistant_stream;
 mod default_provider;
 mod hooks;
+mod lock;
 mod queues;
 mod state;
 mod tool_batch;

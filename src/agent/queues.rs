@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::agent::lock;
 use super::agent_loop::MessageQueues;
+use super::lock::lock;
 use crate::protocol::Message;
 
 /// How a queue hands out its messages when polled.

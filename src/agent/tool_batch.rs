@@ -8,16 +8,14 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::assistant_stream::ABORTED;
-use super::hooks::AgentHooks;
 use super::tool_call::{
-    Finalized, Prepared, TRUNCATED_CALL, ToolSet, execute_prepared_tool_call,
+    BatchContext, Finalized, Prepared, TRUNCATED_CALL, execute_prepared_tool_call,
     finalize_executed_tool_call, prepare_tool_call, tool_result_message,
 };
 use super::types::{AgentEvent, EmitFn};
-use crate::protocol::{AssistantMessage, Message, ToolCall, ToolResultMessage};
+use crate::protocol::{Message, ToolCall, ToolResultMessage};
 use crate::tools::{Tool, ToolUpdates};
 
 /// How the calls of a batch run.
@@ -37,17 +35,6 @@ pub struct BatchOutcome {
     pub results: Vec<ToolResultMessage>,
     /// Whether the batch asked for no automatic follow-up request.
     pub terminate: bool,
-}
-
-/// What a batch needs from the loop.
-pub(crate) struct BatchContext<'a> {
-    /// The assistant message the calls came from.
-    pub(crate) message: &'a AssistantMessage,
-    pub(crate) tools: &'a ToolSet<'a>,
-    pub(crate) hooks: &'a dyn AgentHooks,
-    pub(crate) context: &'a [Message],
-    pub(crate) cancel: &'a CancellationToken,
-    pub(crate) emit: &'a EmitFn<'a>,
 }
 
 /// The termination rule: a non-empty batch in which **every** result asks

@@ -13,10 +13,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::assistant_stream::ABORTED;
-use super::hooks::{BeforeToolCall, ExecutedToolCall, ToolCallContext};
-use super::tool_batch::BatchContext;
+use super::hooks::{AgentHooks, BeforeToolCall, ExecutedToolCall, ToolCallContext};
+use super::types::EmitFn;
+use crate::protocol::{AssistantMessage, Message};
 use crate::protocol::{ToolCall, ToolOutput, ToolResultMessage, ToolSpec, now_ms};
 use crate::tools::{Tool, ToolUpdates};
+pub(crate) use arguments::ArgumentSchema;
+pub use arguments::MAX_ARGUMENT_BYTES;
 pub(crate) use arguments::validate_arguments;
 pub use arguments::violations;
 use arguments::{arguments_too_large, snippet};
@@ -28,10 +31,6 @@ pub const BLOCKED: &str = "Tool execution was blocked";
 /// of the message is answered with an error without running. Real replies
 /// hold a handful; this bounds what one hostile reply can start at once.
 pub const MAX_TOOL_CALLS_PER_MESSAGE: usize = 64;
-
-/// The most bytes of argument JSON one call may carry. The file tools need
-/// a few hundred; a larger call is answered with an error without running.
-pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 
 /// The most characters of a model-given tool name an error repeats.
 const SHOWN_NAME_CHARS: usize = 100;
@@ -68,9 +67,6 @@ impl Finalized {
 }
 
 mod arguments;
-
-/// A tool's argument schema, compiled; the error says why it does not compile.
-pub(crate) type ArgumentSchema = Result<jsonschema::Validator, String>;
 
 /// The tools of a run, each with its spec asked for and its argument schema
 /// compiled once per run rather than once per call, at the tool's first
@@ -309,6 +305,17 @@ pub(crate) fn result_text(result: &ToolResultMessage) -> String {
         .iter()
         .filter_map(crate::protocol::Content::as_text)
         .collect()
+}
+
+/// What a batch needs from the loop.
+pub(crate) struct BatchContext<'a> {
+    /// The assistant message the calls came from.
+    pub(crate) message: &'a AssistantMessage,
+    pub(crate) tools: &'a ToolSet<'a>,
+    pub(crate) hooks: &'a dyn AgentHooks,
+    pub(crate) context: &'a [Message],
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) emit: &'a EmitFn<'a>,
 }
 
 #[cfg(test)]

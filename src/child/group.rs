@@ -117,7 +117,6 @@ impl Registry {
         }
         reap_all(&polite, GRACE);
         kill_and_reap(&live);
-        super::tree::stop_every_tree();
     }
 }
 
@@ -190,11 +189,9 @@ pub fn spawn_async(
     })
 }
 
-/// Stops every group still registered and reaps the leaders, then refuses
-/// any new child: the politely stopped ones get `SIGTERM` and up to
-/// [`GRACE`] to exit, then every group gets `SIGKILL`. Called once at the
-/// single exit point; blocking, and bounded.
-pub fn stop_every_group() {
+/// Stops every registered group as [`stop_every_group`](super::stop_every_group)
+/// says (the process trees are `tree.rs`'s).
+pub(super) fn stop_registered_groups() {
     REGISTRY.stop_every_group();
 }
 
@@ -210,11 +207,10 @@ pub fn leaders() -> Vec<i32> {
         .collect()
 }
 
-/// [`stop_every_group`] without the grace: every group gets `SIGKILL` at
-/// once (a second signal, where the operator wants out now).
-pub fn kill_every_group() {
+/// Kills every registered group at once, as
+/// [`kill_every_group`](super::kill_every_group) says.
+pub(super) fn kill_registered_groups() {
     kill_and_reap(&REGISTRY.close());
-    super::tree::stop_every_tree();
 }
 
 fn kill_and_reap(live: &[Live]) {

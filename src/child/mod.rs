@@ -26,7 +26,9 @@ pub mod env;
 pub mod group;
 pub mod lines;
 pub mod shell;
+pub mod stop;
 pub mod tail;
 pub mod tree;
 
-pub use group::{Group, Stop, kill_every_group, spawn, spawn_async, stop_every_group};
+pub use group::{Group, Stop, spawn, spawn_async};
+pub use stop::{kill_every_group, stop_every_group};

@@ -12,7 +12,9 @@ use clap::{ArgMatches, Command, FromArgMatches, ValueEnum};
 
 use super::Cli;
 use super::batch::BatchInvocation;
-use super::commands::{CommandName, PrintCommand, command_name, command_tree, run_command};
+use super::commands::{PrintCommand, command_tree};
+use super::names::{CommandName, command_name};
+use super::parser::{run_command, takes_value};
 use crate::render::format::{EventsFormat, OutputFormat};
 
 /// What the command line asks for.
@@ -136,21 +138,6 @@ fn refused(
         args,
         events,
         output,
-    })
-}
-
-/// Whether `flag` (`--long` or `-s`, no value attached) is one of
-/// `command`'s options that take a value: the word after it is that value.
-pub fn takes_value(command: &Command, flag: &str) -> bool {
-    let short = match flag.strip_prefix('-') {
-        Some(rest) if !rest.starts_with('-') && rest.chars().count() == 1 => rest.chars().next(),
-        _ => None,
-    };
-    let long = flag.strip_prefix("--");
-    command.get_arguments().any(|arg| {
-        arg.get_action().takes_values()
-            && ((long.is_some() && long == arg.get_long())
-                || (short.is_some() && short == arg.get_short()))
     })
 }
 

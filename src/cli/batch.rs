@@ -11,8 +11,7 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::argv::takes_value;
-use super::commands::run_command;
+use super::parser::{run_command, takes_value};
 
 /// The items run at once without `--parallel`.
 pub const DEFAULT_PARALLEL: &str = "4";

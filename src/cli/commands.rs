@@ -1,81 +1,14 @@
 //! The commands beside a run (`batch`, `config`, `completions`, `man`,
-//! `schema`, `help`), recognised by name as the first argument only, and the two
-//! parsers built from the one definition: a run's, and the whole tree.
-
-use std::ffi::OsString;
+//! `schema`, `help`) as clap sees them: the print commands read from the
+//! matches, and the whole tree (a run's flags and every command) for
+//! completions and the man page. Their names are `names.rs`'s.
 
 use clap::{Arg, Command, CommandFactory};
 
 use super::Cli;
 use super::batch::batch_command;
-use super::help::ESSENTIAL_FLAGS;
+use super::names::{COMMANDS, CommandName};
 use crate::render::schema::SchemaKind;
-
-/// The commands, recognised by name as the first argument only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandName {
-    /// `leash batch [INPUT] [OPTIONS]` and `leash batch merge SHARD…`.
-    Batch,
-    /// `leash config [OPTIONS]`.
-    Config,
-    /// `leash completions SHELL`.
-    Completions,
-    /// `leash man`.
-    Man,
-    /// `leash schema KIND`.
-    Schema,
-    /// `leash help [COMMAND]`.
-    Help,
-}
-
-impl CommandName {
-    /// The word that names it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CommandName::Batch => "batch",
-            CommandName::Config => "config",
-            CommandName::Completions => "completions",
-            CommandName::Man => "man",
-            CommandName::Schema => "schema",
-            CommandName::Help => "help",
-        }
-    }
-}
-
-/// The commands, each with its arguments and one-line summary, in the
-/// order `--help` lists them.
-pub const COMMANDS: [(CommandName, &str, &str); 6] = [
-    (
-        CommandName::Batch,
-        "[INPUT]",
-        "Run each line of a JSONL file as one run, N at a time: one JSON line per item",
-    ),
-    (
-        CommandName::Config,
-        "[OPTIONS]",
-        "Print the settings a run with these flags would use, each with its source",
-    ),
-    (
-        CommandName::Completions,
-        "SHELL",
-        "Print a completion script: bash, zsh, fish, powershell or elvish",
-    ),
-    (
-        CommandName::Man,
-        "",
-        "Print the man page (roff): leash man | man -l -",
-    ),
-    (
-        CommandName::Schema,
-        "KIND",
-        "Print a JSON Schema: events (one --events jsonl line) or result (--output json)",
-    ),
-    (
-        CommandName::Help,
-        "[COMMAND]",
-        "Print this help, or a command's",
-    ),
-];
 
 /// A command that prints text, parsed from the command tree's matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,30 +41,6 @@ impl PrintCommand {
             CommandName::Help => PrintCommand::Help(sub.get_one::<String>("command").cloned()),
         })
     }
-}
-
-/// The command `args` asks for, if any: only the first argument counts,
-/// and only when it is exactly a command's name.
-pub fn command_name(args: &[OsString]) -> Option<CommandName> {
-    let first = args.get(1)?.to_str()?;
-    COMMANDS
-        .iter()
-        .map(|(command, _, _)| *command)
-        .find(|command| command.name() == first)
-}
-
-/// The parser of a run. `-h` shows the [`ESSENTIAL_FLAGS`]; `--help`
-/// lists the commands first, then every flag. The `LEASH_*` names stay out
-/// of the flag lines (the footer states the rule).
-pub fn run_command() -> Command {
-    Cli::command()
-        .mut_args(|arg| {
-            let essential = ESSENTIAL_FLAGS.contains(&arg.get_id().as_str());
-            arg.hide_env(true).hide_short_help(!essential)
-        })
-        .help_template(
-            "{about-with-newline}\n{usage-heading} {usage}\n\n{before-help}{all-args}{after-help}",
-        )
 }
 
 /// The whole command line, runs and commands, for completions and the man

@@ -8,7 +8,7 @@
 //! Nothing here parses or decides; it must never hold an exit-code
 //! literal (the codes come from the one exit table).
 
-use crate::cli::COMMANDS;
+use crate::cli::names::COMMANDS;
 use crate::exit::exit_lines;
 
 /// The width the help's own tables are wrapped at: a standard terminal.

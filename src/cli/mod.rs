@@ -14,18 +14,24 @@ pub mod argv;
 pub mod batch;
 pub mod commands;
 pub mod help;
+pub mod names;
+pub mod parser;
 pub mod peers;
+pub mod values;
 
 pub use argv::{Invocation, RunArgs};
-pub use commands::{COMMANDS, CommandName, PrintCommand, command_name, command_tree, run_command};
+pub use commands::{PrintCommand, command_tree};
+pub use names::{COMMANDS, CommandName, command_name};
+pub use parser::run_command;
+use values::parse_allow_exec;
+pub use values::{AllowExec, ApiName, ProviderName, ReasoningEffort, ToolExecutionArg};
 
 use std::path::PathBuf;
 
+use clap::Parser;
 use clap::builder::BoolishValueParser;
-use clap::{Parser, ValueEnum};
 
 use crate::cli::help::{COMMANDS_USAGE, commands_help, help_footer, short_help_footer};
-use crate::provider::ThinkingLevel;
 use crate::render::format::{ColorChoice, EventsFormat, OutputFormat};
 
 /// `leash [OPTIONS] [PROMPT]`: one prompt, one bounded agent run.
@@ -438,91 +444,6 @@ impl Cli {
             self.events
         }
     }
-}
-
-/// `--provider`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProviderName {
-    /// OpenAI and compatible servers: Chat Completions, or the Responses API
-    /// with `--api responses`.
-    Openai,
-    /// The Anthropic Messages API.
-    Anthropic,
-    /// The scripted offline model.
-    Faux,
-}
-
-/// `--api`: which OpenAI API a run speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApiName {
-    /// Chat Completions (`/chat/completions`): OpenAI and every compatible server.
-    Chat,
-    /// The Responses API (`/responses`), stateless: the newer reasoning models.
-    Responses,
-}
-
-/// `--reasoning-effort`: the library's [`ThinkingLevel`], as the command
-/// line spells it (clap needs a `ValueEnum`; the library's type has none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReasoningEffort {
-    /// No reasoning option is sent.
-    Off,
-    /// The least reasoning a model offers.
-    Minimal,
-    /// Little reasoning.
-    Low,
-    /// Some reasoning.
-    Medium,
-    /// Much reasoning.
-    High,
-    /// The most a model offers.
-    #[value(name = "xhigh")]
-    XHigh,
-}
-
-impl From<ReasoningEffort> for ThinkingLevel {
-    fn from(effort: ReasoningEffort) -> Self {
-        match effort {
-            ReasoningEffort::Off => ThinkingLevel::Off,
-            ReasoningEffort::Minimal => ThinkingLevel::Minimal,
-            ReasoningEffort::Low => ThinkingLevel::Low,
-            ReasoningEffort::Medium => ThinkingLevel::Medium,
-            ReasoningEffort::High => ThinkingLevel::High,
-            ReasoningEffort::XHigh => ThinkingLevel::XHigh,
-        }
-    }
-}
-
-/// `--tool-execution`.
-/// `--allow-exec`: no shell, a confined one, or one without the kernel's
-/// confinement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AllowExec {
-    /// No `bash` tool (the default).
-    Off,
-    /// `--allow-exec`: confined by Landlock and seccomp.
-    Confined,
-    /// `--allow-exec=unconfined`.
-    Unconfined,
-}
-
-/// `true`/`false` in the spellings the other switches take, `confined`,
-/// or `unconfined`.
-fn parse_allow_exec(text: &str) -> Result<AllowExec, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" | "y" | "confined" => Ok(AllowExec::Confined),
-        "false" | "0" | "no" | "off" | "n" | "" => Ok(AllowExec::Off),
-        "unconfined" => Ok(AllowExec::Unconfined),
-        _ => Err("expected true, false or unconfined".to_owned()),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ToolExecutionArg {
-    /// Calls of one batch run concurrently.
-    Parallel,
-    /// Calls run one after another.
-    Sequential,
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 use super::*;
-use clap::{Command, CommandFactory};
+use crate::provider::ThinkingLevel;
+use clap::{Command, CommandFactory, ValueEnum};
 use std::ffi::OsString;
 
 #[test]

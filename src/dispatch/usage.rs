@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use clap::Command;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-use crate::cli::argv::takes_value;
+use crate::cli::parser::takes_value;
 use crate::cli::peers::peer_flag_reason;
 use crate::cli::{command_name, command_tree, run_command};
 use crate::config::layers::{Environment, Source};

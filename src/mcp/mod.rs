@@ -16,6 +16,7 @@ pub mod http;
 pub mod shutdown;
 pub mod start;
 pub mod tool;
+pub mod witness;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -15,33 +15,24 @@
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{ClientInfo, Implementation};
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use tokio::io::AsyncReadExt;
 
 use super::config::{ServerSpec, Transport};
 use super::http::CappedHttpClient;
 use super::shutdown::ServerProcesses;
-use super::tool::{McpTool, offered_name, short};
+use super::tool::{McpTool, offered_name};
+use super::witness::{MAX_MESSAGE_BYTES, StderrTail, Witness, short};
 use crate::child::lines::{CappedLines, Overflow};
 use crate::child::{self, Stop};
 use crate::protocol::ToolSpec;
 use crate::secret::ApiKey;
 use crate::tools::Tool;
-
-/// The cap on one message from a stdio server (one JSON-RPC line, its
-/// newline not counted), like the SSE event cap
-/// ([`MAX_EVENT_BYTES`](crate::provider::sse::MAX_EVENT_BYTES)). Real
-/// messages are far smaller (a result is cut to what the model reads
-/// anyway); this only stops a broken or hostile server from growing a
-/// buffer forever. It is checked before a byte past it is buffered, so a
-/// longer line costs at most this much memory.
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why a server did not start: the run ends with exit 8.
 #[derive(Debug, thiserror::Error)]
@@ -51,65 +42,6 @@ pub struct McpStartError {
     pub server: String,
     /// What went wrong, in words.
     pub problem: String,
-}
-
-/// What a stdio server leaves behind when it goes away: how it exited
-/// and the last line it wrote on stderr, to say why a start or a call
-/// failed.
-pub struct Witness {
-    name: String,
-    /// Whether the server is a process of leash's (stdio) rather than an
-    /// HTTP endpoint.
-    is_process: bool,
-    processes: ServerProcesses,
-    stderr: StderrTail,
-    overflow: Overflow,
-}
-
-impl Witness {
-    /// `sent a message larger than the 16 MiB cap on one MCP message; the
-    /// server was stopped` once the server went past
-    /// [`MAX_MESSAGE_BYTES`] (a process is stopped now; an HTTP server is
-    /// sent nothing more); `None` while it kept to it.
-    pub async fn overflowed(&self) -> Option<String> {
-        if !self.overflow.happened() {
-            return None;
-        }
-        let consequence = match self.is_process {
-            true => {
-                self.processes.stop(&self.name).await;
-                "the server was stopped"
-            }
-            false => "the session was closed",
-        };
-        Some(format!(
-            "sent a message larger than the {} MiB cap on one MCP message \
-             (MAX_MESSAGE_BYTES); {consequence}",
-            MAX_MESSAGE_BYTES / (1024 * 1024)
-        ))
-    }
-
-    /// Returns once the server sent a message past the cap.
-    pub async fn overflow(&self) {
-        self.overflow.wait().await;
-    }
-
-    /// `exited (exit status: 3); its last stderr line: …` once the
-    /// process has exited (waiting at most `patience`), with `when`
-    /// after the status; `None` while it runs.
-    pub async fn exited(&self, when: &str, patience: Duration) -> Option<String> {
-        if !self.is_process {
-            return None;
-        }
-        let status = self.processes.exit_status(&self.name, patience).await?;
-        // Its last words may still be in the pipe.
-        self.stderr.read_to_end(Duration::from_millis(300)).await;
-        let mut text = format!("exited ({status}) {when}");
-        if let Some(line) = self.stderr.last_line() {
-            text.push_str(&format!("; its last stderr line: {line}"));
-        }
-        Some(text)
-    }
 }
 
 /// A session with a server that started.
@@ -373,63 +305,4 @@ fn handshake_failed(error: &str) -> String {
         _ => error.to_owned(),
     };
     format!("failed the MCP handshake: {}", short(&error))
-}
-
-/// The last line a server wrote on stderr, read as it comes (bounded).
-#[derive(Default)]
-pub(crate) struct StderrTail {
-    last: Arc<Mutex<String>>,
-    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-/// The most of a stderr line that is kept.
-const LINE_BYTES: usize = 1000;
-
-impl StderrTail {
-    /// Reads `stderr` to its end on a task of its own.
-    fn follow(&self, mut stderr: tokio::process::ChildStderr) {
-        let last = Arc::clone(&self.last);
-        let reader = tokio::spawn(async move {
-            let mut current: Vec<u8> = Vec::new();
-            let mut buffer = [0u8; 4096];
-            while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
-                for &byte in &buffer[..read] {
-                    if byte == b'\n' {
-                        let line = String::from_utf8_lossy(&current).trim().to_owned();
-                        if !line.is_empty()
-                            && let Ok(mut last) = last.lock()
-                        {
-                            *last = line;
-                        }
-                        current.clear();
-                    } else if current.len() < LINE_BYTES {
-                        current.push(byte);
-                    }
-                }
-            }
-            let line = String::from_utf8_lossy(&current).trim().to_owned();
-            if !line.is_empty()
-                && let Ok(mut last) = last.lock()
-            {
-                *last = line;
-            }
-        });
-        if let Ok(mut slot) = self.reader.lock() {
-            *slot = Some(reader);
-        }
-    }
-
-    /// Waits at most `patience` for the end of the stream (a helper of the
-    /// server may hold it open).
-    async fn read_to_end(&self, patience: Duration) {
-        let reader = self.reader.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(reader) = reader {
-            let _ = tokio::time::timeout(patience, reader).await;
-        }
-    }
-
-    fn last_line(&self) -> Option<String> {
-        let last = self.last.lock().ok()?;
-        (!last.is_empty()).then(|| short(&last))
-    }
 }

@@ -7,7 +7,7 @@
 //! described in one line), at most [`MAX_RESULT_BYTES`]; `isError` makes it
 //! an error result. A server that died or broke the protocol gives an
 //! error result too: the run goes on. So does a server that sent a message
-//! past [`MAX_MESSAGE_BYTES`](super::start::MAX_MESSAGE_BYTES): it is
+//! past [`MAX_MESSAGE_BYTES`](super::witness::MAX_MESSAGE_BYTES): it is
 //! stopped, and this call and its later ones say why.
 
 use std::sync::Arc;
@@ -21,7 +21,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::start::Witness;
+use super::witness::{Witness, short};
 use crate::protocol::{ToolOutput, ToolSpec};
 use crate::tools::{Tool, ToolError, ToolUpdates};
 
@@ -231,19 +231,6 @@ fn cap(text: String) -> String {
         &text[..end],
         text.len()
     )
-}
-
-/// An error message of a server or the SDK, as one short line.
-pub(crate) fn short(message: &str) -> String {
-    let line: String = message
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let line = line.trim();
-    match line.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    }
 }
 
 #[cfg(test)]

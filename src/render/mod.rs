@@ -7,12 +7,15 @@
 pub mod format;
 pub mod jsonl;
 pub mod lane;
+mod pick;
 pub mod result;
 pub mod resume;
 pub mod schema;
 pub mod spinner;
 pub mod text;
 pub mod transcript;
+
+pub use pick::renderer;
 
 use std::io::{self, Write};
 
@@ -23,7 +26,6 @@ use crate::exit::Status;
 use crate::policy::cost::{Cost, Price};
 use crate::protocol::Usage;
 use crate::provider::ThinkingLevel;
-use crate::render::format::EventsFormat;
 
 /// The summary of a finished run, shared by `run_end`, the JSON result and
 /// the last stderr line.
@@ -218,15 +220,6 @@ pub fn inert(text: &str, max_chars: usize) -> String {
 /// Characters that reorder what a terminal shows (Trojan Source).
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
-}
-
-/// The renderer for `--events`.
-pub fn renderer(format: EventsFormat, out: Box<dyn Write + Send>) -> Box<dyn EventRenderer> {
-    match format {
-        EventsFormat::Text => Box::new(text::TextRenderer::new(out, true)),
-        EventsFormat::None => Box::new(text::TextRenderer::new(out, false)),
-        EventsFormat::Jsonl => Box::new(jsonl::JsonlRenderer::new(out)),
-    }
 }
 
 /// A writer tests can read back.

@@ -28,7 +28,8 @@ use crate::agent::{Agent, Declarations, LoopConfig, QueueHandle, QueueMode, Subs
 use crate::config::{FileTools, ProviderConfig, RunPlan, ToolName};
 use crate::exit::Status;
 use crate::mcp::{McpServers, McpStartError};
-use crate::policy::command_hooks::{HookChain, HookVerdict};
+use crate::policy::chain::HookChain;
+use crate::policy::command_hooks::HookVerdict;
 use crate::policy::limits::LimitReport;
 use crate::policy::limits::RunLimits;
 use crate::protocol::Message;

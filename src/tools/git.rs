@@ -13,6 +13,8 @@
 //! readers never open them. Output is capped like `read_file`'s.
 
 mod args;
+mod error;
+mod limits;
 mod repo;
 mod revs;
 mod run;
@@ -20,7 +22,6 @@ mod run;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,17 +29,18 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 pub use self::args::GitCommand;
+pub use self::error::GitError;
+use self::error::NAME;
+pub(crate) use self::limits::TIME_LIMIT;
 pub(crate) use self::repo::Repository;
 pub use self::repo::RepositoryError;
 pub(crate) use self::run::find_git;
-use self::run::{GitRunError, Invocation, run_git};
+use self::run::{Invocation, run_error, run_git};
 use super::read_file::MAX_BYTES;
-use super::sandbox::{Sandbox, SandboxError, push_escaped};
-use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
+use super::sandbox::{Sandbox, push_escaped};
+use super::{ToolUpdates, TypedTool, run_blocking_call};
 use crate::protocol::{Content, ToolOutput};
 
-/// How long one git call may run before it is killed.
-pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(30);
 /// The most bytes of `git config --list` read to copy the format keys.
 const CONFIG_LIST_BYTES: usize = 256 * 1024;
 /// How much of git's error message a failed call repeats.
@@ -47,71 +49,6 @@ const STDERR_SHOWN_CHARS: usize = 400;
 /// Pathspecs added to every view but `blame`: dotenv files anywhere in the
 /// work tree are left out, as the sandbox never opens them.
 const DOTENV_EXCLUDES: [&str; 2] = [":(top,exclude,glob)**/.env", ":(top,exclude,glob)**/.env.*"];
-
-/// Why a `git` call failed. `Display` is one line for the model.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    /// An argument not on the whitelist, or malformed.
-    #[error("argument '{arg}' is not allowed: {why}")]
-    Refused {
-        /// The argument (shortened, escaped).
-        arg: String,
-        /// Why, and what to give instead.
-        why: String,
-    },
-    /// Too many arguments.
-    #[error("too many arguments ({count}; at most {})", args::MAX_ARGS)]
-    TooManyArgs {
-        /// How many were given.
-        count: usize,
-    },
-    /// `-n` or `-L` at the end, without its value.
-    #[error("'{arg}' needs a value after it")]
-    MissingValue {
-        /// The option.
-        arg: String,
-    },
-    /// A revision, or an end of a range, that is not a commit.
-    #[error(
-        "'{rev}' does not name a commit: git views take commits, tags of commits and ranges \
-         of them (not a blob or tree id, nor REV^{{tree}}); to read a file use read_file"
-    )]
-    NotACommit {
-        /// The revision (shortened, escaped).
-        rev: String,
-    },
-    /// `blame` without exactly one path.
-    #[error("git blame needs exactly one file, given after '--' (e.g. [\"--\", \"src/lib.rs\"])")]
-    BlameOnePath,
-    /// A path was refused by the sandbox.
-    #[error(transparent)]
-    Sandbox(#[from] SandboxError),
-    /// The repository cannot be used.
-    #[error(transparent)]
-    Repository(#[from] RepositoryError),
-    /// The git binary could not be run.
-    #[error("cannot run git: {0}")]
-    Spawn(String),
-    /// git ran longer than its time limit (30 s).
-    #[error("git {command} took longer than {}s and was stopped; narrow it (paths after '--', -n)", TIME_LIMIT.as_secs())]
-    TimedOut {
-        /// The command.
-        command: &'static str,
-    },
-    /// git exited with an error.
-    #[error("git {command} failed (exit {code}): {message}")]
-    Failed {
-        /// The command.
-        command: &'static str,
-        /// Its exit code (-1: killed by a signal).
-        code: i32,
-        /// The start of its stderr, one line.
-        message: String,
-    },
-    /// The run was aborted, or the blocking work died.
-    #[error(transparent)]
-    Interrupted(#[from] Interrupted),
-}
 
 /// The `git` tool.
 #[derive(Debug)]
@@ -215,7 +152,7 @@ impl Git {
 }
 
 impl TypedTool for Git {
-    const NAME: &'static str = "git";
+    const NAME: &'static str = NAME;
     type Args = GitArgs;
     type Error = GitError;
 
@@ -470,16 +407,6 @@ fn first_lines(stderr: &[u8]) -> String {
         None => push_escaped(&mut out, &joined),
     }
     out
-}
-
-fn run_error(command: GitCommand, error: GitRunError) -> GitError {
-    match error {
-        GitRunError::Spawn(e) => GitError::Spawn(e.to_string()),
-        GitRunError::Cancelled => Interrupted::Cancelled { tool: Git::NAME }.into(),
-        GitRunError::TimedOut => GitError::TimedOut {
-            command: command.name(),
-        },
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! path, so a parallel walk still answers the same every time.
 
 mod collect;
+mod limits;
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -29,21 +30,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::collect::{Collected, FileSink, render};
+pub(crate) use self::limits::{DEFAULT_LIMIT, MAX_BYTES, MAX_CONTEXT, MAX_LIMIT, MAX_LINE_CHARS};
 use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
 use super::walk::{PathGlob, relative_to, walker};
 use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
 use crate::protocol::{Content, ToolOutput};
-
-/// Matches shown when the call names no `limit`.
-pub(crate) const DEFAULT_LIMIT: u32 = 100;
-/// The most matches one call shows, whatever `limit` asks for.
-pub(crate) const MAX_LIMIT: u32 = 1000;
-/// The most context lines around a match.
-pub(crate) const MAX_CONTEXT: u32 = 10;
-/// The most characters of one line shown; the rest is cut with a note.
-pub(crate) const MAX_LINE_CHARS: usize = 500;
-/// The most bytes of results one call shows (as `read_file`).
-pub(crate) const MAX_BYTES: usize = super::read_file::MAX_BYTES;
 
 /// Why a `grep` call failed. `Display` is what the model reads.
 #[derive(Debug, thiserror::Error)]

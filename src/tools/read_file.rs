@@ -12,8 +12,10 @@
 //! lines), and never hand the model bytes that are not UTF-8 text or an
 //! image. How the excerpt is read and rendered is `excerpt`'s.
 
+mod error;
 mod excerpt;
 mod image;
+mod limits;
 
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -23,104 +25,15 @@ use serde::{Deserialize, Deserializer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use self::error::NAME;
+pub use self::error::ReadFileError;
 use self::excerpt::{Start, read_excerpt, render};
 use self::image::{image_attachment, read_image};
-use super::sandbox::{EntryKind, Sandbox, SandboxError, shown_path};
-use super::{Interrupted, ToolUpdates, TypedTool, run_blocking_call};
+pub(crate) use self::limits::{BINARY_SNIFF_BYTES, MAX_BYTES, MAX_LINES};
+use super::sandbox::{EntryKind, Sandbox, shown_path};
+use super::{ToolUpdates, TypedTool, run_blocking_call};
 use crate::media::sniff;
 use crate::protocol::{Attachment, Content, ToolOutput};
-
-/// The most lines one call shows, whatever `limit` asks for.
-pub(crate) const MAX_LINES: u64 = 2000;
-/// The most bytes of file text one call shows.
-pub(crate) const MAX_BYTES: usize = 50 * 1024;
-/// How much of the start of a file is searched for a NUL byte.
-pub(crate) const BINARY_SNIFF_BYTES: u64 = 8 * 1024;
-
-/// Why a `read_file` call failed. `Display` is one line for the model.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadFileError {
-    /// The path was refused or could not be opened.
-    #[error(transparent)]
-    Sandbox(#[from] SandboxError),
-    /// The path names a directory.
-    #[error("'{path}' is a directory; use list_dir")]
-    Directory {
-        /// The path as the model gave it (shortened).
-        path: String,
-    },
-    /// A NUL byte in the file's start.
-    #[error("'{path}' is a binary file (it contains NUL bytes); read_file only reads UTF-8 text")]
-    Binary {
-        /// The path as the model gave it (shortened).
-        path: String,
-    },
-    /// Bytes that are not UTF-8 in the part to show.
-    #[error(
-        "'{path}' is not UTF-8 text (invalid bytes in line {line}); read_file only reads UTF-8 text"
-    )]
-    NotUtf8 {
-        /// The path as the model gave it (shortened).
-        path: String,
-        /// The 1-based line holding the first invalid byte.
-        line: u64,
-    },
-    /// An image past the caps read_file shows images within.
-    #[error("'{path}' is an image leash cannot show: {problem}")]
-    Image {
-        /// The path as the model gave it (shortened).
-        path: String,
-        /// Which cap it breaks.
-        problem: String,
-    },
-    /// `offset` lies after the last line.
-    #[error("offset {offset} is past the end of '{path}', which has {lines} line{s}", s = plural(*lines))]
-    PastEnd {
-        /// The path as the model gave it (shortened).
-        path: String,
-        /// The offset asked for.
-        offset: u64,
-        /// How many lines the file has.
-        lines: u64,
-    },
-    /// `byte_offset` lies at or after the end of its line.
-    #[error(
-        "byte_offset {byte_offset} is past the end of line {line} of '{path}', which is {len} bytes long"
-    )]
-    PastLineEnd {
-        /// The path as the model gave it (shortened).
-        path: String,
-        /// The line (`offset`).
-        line: u64,
-        /// The byte offset asked for.
-        byte_offset: u64,
-        /// The line's length in bytes (with its line end).
-        len: u64,
-    },
-    /// Reading failed after the file was opened.
-    #[error("reading '{path}' failed: {source}")]
-    Io {
-        /// The path as the model gave it (shortened).
-        path: String,
-        /// The operating system's error.
-        #[source]
-        source: io::Error,
-    },
-    /// The run was aborted while the file was read, or the blocking work
-    /// died (a bug, not the model's doing).
-    #[error(transparent)]
-    Interrupted(#[from] Interrupted),
-}
-
-impl ReadFileError {
-    /// The run was aborted while the file was read.
-    fn cancelled() -> Self {
-        Interrupted::Cancelled {
-            tool: ReadFile::NAME,
-        }
-        .into()
-    }
-}
 
 /// The `read_file` tool.
 #[derive(Debug)]
@@ -175,7 +88,7 @@ impl ReadFile {
 }
 
 impl TypedTool for ReadFile {
-    const NAME: &'static str = "read_file";
+    const NAME: &'static str = NAME;
     type Args = ReadFileArgs;
     type Error = ReadFileError;
 
@@ -303,10 +216,6 @@ fn open_with_head(
             source,
         })?;
     Ok((file, head))
-}
-
-fn plural(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod batch;
 mod cli;
 mod config;
 mod events;
+mod floors;
 mod harness;
 mod hooks;
 mod mcp;

@@ -4,8 +4,6 @@
 
 use serde_json::Value;
 
-use super::{ArgumentSchema, MAX_ARGUMENT_BYTES};
-
 /// Whether the arguments' JSON text is longer than [`MAX_ARGUMENT_BYTES`].
 /// Serialization stops at the cap, so a huge value costs no more than that.
 pub(super) fn arguments_too_large(arguments: &Value) -> bool {
@@ -95,6 +93,13 @@ pub(super) fn snippet(text: &str, max: usize) -> String {
         None => text.to_owned(),
     }
 }
+
+/// The most bytes of argument JSON one call may carry. The file tools need
+/// a few hundred; a larger call is answered with an error without running.
+pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
+
+/// A tool's argument schema, compiled; the error says why it does not compile.
+pub(crate) type ArgumentSchema = Result<jsonschema::Validator, String>;
 
 #[cfg(test)]
 mod tests {

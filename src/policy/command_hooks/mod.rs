@@ -17,7 +17,6 @@ pub mod wire;
 
 use std::time::Duration;
 
-pub use crate::policy::chain::HookChain;
 pub use crate::policy::tool_patterns::Policy;
 pub use spec::{HookEvent, HookSpec, SpecError, ToolPattern};
 

@@ -5,12 +5,15 @@
 //!
 //! Pure apart from the clock and the jitter; it never sends anything.
 
-use std::time::{Duration, SystemTime};
-
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use std::time::Duration;
 
 use super::super::HttpSettings;
 use super::super::http::HttpFailure;
+
+mod headers;
+
+pub use headers::retry_after;
+pub(crate) use headers::should_retry;
 
 /// The wait before the first retry; it doubles for each further retry.
 const BACKOFF_BASE: Duration = Duration::from_millis(500);
@@ -21,58 +24,6 @@ pub const BACKOFF_CAP: Duration = Duration::from_secs(8);
 /// The longest `retry-after` honoured as given; a longer one falls back to
 /// the computed backoff, as the official OpenAI and Anthropic SDKs do.
 pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
-
-/// Whether a response with this status may succeed when tried again:
-/// timeouts, conflicts, rate limits and server errors (529 is Anthropic's
-/// "overloaded"). 400/401/403/404 and the other 4xx never will.
-pub fn is_retryable_status(status: u16) -> bool {
-    matches!(status, 408 | 409 | 429 | 500..=599)
-}
-
-/// Whether a failed response may be tried again. The server's
-/// `x-should-retry: true` / `false` decides when it sent one, ahead of the
-/// status, as in the official OpenAI and Anthropic SDKs (any other value
-/// is ignored); else [`is_retryable_status`].
-pub(crate) fn should_retry(status: u16, headers: &HeaderMap) -> bool {
-    let hint = headers
-        .get("x-should-retry")
-        .and_then(|value| value.to_str().ok())
-        .map(str::trim);
-    match hint {
-        Some("true") => true,
-        Some("false") => false,
-        _ => is_retryable_status(status),
-    }
-}
-
-/// The server's requested wait: `retry-after-ms` (OpenAI) wins over
-/// `retry-after` (seconds, or an HTTP date as RFC 9110 gives it, read by
-/// `httpdate`; a date in the past is no wait).
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let header = |name| {
-        headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = header("retry-after-ms").and_then(parse_seconds) {
-        return Some(ms / 1000);
-    }
-    let value = header(RETRY_AFTER.as_str())?;
-    parse_seconds(value).or_else(|| {
-        let at = httpdate::parse_http_date(value).ok()?;
-        Some(at.duration_since(now).unwrap_or(Duration::ZERO))
-    })
-}
-
-/// A non-negative number of seconds (fractions allowed) as a duration.
-fn parse_seconds(value: &str) -> Option<Duration> {
-    if !value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        return None;
-    }
-    let seconds: f64 = value.parse().ok()?;
-    Duration::try_from_secs_f64(seconds).ok()
-}
 
 /// What to do after a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,9 +108,10 @@ fn jittered(delay: Duration, factor: f64) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use super::headers::is_retryable_status;
     use super::*;
     use pretty_assertions::assert_eq;
-    use reqwest::header::HeaderValue;
+    use reqwest::header::{HeaderMap, HeaderValue};
     use std::time::UNIX_EPOCH;
 
     fn settings(retries: u32) -> HttpSettings {

@@ -22,6 +22,10 @@ use super::driver::RateHint;
 use super::driver::retry;
 pub use crate::secret::redact;
 
+mod cause;
+
+pub(crate) use cause::root_cause;
+
 /// How long establishing a connection (TCP and TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -259,16 +263,6 @@ pub fn snippet(body: &str) -> String {
         Some((cut, _)) => format!("{}…", &collapsed[..cut]),
         None => collapsed,
     }
-}
-
-/// The innermost cause of an error, which says what actually happened
-/// ("Connection refused (os error 111)"); the outer layers only say where.
-pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = err;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    cause.to_string()
 }
 
 /// An error body as providers send it; every field is optional because

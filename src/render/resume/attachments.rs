@@ -10,7 +10,7 @@
 //! bytes first came from: an `--attach` file as `--attach` reads it, a
 //! `read_file` image through the sandbox.
 
-use super::{Restored, ResumeError, at};
+use super::error::{ResumeError, at};
 
 use crate::protocol::{Attachment, Content, Message};
 
@@ -100,64 +100,64 @@ pub(super) fn record(
     Ok(())
 }
 
-impl Restored {
-    /// Every recorded attachment read again and given its bytes, in the
-    /// order of the transcript; the first that is gone, cannot be read or
-    /// is not the file the run saw is the error, naming its line.
-    pub fn reattach(&mut self, reread: &impl Reread) -> Result<(), ResumeError> {
-        for recorded in &self.attachments {
-            let Some(Content::Attachment(attachment)) = content_mut(&mut self.messages, recorded)
-            else {
-                continue;
-            };
-            let line = recorded.line;
-            let name = &attachment.name;
-            if recorded.origin == Origin::Attach && name == STDIN {
-                return Err(at(
-                    line,
-                    "it holds an attachment read from stdin (--attach -), whose bytes no \
-                     transcript keeps; it cannot be resumed",
-                ));
-            }
-            let fresh = match recorded.origin {
-                Origin::Attach => reread.attached(attachment),
-                Origin::ReadFile => reread.read_by_tool(attachment),
-            };
-            // Whatever went wrong, the refusal says only that: a size, a
-            // hash or a reason would tell a crafted record's author about
-            // a file of this machine.
-            let fresh = fresh.map_err(|_| missing_or_changed(line, name))?;
-            if (fresh.media_type, fresh.size, fresh.sha256.as_str())
-                != (
-                    attachment.media_type,
-                    attachment.size,
-                    attachment.sha256.as_str(),
-                )
-            {
-                return Err(missing_or_changed(line, name));
-            }
-            // The name stays as recorded (a text block names its file):
-            // the request repeats the earlier one exactly.
-            attachment.data = fresh.data;
+/// Every recorded attachment of `messages` read again and given its
+/// bytes: [`Restored::reattach`](super::Restored::reattach).
+pub(super) fn reattach(
+    messages: &mut [Message],
+    attachments: &[Recorded],
+    reread: &impl Reread,
+) -> Result<(), ResumeError> {
+    for recorded in attachments {
+        let Some(Content::Attachment(attachment)) = content_mut(messages, recorded) else {
+            continue;
+        };
+        let line = recorded.line;
+        let name = &attachment.name;
+        if recorded.origin == Origin::Attach && name == STDIN {
+            return Err(at(
+                line,
+                "it holds an attachment read from stdin (--attach -), whose bytes no \
+                 transcript keeps; it cannot be resumed",
+            ));
         }
-        Ok(())
+        let fresh = match recorded.origin {
+            Origin::Attach => reread.attached(attachment),
+            Origin::ReadFile => reread.read_by_tool(attachment),
+        };
+        // Whatever went wrong, the refusal says only that: a size, a
+        // hash or a reason would tell a crafted record's author about
+        // a file of this machine.
+        let fresh = fresh.map_err(|_| missing_or_changed(line, name))?;
+        if (fresh.media_type, fresh.size, fresh.sha256.as_str())
+            != (
+                attachment.media_type,
+                attachment.size,
+                attachment.sha256.as_str(),
+            )
+        {
+            return Err(missing_or_changed(line, name));
+        }
+        // The name stays as recorded (a text block names its file):
+        // the request repeats the earlier one exactly.
+        attachment.data = fresh.data;
     }
+    Ok(())
+}
 
-    /// The attachments of the restored conversation (with their bytes once
-    /// [`Restored::reattach`] ran), for the request caps.
-    pub fn attachments(&self) -> impl Iterator<Item = &Attachment> {
-        self.messages.iter().flat_map(|message| {
-            let content: &[Content] = match message {
-                Message::User(user) => &user.content,
-                Message::ToolResult(result) => &result.content,
-                _ => &[],
-            };
-            content.iter().filter_map(|block| match block {
-                Content::Attachment(attachment) => Some(attachment),
-                Content::Text { .. } => None,
-            })
+/// The attachments `messages` hold:
+/// [`Restored::attachments`](super::Restored::attachments).
+pub(super) fn attachments_of(messages: &[Message]) -> impl Iterator<Item = &Attachment> {
+    messages.iter().flat_map(|message| {
+        let content: &[Content] = match message {
+            Message::User(user) => &user.content,
+            Message::ToolResult(result) => &result.content,
+            _ => &[],
+        };
+        content.iter().filter_map(|block| match block {
+            Content::Attachment(attachment) => Some(attachment),
+            Content::Text { .. } => None,
         })
-    }
+    })
 }
 
 /// The one refusal of a recorded attachment not read again: gone,
@@ -191,7 +191,7 @@ mod tests {
     use super::*;
     use crate::media::testing::{padded, png_of};
     use crate::protocol::MediaType;
-    use crate::render::resume::{Wire, restore};
+    use crate::render::resume::{Restored, Wire, restore};
 
     /// Files by name, as each reader would find them.
     #[derive(Default)]

@@ -9,16 +9,19 @@
 //! message or a tool result.
 
 mod attachments;
+mod error;
 #[cfg(test)]
 mod tests;
 
 pub use attachments::{Recorded, Reread, RereadError, STDIN};
+pub use error::ResumeError;
+use error::at;
 
 use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use crate::protocol::{AssistantContent, Message, StopReason};
+use crate::protocol::{AssistantContent, Attachment, Message, StopReason};
 use crate::render::transcript::{SessionLine, TRANSCRIPT_VERSION};
 
 /// The wire a step of a transcript was run on, as its session line names
@@ -94,35 +97,18 @@ pub struct Restored {
     pub attachments: Vec<Recorded>,
 }
 
-/// Why a transcript cannot be resumed: a usage error naming its line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ResumeError {
-    /// A line is not what `--transcript` writes.
-    #[error("line {line}: {problem}")]
-    Line {
-        /// 1-based.
-        line: usize,
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// The conversation's attachments (with the run's new ones) break a
-    /// cap of one request: every request of the run holds them all.
-    #[error("its attachments, with the run's new ones: {0}")]
-    Caps(String),
-    /// The transcript cannot be carried faithfully to the wire asked for.
-    #[error("line {line}: {problem}; resume it with the provider and API that wrote it")]
-    Unfaithful {
-        /// 1-based.
-        line: usize,
-        /// Why.
-        problem: String,
-    },
-}
+impl Restored {
+    /// Every recorded attachment read again and given its bytes, in the
+    /// order of the transcript; the first that is gone, cannot be read or
+    /// is not the file the run saw is the error, naming its line.
+    pub fn reattach(&mut self, reread: &impl Reread) -> Result<(), ResumeError> {
+        attachments::reattach(&mut self.messages, &self.attachments, reread)
+    }
 
-fn at(line: usize, problem: impl Into<String>) -> ResumeError {
-    ResumeError::Line {
-        line,
-        problem: problem.into(),
+    /// The attachments of the restored conversation (with their bytes once
+    /// [`Restored::reattach`] ran), for the request caps.
+    pub fn attachments(&self) -> impl Iterator<Item = &Attachment> {
+        attachments::attachments_of(&self.messages)
     }
 }
 

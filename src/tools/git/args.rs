@@ -10,12 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::GitError;
+use super::limits::{MAX_ARG_BYTES, MAX_ARGS};
 use crate::tools::sandbox::shown_path;
-
-/// The most arguments one call may give.
-pub(super) const MAX_ARGS: usize = 64;
-/// The longest single argument, in bytes.
-pub(super) const MAX_ARG_BYTES: usize = 1024;
 
 /// The views the `git` tool offers; nothing else of git is reachable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

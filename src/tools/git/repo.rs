@@ -19,7 +19,9 @@
 //! This module must never let git read a config file the repository wrote,
 //! nor write under the real git directory.
 
+mod error;
 mod home;
+mod layout;
 mod open;
 
 use std::fs;
@@ -27,8 +29,10 @@ use std::io;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+pub use self::error::RepositoryError;
 #[cfg(test)]
 pub(super) use self::home::core_worktree;
+pub use self::layout::Repository;
 use self::open::{odd_kind, read_regular, read_text, refused};
 
 /// The real git directory's entries the shadow never links: the config
@@ -73,86 +77,6 @@ const SMALL_FILE_BYTES: u64 = 4096;
 pub(super) const INDEX_BYTES: u64 = 256 * 1024 * 1024;
 /// The largest real config read (as data) to copy its format keys.
 pub(super) const CONFIG_BYTES: u64 = 256 * 1024;
-
-/// A work tree and its git directory, as found from the root.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repository {
-    /// The work tree's top-level directory (canonical).
-    top: PathBuf,
-    /// The git directory of this work tree (canonical): `.git`, or for a
-    /// linked worktree or a submodule the directory its `.git` file names.
-    git_dir: PathBuf,
-    /// The directory holding the shared objects, refs and config, when
-    /// `git_dir` names one in a `commondir` file (a linked worktree).
-    common_dir: Option<PathBuf>,
-}
-
-/// Why the repository around the root cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum RepositoryError {
-    /// A `.git` file that does not name a git directory.
-    #[error("'{path}' is a .git file that does not name a usable git directory: {reason}")]
-    BadGitFile {
-        /// The `.git` file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-    /// Something discovery reads is not the regular file or directory
-    /// expected, so it is not opened.
-    #[error(
-        "'{path}' is {kind}, not the regular file or directory git keeps there; leash does not open it"
-    )]
-    NotRegular {
-        /// The path.
-        path: String,
-        /// What it is ("a FIFO").
-        kind: String,
-    },
-    /// A file discovery reads is larger than any git writes.
-    #[error("'{path}' is larger than {limit} bytes")]
-    TooLarge {
-        /// The path.
-        path: String,
-        /// The cap.
-        limit: u64,
-    },
-    /// A file or directory discovery needs could not be read.
-    #[error("cannot read '{path}': {reason}")]
-    Unreadable {
-        /// The path.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-    /// A `.git` file or link, or a `commondir`, leads out of the work tree
-    /// to a git directory that does not point back at it.
-    #[error(
-        "'{pointer}' leads to '{target}', which does not point back at the work tree '{top}'; leash shows only the repository of the root"
-    )]
-    Elsewhere {
-        /// The `.git` file or `commondir`.
-        pointer: String,
-        /// Where it leads.
-        target: String,
-        /// The work tree.
-        top: String,
-    },
-    /// `objects/info/alternates` names an object directory outside the
-    /// work tree and its git directories.
-    #[error(
-        "'{file}' names '{line}', an object directory outside the work tree and its git directory; leash does not follow it"
-    )]
-    Alternate {
-        /// The alternates file.
-        file: String,
-        /// The line.
-        line: String,
-    },
-    /// Making the shadow git directory failed.
-    #[error("cannot prepare a private git directory: {0}")]
-    Shadow(#[source] io::Error),
-}
 
 impl Repository {
     /// The repository whose work tree contains `root` (canonical), found
@@ -211,12 +135,6 @@ impl Repository {
     /// The work tree's top-level directory.
     pub fn top(&self) -> &Path {
         &self.top
-    }
-
-    /// The directory that holds the config: the common directory of a
-    /// linked worktree, else the git directory.
-    fn config_dir(&self) -> &Path {
-        self.common_dir.as_deref().unwrap_or(&self.git_dir)
     }
 
     /// Builds the shadow git directory under `scratch` (an empty private

@@ -17,8 +17,11 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::args::GitCommand;
+use super::error::{GitError, NAME};
 use crate::child::capped::{read_capped, read_capped_and_drain};
 use crate::child::{self, Group, Stop};
+use crate::tools::Interrupted;
 
 /// Settings given on every command line (`-c`), which outrank every config
 /// file: nothing git could run on its own, no colour, submodules (whose
@@ -178,6 +181,17 @@ pub fn find_git() -> Option<PathBuf> {
 fn kill(child: &mut Child, group: &Group) {
     group.signal(nix::sys::signal::Signal::SIGKILL);
     let _ = child.wait();
+}
+
+/// A failure to run git as the tool's error.
+pub(super) fn run_error(command: GitCommand, error: GitRunError) -> GitError {
+    match error {
+        GitRunError::Spawn(e) => GitError::Spawn(e.to_string()),
+        GitRunError::Cancelled => Interrupted::Cancelled { tool: NAME }.into(),
+        GitRunError::TimedOut => GitError::TimedOut {
+            command: command.name(),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! against real repositories made with the system git.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed setup step should fail the test loudly
 
+use std::time::Duration;
+
 use super::args::{Parsed, parse};
 use super::repo::shadow_config;
 use super::*;

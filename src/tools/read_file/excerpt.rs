@@ -391,8 +391,8 @@ impl<R: BufRead> LineReader<'_, R> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a failed setup step should fail the test loudly
 mod tests {
-    use super::super::Interrupted;
     use super::*;
+    use crate::tools::Interrupted;
 
     const LINE_ONE: Start = Start { line: 1, byte: 0 };
 
