@@ -6,6 +6,12 @@
 //! leash picks an exit code. *Never* decides which status a run gets
 //! (that is `run::ending`).
 
+mod panic;
+
+// Installed only where a panic aborts (the release profile).
+#[cfg_attr(not(panic = "abort"), allow(unused_imports))]
+pub use panic::report_panic;
+
 use schemars::generate::SchemaGenerator;
 use schemars::{Schema, json_schema};
 

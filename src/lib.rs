@@ -59,6 +59,8 @@ pub use tools::{Tool, TypedTool};
 /// first (never exported), then the command line, the run and its report;
 /// the exit code comes from the one exit table.
 pub fn run_process(args: Vec<OsString>) -> ExitCode {
+    #[cfg(panic = "abort")]
+    std::panic::set_hook(Box::new(|info| exit::report_panic(info)));
     // leash started again as the shell tool's launcher: it confines
     // itself and becomes `bash -c`, before anything else is read.
     if let Some(code) = child::confine::launch_if_asked(&args) {

@@ -6,6 +6,11 @@
 //! in the machine's load reaches both sides alike; the ratio row is the
 //! median of each leash run over the curl run next to it.
 //!
+//! Memory the same way, on the quiet pairs: each leash run's peak RSS over
+//! the curl run's next to it, a bar at 1.00 (`table`): leash making the
+//! two requests holds no more than curl making them. Without curl the bar
+//! has no sample, so it is missed rather than passed unmeasured.
+//!
 //! It must never leave a busy loop behind: the hogs are killed and reaped
 //! when the measurement ends, and also when it panics.
 
@@ -15,10 +20,16 @@ use std::time::Duration;
 
 use crate::mock::{Mock, Reply};
 use crate::process::{Runner, openai_args};
-use crate::table::{Row, Target};
+use crate::table::{Row, Target, median};
 
 /// The target for both rows: leash at curl's wall.
 const AT_CURL: f64 = 1.10;
+
+/// The bar for memory: leash's peak RSS at most curl's.
+const RSS_AT_CURL: f64 = 1.00;
+
+/// The memory bar's row.
+const RSS_BAR: &str = "seed task / curl, peak RSS, per pair";
 
 /// The seed task and curl, quiet and under load, `runs` pairs each.
 pub fn versus_curl(
@@ -32,6 +43,10 @@ pub fn versus_curl(
     let curl = Path::new("/usr/bin/curl");
     if !curl.exists() {
         eprintln!("costs: no /usr/bin/curl, the rows next to curl are skipped");
+        rows.push(Row::new(RSS_BAR, "x", Vec::new()).bar(
+            Target::AtMost(RSS_AT_CURL),
+            "no /usr/bin/curl to compare with",
+        ));
         return;
     }
     let leash_args = openai_args(&mock.base_url(), fixtures, &["-q"], prompt);
@@ -63,14 +78,16 @@ pub fn versus_curl(
         curl_args.push(format!("@{}", file.display()));
         curl_args.push(url.clone());
     }
-    let pair = |rows: &mut Vec<Row>, condition: &str| {
+    let pair = |rows: &mut Vec<Row>, condition: &str, memory: bool| {
         let (mut leash, mut curl_wall) = (Vec::new(), Vec::new());
+        let (mut leash_rss, mut curl_rss) = (Vec::new(), Vec::new());
         for i in 0..runs {
             let mut one_leash = || {
                 mock.set_reply(Reply::Seed);
                 let run = runner.run(&leash_args);
                 run.expect_code(0, "the seed task");
                 leash.push(run.wall_ms());
+                leash_rss.push(run.max_rss_kib as f64 / 1024.0);
             };
             let mut one_curl = || {
                 mock.set_reply(Reply::Seed);
@@ -78,6 +95,7 @@ pub fn versus_curl(
                 run.expect_code(0, "curl");
                 assert_eq!(mock.bodies().len(), 2, "curl made both requests");
                 curl_wall.push(run.wall_ms());
+                curl_rss.push(run.max_rss_kib as f64 / 1024.0);
             };
             if i % 2 == 0 {
                 one_leash();
@@ -108,14 +126,39 @@ pub fn versus_curl(
             )
             .target(Target::AtMost(AT_CURL)),
         );
+        if memory {
+            memory_rows(rows, condition, &leash_rss, &curl_rss);
+        }
     };
-    pair(rows, "quiet");
+    pair(rows, "quiet", true);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let hogs = Hogs::start(cores);
     // Let the scheduler spread them before the first sample.
     std::thread::sleep(Duration::from_millis(200));
-    pair(rows, &format!("{cores} cores busy"));
+    pair(rows, &format!("{cores} cores busy"), false);
     drop(hogs);
+}
+
+/// Both sides' peak RSS and the bar on their ratio, pair by pair.
+fn memory_rows(rows: &mut Vec<Row>, condition: &str, leash: &[f64], curl: &[f64]) {
+    let ratios = leash.iter().zip(curl).map(|(l, c)| l / c).collect();
+    let detail = format!(
+        "medians: leash {:.2} MiB, curl {:.2} MiB, {} pairs",
+        median(leash),
+        median(curl),
+        leash.len()
+    );
+    rows.push(Row::new(
+        format!("seed task, {condition}: peak RSS"),
+        "MiB",
+        leash.to_vec(),
+    ));
+    rows.push(Row::new(
+        format!("curl, same two requests, {condition}: peak RSS"),
+        "MiB",
+        curl.to_vec(),
+    ));
+    rows.push(Row::new(RSS_BAR, "x", ratios).bar(Target::AtMost(RSS_AT_CURL), detail));
 }
 
 /// Busy loops at normal priority, one per core; killed when dropped.
