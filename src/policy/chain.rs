@@ -70,8 +70,14 @@ pub struct HookChain {
     /// The file tools' root, against which the patterns normalise a path
     /// argument (`None` when no file tool is offered).
     sandbox: Option<Arc<Sandbox>>,
+    /// Who else sees the provider's stream events (the run's trace).
+    provider_observer: Option<ProviderObserver>,
     state: Mutex<ChainState>,
 }
+
+/// A watcher of the provider's stream events, called inline: it must
+/// return at once.
+pub type ProviderObserver = Arc<dyn Fn(&crate::protocol::StreamEvent) + Send + Sync>;
 
 impl HookChain {
     /// The chain of a run: `builtins` first (with the `limits` they
@@ -104,6 +110,7 @@ impl HookChain {
             queues,
             keys: Arc::from([]),
             sandbox: None,
+            provider_observer: None,
             state: Mutex::new(ChainState::default()),
         }
     }
@@ -111,6 +118,12 @@ impl HookChain {
     /// The chain with the run's known keys (see the field).
     pub fn with_keys(mut self, keys: Arc<[ApiKey]>) -> Self {
         self.keys = keys;
+        self
+    }
+
+    /// The chain with a watcher of the provider's events (see the field).
+    pub fn with_provider_observer(mut self, observer: Option<ProviderObserver>) -> Self {
+        self.provider_observer = observer;
         self
     }
 
@@ -171,6 +184,12 @@ fn block(reason: String, terminate: bool) -> BeforeToolCall {
 }
 
 impl AgentHooks for HookChain {
+    fn on_provider_event(&self, event: &crate::protocol::StreamEvent) {
+        if let Some(observer) = &self.provider_observer {
+            observer(event);
+        }
+    }
+
     fn before_tool_call<'a>(
         &'a self,
         context: ToolCallContext<'a>,
