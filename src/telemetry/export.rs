@@ -6,7 +6,6 @@
 //! collector behaves. *Never* prints a header value, the API key or what a
 //! collector answered.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -63,11 +62,35 @@ impl SpanProcessor for Collect {
 
 /// opentelemetry-http's client, answered by leash's own reqwest client;
 /// it notes why a request failed in words leash chose (never the URL, a
-/// header or the collector's answer).
-#[derive(Debug)]
+/// header or the collector's answer). It sends the headers leash chose
+/// (the settings', a key-holding one left out), never others: the
+/// exporter would add `OTEL_EXPORTER_OTLP_HEADERS` as read again.
 struct LeashHttp {
     client: reqwest::Client,
+    headers: reqwest::header::HeaderMap,
     failure: Arc<Mutex<Option<String>>>,
+}
+
+// The header values may carry tokens.
+impl std::fmt::Debug for LeashHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeashHttp").finish_non_exhaustive()
+    }
+}
+
+/// The settings' headers as reqwest sends them; one that is not a valid
+/// header is left out.
+fn header_map(headers: &[(String, String)]) -> reqwest::header::HeaderMap {
+    use reqwest::header::{HeaderName, HeaderValue};
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            Some((
+                HeaderName::from_bytes(name.as_bytes()).ok()?,
+                HeaderValue::from_str(value).ok()?,
+            ))
+        })
+        .collect()
 }
 
 impl LeashHttp {
@@ -80,10 +103,19 @@ impl LeashHttp {
 impl HttpClient for LeashHttp {
     async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
         let (parts, body) = request.into_parts();
+        let mut headers = self.headers.clone();
+        for name in [
+            reqwest::header::CONTENT_TYPE,
+            reqwest::header::CONTENT_ENCODING,
+        ] {
+            if let Some(value) = parts.headers.get(&name) {
+                headers.insert(name, value.clone());
+            }
+        }
         let sent = self
             .client
             .request(parts.method, parts.uri.to_string())
-            .headers(parts.headers)
+            .headers(headers)
             .body(body)
             .send()
             .await;
@@ -153,16 +185,15 @@ pub async fn export(
         .connect_timeout(budget)
         .build()
         .map_err(|_| format!("traces not exported to {shown}: cannot build the HTTP client"))?;
-    let headers: HashMap<String, String> = exporting.headers.iter().cloned().collect();
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_http_client(LeashHttp {
             client,
+            headers: header_map(&exporting.headers),
             failure: Arc::clone(&failure),
         })
         .with_endpoint(exporting.endpoint.clone())
         .with_protocol(Protocol::HttpBinary)
-        .with_headers(headers)
         .with_timeout(budget)
         .with_retry_policy(RetryPolicy::disabled())
         .build();

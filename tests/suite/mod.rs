@@ -9,6 +9,7 @@ mod events;
 mod harness;
 mod hooks;
 mod mcp;
+mod otel;
 mod providers;
 mod run;
 mod shell;

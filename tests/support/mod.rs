@@ -16,6 +16,7 @@
 #![allow(dead_code)] // each test module uses part of this
 
 pub mod hostile;
+pub mod otlp;
 pub mod run;
 pub mod shell;
 pub mod sse;
