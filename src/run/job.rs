@@ -344,7 +344,7 @@ impl Job {
             )
             .with_keys(Arc::clone(&keys))
             .with_sandbox(self.plan.tools.as_ref().map(|t| Arc::clone(&t.sandbox)))
-            .with_provider_observer(self.provider_observer()),
+            .with_observers(self.trace_observers()),
         );
         let agent = Agent::with_queues(
             self.provider(),

@@ -176,6 +176,22 @@ impl Telemetry {
             .start_with_context(&self.tracer, parent)
     }
 
+    /// An internal span under `parent` that began at `started`.
+    fn begin_at(
+        &self,
+        name: String,
+        attributes: Vec<KeyValue>,
+        parent: &Context,
+        started: std::time::SystemTime,
+    ) -> opentelemetry_sdk::trace::Span {
+        self.tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Internal)
+            .with_attributes(attributes)
+            .with_start_time(started)
+            .start_with_context(&self.tracer, parent)
+    }
+
     /// A text for an attribute: every known key made `***`.
     fn clean(&self, text: &str) -> String {
         redact_keys(text, &self.keys)

@@ -15,6 +15,7 @@ use opentelemetry_sdk::trace::Span;
 
 use super::{Telemetry, TraceSettings, Tracing};
 use crate::agent::types::AgentEvent;
+use crate::policy::chain::HookRun;
 use crate::protocol::{AssistantMessage, Message, StopReason, StreamEvent, Usage};
 use crate::render::RunReport;
 use crate::secret::ApiKey;
@@ -225,6 +226,37 @@ impl RunTrace {
             chat.set_attribute(KeyValue::new("error.type", reason));
             chat.set_status(Status::error(self.telemetry.clean(why)));
         }
+    }
+
+    /// A `--hook` that ran: a span `hook {event}` over its run, under the
+    /// tool call it judged (or the run's span). No command, input or answer.
+    pub fn hook_ran(&self, run: &HookRun<'_>) {
+        let state = self.lock();
+        let tool = run
+            .tool_call_id
+            .and_then(|id| state.tools.get(id))
+            .map(|(span, _)| {
+                state
+                    .root
+                    .with_remote_span_context(span.span_context().clone())
+            });
+        let parent = tool.as_ref().unwrap_or(&state.root);
+        let mut attributes = vec![
+            KeyValue::new("leash.hook.number", clamp(run.number as u64)),
+            KeyValue::new("leash.hook.event", run.event),
+            KeyValue::new("leash.hook.outcome", run.outcome),
+        ];
+        if let Some(id) = run.tool_call_id {
+            attributes.push(KeyValue::new("gen_ai.tool.call.id", id.to_owned()));
+        }
+        let name = format!("hook {}", run.event);
+        let mut span = self
+            .telemetry
+            .begin_at(name, attributes, parent, run.started);
+        if run.outcome == "failed" {
+            span.set_status(Status::error("the hook failed"));
+        }
+        span.end();
     }
 
     /// What the provider's driver hands its observer: the response's

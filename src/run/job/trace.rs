@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::agent::{Agent, Subscription};
-use crate::policy::chain::ProviderObserver;
+use crate::policy::chain::Observers;
 use crate::render::RunReport;
 use crate::telemetry::RunTrace;
 
@@ -35,10 +35,17 @@ impl Job {
         Some(agent.subscribe(move |event| trace.event(event)))
     }
 
-    /// The trace's watcher of the provider's own events.
-    pub(super) fn provider_observer(&self) -> Option<ProviderObserver> {
-        let trace = self.trace.clone()?;
-        Some(Arc::new(move |event| trace.provider_event(event)))
+    /// The trace's watchers of the provider's own events and of each
+    /// hook's run; none when traces are off.
+    pub(super) fn trace_observers(&self) -> Observers {
+        let Some(trace) = self.trace.clone() else {
+            return Observers::default();
+        };
+        let hooks = trace.clone();
+        Observers {
+            provider: Some(Arc::new(move |event| trace.provider_event(event))),
+            hooks: Some(Arc::new(move |run| hooks.hook_ran(run))),
+        }
     }
 
     /// Ends the run's spans with its report and exports them, never past

@@ -239,3 +239,26 @@ fn leash_config_shows_where_traces_go_without_header_values() {
         .output();
     assert!(off.stdout().contains("# traces: off"), "{}", off.stdout());
 }
+
+#[test]
+fn a_hook_is_a_span_under_the_tool_call_it_judged() {
+    let receiver = Receiver::start(Mode::Ok);
+    let dir = tempfile::tempdir().unwrap();
+    let hook = dir.path().join("allow.sh");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\necho '{}'\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let outcome = traced(seed_task(), &receiver)
+        .arg("--hook")
+        .arg(format!("before-tool-call={}", hook.display()))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let spans = receiver.spans();
+    let tool = span(&spans, "execute_tool read_file");
+    let hook = span(&spans, "hook before-tool-call");
+    assert_eq!(hook["parentSpanId"], tool["spanId"]);
+    assert_eq!(hook["traceId"], tool["traceId"]);
+    assert_eq!(attr(hook, "leash.hook.number"), 1);
+    assert_eq!(attr(hook, "leash.hook.outcome"), "answered");
+    assert_eq!(attr(hook, "gen_ai.tool.call.id"), "call_1");
+    assert!(!String::from_utf8_lossy(&receiver.raw()).contains("allow.sh"));
+}
