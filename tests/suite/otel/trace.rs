@@ -262,3 +262,68 @@ fn a_hook_is_a_span_under_the_tool_call_it_judged() {
     assert_eq!(attr(hook, "gen_ai.tool.call.id"), "call_1");
     assert!(!String::from_utf8_lossy(&receiver.raw()).contains("allow.sh"));
 }
+
+#[test]
+fn an_mcp_tools_call_is_a_span_under_its_tool_call() {
+    let everything = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        everything.exists(),
+        "{} is missing: run `make mcp-servers` (npm ci in tests/mcp)",
+        everything.display()
+    );
+    let receiver = Receiver::start(Mode::Ok);
+    let run = Run::faux(json!([
+        {"toolCalls": [{"id": "call_sum", "name": "mcp__ev__get-sum", "arguments": {"a": 2, "b": 3}}]},
+        {"text": "five"}
+    ]))
+    .args(["--no-stdin", "--tools", "none", "--mcp"])
+    .arg(format!("ev=node {} stdio", everything.display()))
+    .prompt("add")
+    .timeout(Duration::from_secs(60));
+    let outcome = traced(run, &receiver).output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let spans = receiver.spans();
+    let tool = span(&spans, "execute_tool mcp__ev__get-sum");
+    let call = span(&spans, "tools/call get-sum");
+    assert_eq!(call["parentSpanId"], tool["spanId"]);
+    assert_eq!(attr(call, "mcp.method.name"), "tools/call");
+    assert_eq!(attr(call, "mcp.server.name"), "ev");
+    assert_eq!(attr(tool, "leash.tool.outcome"), "ok");
+}
+
+#[tokio::test]
+async fn a_wait_at_the_batchs_rate_gate_is_an_event_of_the_items_request() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse(openai::text_reply(&["ok"])))
+        .mount(&server)
+        .await;
+    let receiver = Receiver::start(Mode::Ok);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("items.jsonl");
+    std::fs::write(&input, "one\ntwo\nthree\n").unwrap();
+    // 600 a minute: one request every 100 ms, so the later items wait.
+    let run = Run::openai(&server)
+        .key("sk-test-key-1234567890")
+        .command_word("batch")
+        .arg(&input)
+        .args(["--tools", "none", "--parallel", "3", "--rate", "600"])
+        .timeout(Duration::from_secs(60));
+    let outcome = traced(run, &receiver).output_async().await;
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let spans = receiver.spans();
+    let waits: Vec<&Value> = spans
+        .iter()
+        .filter(|span| span["name"].as_str().unwrap().starts_with("chat "))
+        .flat_map(|chat| chat["events"].as_array().into_iter().flatten())
+        .filter(|event| event["name"] == "rate_gate.wait")
+        .collect();
+    assert!(!waits.is_empty(), "{spans:?}");
+    assert!(
+        waits
+            .iter()
+            .all(|wait| attr(wait, "leash.rate_gate.waited_ms").as_i64() > Some(0))
+    );
+}
