@@ -9,7 +9,7 @@ DEMO_SYSTEM := Read the exercise file before explaining the code; never invent f
 # never in the machine's Python.
 TOOLS := $(CURDIR)/.tools/venv
 
-.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools
+.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools otlp-receiver
 
 build:
 	$(CARGO) build --release
@@ -94,13 +94,27 @@ lint: check
 
 # `make test`: every test (unit, integration, doc) and the embedding
 # example run once.
-test: prereqs mcp-servers
+test: prereqs mcp-servers $(OTLP_STAMP)
 	$(CARGO) test --locked --all-targets
 	$(CARGO) test --locked --doc
 	$(CARGO) run --locked --quiet --example embed
 
 # `make ci`: what CI holds every change to, both of the above.
 ci: check test
+
+# The OTLP receiver the tracing tests export to (tests/support/otlp_receiver.py)
+# decodes with the official definitions: opentelemetry-proto and its
+# protobuf, pinned, from PyPI into .tools/venv, never the machine's Python.
+OTLP_PROTO_VERSION := 1.45.2
+PROTOBUF_VERSION := 7.36.2
+OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)
+otlp-receiver: $(OTLP_STAMP)
+$(OTLP_STAMP):
+	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
+	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check \
+		opentelemetry-proto==$(OTLP_PROTO_VERSION) protobuf==$(PROTOBUF_VERSION) \
+		|| { echo "make: cannot install opentelemetry-proto and protobuf from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
+	@touch $@
 
 # What `make test` needs besides this checkout, checked before anything
 # runs: one line each that says what is missing and where to get it.

@@ -20,7 +20,8 @@
 //! (the one exit table) at the bottom; `provider` and `child` (every
 //! process leash starts); `tools`; `agent` and `mcp`; `policy` (the run's
 //! rules as loop hooks); `render` (the output formats and their writers);
-//! `cli` (the clap definition); `config` (the layers → one validated run
+//! `cli` (the clap definition) and `telemetry` (the OpenTelemetry traces);
+//! `config` (the layers → one validated run
 //! plan); `run` (prepare → run → decide the ending → report); `batch`
 //! (many runs in one process); `dispatch` (argv → what runs).
 
@@ -50,6 +51,7 @@ mod policy;
 mod render;
 mod run;
 mod secret;
+mod telemetry;
 
 pub use agent::{Agent, AgentHooks};
 pub use provider::Provider;

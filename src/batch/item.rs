@@ -265,7 +265,11 @@ pub async fn run_item(
         stdout: Box::new(captured.clone()),
         stderr,
     };
-    let status = job::run_with(plan, streams, context.shared).await;
+    let shared = Shared {
+        tracing: context.shared.tracing.for_item(&item.id),
+        ..context.shared.clone()
+    };
+    let status = job::run_with(plan, streams, &shared).await;
     let result = captured.take();
     let value: serde_json::Value = serde_json::from_slice(&result).unwrap_or_default();
     let tokens = value["usage"]["totalTokens"].as_u64().unwrap_or(0);

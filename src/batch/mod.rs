@@ -35,9 +35,10 @@ use crate::exit::{Signal, Status};
 use crate::render;
 use crate::render::format::{EventsFormat, OutputFormat};
 use crate::run::ending::{self, AbortCause};
-use crate::run::job::{Shared, Streams};
+use crate::run::job::{Shared, Streams, keys_of};
 use crate::run::report;
 use crate::run::signals::{Listeners, unless_signalled, watch_installed};
+use crate::telemetry::{BatchTrace, Tracing};
 use events::Protected;
 use input::{Source, Validated};
 use item::{Base, Context, Finished, Pinned, Transport, root_inside, run_item};
@@ -284,7 +285,7 @@ impl Batch<'_> {
                 return self.end(&Tally::new(total), total, cause, None);
             }
         };
-        let shared = match shared {
+        let mut shared = match shared {
             Ok(shared) => shared,
             Err(error) => {
                 servers.stop().await;
@@ -305,6 +306,10 @@ impl Batch<'_> {
                 return Status::Mcp;
             }
         };
+        let trace = self.begin_trace(total);
+        shared.tracing = trace
+            .as_ref()
+            .map_or(Tracing::Off, |trace| Tracing::Under(trace.parent()));
         let transport = Transport::new(self.probe, self.args.rate, self.args.tpm);
         let context = Context {
             base: self.base,
@@ -366,7 +371,36 @@ impl Batch<'_> {
         watcher.abort();
         let not_started = total.saturating_sub(tally.done());
         let cause = *abort.borrow();
-        self.end(&tally, not_started, cause, unread)
+        let (status, why) = self.verdict(&tally, not_started, cause, unread);
+        if let Some(trace) = trace
+            && let Some(failure) = trace
+                .finish(status.code(), status.as_str(), why.as_deref())
+                .await
+        {
+            let _ = render::write_reason(&mut self.stderr, &failure);
+        }
+        self.write_end(&tally, not_started, status, why)
+    }
+
+    /// The batch's trace, its root span begun now, when traces are on;
+    /// why traces that were asked for are off, said on stderr.
+    fn begin_trace(&mut self, items: u64) -> Option<BatchTrace> {
+        let mut attributes = vec![
+            ("leash.batch.items", items.to_string()),
+            ("leash.batch.parallel", self.parallel.to_string()),
+        ];
+        if let Some(shard) = self.args.shard {
+            attributes.push((
+                "leash.batch.shard",
+                format!("{}/{}", shard.index, shard.count),
+            ));
+        }
+        let keys = keys_of(self.probe);
+        let (trace, notices) = BatchTrace::start(&self.probe.traces, keys, attributes);
+        for notice in notices {
+            let _ = render::write_reason(&mut self.stderr, &notice);
+        }
+        trace
     }
 
     /// Counts `finished` and writes the lines now due.
@@ -385,6 +419,18 @@ impl Batch<'_> {
         cause: Option<AbortCause>,
         unread: Option<String>,
     ) -> Status {
+        let (status, why) = self.verdict(tally, not_started, cause, unread);
+        self.write_end(tally, not_started, status, why)
+    }
+
+    /// How the batch ended, and why (on failure).
+    fn verdict(
+        &self,
+        tally: &Tally,
+        not_started: u64,
+        cause: Option<AbortCause>,
+        unread: Option<String>,
+    ) -> (Status, Option<String>) {
         let failed = tally.done() - tally.ok() + not_started;
         let (status, why) = match (cause, unread, self.lines.failure()) {
             (Some(cause), _, _) => (
@@ -409,6 +455,17 @@ impl Batch<'_> {
             ),
             _ => (Status::Ok, None),
         };
+        (status, why)
+    }
+
+    /// Writes why (on failure), then the `batch_end` summary.
+    fn write_end(
+        &mut self,
+        tally: &Tally,
+        not_started: u64,
+        status: Status,
+        why: Option<String>,
+    ) -> Status {
         if let Some(why) = why {
             let _ = render::write_reason(&mut self.stderr, &why);
         }

@@ -126,6 +126,12 @@ impl Environment {
         (self.lookup)(name).or_else(|| self.dotenv_value(name).map(str::to_owned))
     }
 
+    /// A variable's value as exported, never from `.env`: for settings a
+    /// checkout must not be able to choose (where traces go).
+    pub fn exported(&self, name: &str) -> Option<String> {
+        (self.lookup)(name)
+    }
+
     /// A variable's value from `.env` alone.
     pub fn dotenv_value(&self, name: &str) -> Option<&str> {
         self.dotenv_values.get(name).map(String::as_str)

@@ -138,6 +138,9 @@ pub struct RunPlan {
     /// `LEASH_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and the config
     /// file's keys): tool results never show them.
     pub known_keys: Vec<ApiKey>,
+    /// Where the run's traces go (the `OTEL_*` variables of the process
+    /// environment; never a `.env`'s).
+    pub traces: crate::telemetry::TraceSettings,
 }
 
 impl RunPlan {

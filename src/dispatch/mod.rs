@@ -29,6 +29,7 @@ use crate::render::transcript::reader_left;
 use crate::run::input::InputError;
 use crate::run::job::{self, Streams};
 use crate::run::report;
+use crate::telemetry::TraceSettings;
 
 /// Runs what the command line asked for ([`Invocation`], argv read once)
 /// and returns how it ended; `--help` and `--version` come back as the
@@ -313,6 +314,10 @@ fn show_config(
         }
     });
     text.push_str(&format!("# .env: {}\n", env.dotenv()));
+    // Where traces go: the process environment only, header values withheld.
+    for line in TraceSettings::from_env(&|name| env.exported(name)).describe() {
+        text.push_str(&format!("# {line}\n"));
+    }
     text.push_str(&render_settings(&describe(&parsed, &inputs)));
     let (mut stdout, mut stderr) = (streams.stdout, streams.stderr);
     let _ = stdout.write_all(text.as_bytes());

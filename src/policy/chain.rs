@@ -70,7 +70,41 @@ pub struct HookChain {
     /// The file tools' root, against which the patterns normalise a path
     /// argument (`None` when no file tool is offered).
     sandbox: Option<Arc<Sandbox>>,
+    /// Who else sees the provider's stream events and each hook's run
+    /// (the run's trace).
+    observers: Observers,
     state: Mutex<ChainState>,
+}
+
+/// A watcher of the provider's stream events, called inline: it must
+/// return at once.
+pub type ProviderObserver = Arc<dyn Fn(&crate::protocol::StreamEvent) + Send + Sync>;
+
+/// A watcher of each hook's run once it is over, called inline.
+pub type HookObserver = Arc<dyn Fn(&HookRun<'_>) + Send + Sync>;
+
+/// Who watches the chain besides the loop (the run's trace); no one by
+/// default.
+#[derive(Clone, Default)]
+pub struct Observers {
+    /// The provider's stream events.
+    pub provider: Option<ProviderObserver>,
+    /// Each hook's run.
+    pub hooks: Option<HookObserver>,
+}
+
+/// One hook's run, as a watcher sees it: no command, input or answer.
+pub struct HookRun<'a> {
+    /// Its place among the `--hook` flags (1 for the first).
+    pub number: usize,
+    /// The event it ran for (`before_tool_call`, ...).
+    pub event: &'static str,
+    /// The tool call it judged, if any.
+    pub tool_call_id: Option<&'a str>,
+    /// When it started.
+    pub started: std::time::SystemTime,
+    /// `answered`, `blocked`, `failed` or `aborted`.
+    pub outcome: &'static str,
 }
 
 impl HookChain {
@@ -104,6 +138,7 @@ impl HookChain {
             queues,
             keys: Arc::from([]),
             sandbox: None,
+            observers: Observers::default(),
             state: Mutex::new(ChainState::default()),
         }
     }
@@ -112,6 +147,40 @@ impl HookChain {
     pub fn with_keys(mut self, keys: Arc<[ApiKey]>) -> Self {
         self.keys = keys;
         self
+    }
+
+    /// The chain with its watchers (see the field).
+    pub fn with_observers(mut self, observers: Observers) -> Self {
+        self.observers = observers;
+        self
+    }
+
+    /// Runs one hook; its watcher, if any, hears how it went.
+    async fn ask(
+        &self,
+        hook: &Numbered,
+        input: &HookInput<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+        tool_call_id: Option<&str>,
+    ) -> Result<Answer, Problem> {
+        let started = std::time::SystemTime::now();
+        let asked = answer::ask(hook, input, self.timeout, cancel, &self.keys).await;
+        if let Some(observer) = &self.observers.hooks {
+            let outcome = match &asked {
+                Ok(Answer::Stdout(_)) => "answered",
+                Ok(Answer::Block(_)) => "blocked",
+                Err(Problem::Failed(_)) => "failed",
+                Err(Problem::Aborted) => "aborted",
+            };
+            observer(&HookRun {
+                number: hook.number,
+                event: input.event,
+                tool_call_id,
+                started,
+                outcome,
+            });
+        }
+        asked
     }
 
     /// The chain with the file tools' root (see the field).
@@ -171,6 +240,12 @@ fn block(reason: String, terminate: bool) -> BeforeToolCall {
 }
 
 impl AgentHooks for HookChain {
+    fn on_provider_event(&self, event: &crate::protocol::StreamEvent) {
+        if let Some(observer) = &self.observers.provider {
+            observer(event);
+        }
+    }
+
     fn before_tool_call<'a>(
         &'a self,
         context: ToolCallContext<'a>,
@@ -203,23 +278,21 @@ impl AgentHooks for HookChain {
                 };
                 let consequence = "the call was blocked";
                 let fail = |problem: &str| self.fail(hook, Some(&call.id), problem, consequence);
-                let reply =
-                    match answer::ask(hook, &input, self.timeout, context.cancel, &self.keys).await
-                    {
-                        Err(Problem::Aborted) => return Ok(BeforeToolCall::Run),
-                        Err(Problem::Failed(problem)) => return Ok(block(fail(&problem), false)),
-                        Ok(Answer::Block(reason)) => {
-                            let reason =
-                                reason.unwrap_or_else(|| format!("blocked by {}", hook.name()));
-                            return Ok(block(reason, false));
+                let reply = match self.ask(hook, &input, context.cancel, Some(&call.id)).await {
+                    Err(Problem::Aborted) => return Ok(BeforeToolCall::Run),
+                    Err(Problem::Failed(problem)) => return Ok(block(fail(&problem), false)),
+                    Ok(Answer::Block(reason)) => {
+                        let reason =
+                            reason.unwrap_or_else(|| format!("blocked by {}", hook.name()));
+                        return Ok(block(reason, false));
+                    }
+                    Ok(Answer::Stdout(stdout)) => {
+                        match parse::<BeforeReply>(HookEvent::BeforeToolCall, &stdout) {
+                            Ok(reply) => reply,
+                            Err(problem) => return Ok(block(fail(&problem), false)),
                         }
-                        Ok(Answer::Stdout(stdout)) => {
-                            match parse::<BeforeReply>(HookEvent::BeforeToolCall, &stdout) {
-                                Ok(reply) => reply,
-                                Err(problem) => return Ok(block(fail(&problem), false)),
-                            }
-                        }
-                    };
+                    }
+                };
                 if reply.block {
                     let reason = reply
                         .reason
@@ -277,20 +350,22 @@ impl AgentHooks for HookChain {
                 let consequence = "its result was withheld";
                 let fail =
                     |problem: &str| self.fail(hook, Some(&context.call.id), problem, consequence);
-                let reply =
-                    match answer::ask(hook, &input, self.timeout, context.cancel, &self.keys).await
-                    {
-                        Err(Problem::Aborted) => return Ok(changes),
-                        Err(Problem::Failed(problem)) => return Err(fail(&problem)),
-                        Ok(Answer::Block(reason)) => {
-                            return Err(reason
-                                .unwrap_or_else(|| format!("result withheld by {}", hook.name())));
-                        }
-                        Ok(Answer::Stdout(stdout)) => {
-                            parse::<AfterReply>(HookEvent::AfterToolCall, &stdout)
-                                .map_err(|problem| fail(&problem))?
-                        }
-                    };
+                let reply = match self
+                    .ask(hook, &input, context.cancel, Some(&context.call.id))
+                    .await
+                {
+                    Err(Problem::Aborted) => return Ok(changes),
+                    Err(Problem::Failed(problem)) => return Err(fail(&problem)),
+                    Ok(Answer::Block(reason)) => {
+                        return Err(
+                            reason.unwrap_or_else(|| format!("result withheld by {}", hook.name()))
+                        );
+                    }
+                    Ok(Answer::Stdout(stdout)) => {
+                        parse::<AfterReply>(HookEvent::AfterToolCall, &stdout)
+                            .map_err(|problem| fail(&problem))?
+                    }
+                };
                 if reply == AfterReply::default() {
                     continue;
                 }
@@ -342,22 +417,22 @@ impl AgentHooks for HookChain {
                     message: Some(Assistant::new(turn.message)),
                     tool_results: Some(turn.tool_results),
                 };
-                let reply =
-                    match answer::ask(hook, &input, self.timeout, turn.cancel, &self.keys).await {
-                        Err(Problem::Aborted) => return builtin,
-                        // Exit 2 blocks the end, as a stop hook's does
-                        // elsewhere: one more turn, stderr for the model.
-                        Ok(Answer::Block(reason)) => Ok(FinishReply {
-                            action: Some(Action::Continue),
-                            reason: Some(reason.unwrap_or_else(|| {
-                                format!("{} asks you to continue", hook.name())
-                            })),
-                        }),
-                        Ok(Answer::Stdout(stdout)) => {
-                            parse::<FinishReply>(HookEvent::FinishTurn, &stdout)
-                        }
-                        Err(Problem::Failed(problem)) => Err(problem),
-                    };
+                let reply = match self.ask(hook, &input, turn.cancel, None).await {
+                    Err(Problem::Aborted) => return builtin,
+                    // Exit 2 blocks the end, as a stop hook's does
+                    // elsewhere: one more turn, stderr for the model.
+                    Ok(Answer::Block(reason)) => Ok(FinishReply {
+                        action: Some(Action::Continue),
+                        reason: Some(
+                            reason
+                                .unwrap_or_else(|| format!("{} asks you to continue", hook.name())),
+                        ),
+                    }),
+                    Ok(Answer::Stdout(stdout)) => {
+                        parse::<FinishReply>(HookEvent::FinishTurn, &stdout)
+                    }
+                    Err(Problem::Failed(problem)) => Err(problem),
+                };
                 match reply {
                     Ok(FinishReply {
                         action: Some(Action::End),

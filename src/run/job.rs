@@ -62,6 +62,7 @@ use crate::tools::redact::Redacted;
 use crate::tools::write_file::WriteFile;
 
 mod create;
+mod trace;
 
 use create::{create_output, not_created};
 
@@ -122,6 +123,8 @@ pub struct Shared {
     /// The tools of the MCP servers the batch started; `None`: the run
     /// starts the servers of its plan itself.
     pub mcp_tools: Option<Vec<Arc<dyn Tool>>>,
+    /// How the run is traced (a batch's item: under the batch's span).
+    pub tracing: crate::telemetry::Tracing,
 }
 
 impl Shared {
@@ -132,13 +135,14 @@ impl Shared {
         let started = servers.start(&plan.mcp, &keys_of(plan)).await;
         let shared = started.map(|tools| Shared {
             mcp_tools: Some(tools),
+            tracing: Default::default(),
         });
         (servers, shared)
     }
 }
 
 /// The run's key and every other key leash knows, longest first.
-fn keys_of(plan: &RunPlan) -> Arc<[ApiKey]> {
+pub(crate) fn keys_of(plan: &RunPlan) -> Arc<[ApiKey]> {
     let run_key = match &plan.provider {
         ProviderConfig::OpenAi(settings)
         | ProviderConfig::OpenAiResponses(settings)
@@ -170,7 +174,9 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
         changes: Arc::default(),
         mcp: McpServers::default(),
         late_stdin: Some(late_stdin),
+        trace: None,
     };
+    job.begin_trace(shared);
     let report = match job.prepare(&mut abort, shared).await {
         Ok(prepared) => {
             let (messages, limits, verdict) = job.run_agent(prepared, &mut abort).await;
@@ -192,6 +198,7 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
     };
     // Whatever ended the run, no server outlives it.
     job.mcp.stop().await;
+    job.end_trace(&report.report).await;
     let status = job.deliver(report, &mut abort).await;
     watcher.abort();
     status
@@ -217,6 +224,7 @@ pub(super) struct Job {
     /// Where the prompt step hands a pipe it went on without, for the
     /// abort watcher to watch for the rest of the run.
     pub(super) late_stdin: Option<tokio::sync::oneshot::Sender<input::LateStdin>>,
+    pub(super) trace: Option<crate::telemetry::RunTrace>,
 }
 
 /// A run ready to start: its prompt, and its agent with the limits as hooks
@@ -336,7 +344,8 @@ impl Job {
                 queues.clone(),
             )
             .with_keys(Arc::clone(&keys))
-            .with_sandbox(self.plan.tools.as_ref().map(|t| Arc::clone(&t.sandbox))),
+            .with_sandbox(self.plan.tools.as_ref().map(|t| Arc::clone(&t.sandbox)))
+            .with_observers(self.trace_observers()),
         );
         let agent = Agent::with_queues(
             self.provider(),
@@ -371,6 +380,7 @@ impl Job {
                 events.submit(move |renderer| renderer.event(&event));
             }
         })];
+        listeners.extend(self.trace_listener(&agent));
         if let Some(transcript) = self.transcript.clone() {
             listeners.push(agent.subscribe(move |event| {
                 if let AgentEvent::MessageEnd { message } = event {

@@ -10,6 +10,7 @@ mod floors;
 mod harness;
 mod hooks;
 mod mcp;
+mod otel;
 mod providers;
 mod run;
 mod shell;

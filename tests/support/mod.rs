@@ -19,6 +19,7 @@
 
 pub mod docs;
 pub mod hostile;
+pub mod otlp;
 pub mod run;
 pub mod shell;
 pub mod sse;

@@ -390,6 +390,9 @@ fn inherited() -> Vec<String> {
                 || name.starts_with("XDG_")
                 || name == "NO_COLOR"
                 || name == "RUST_BACKTRACE"
+                || name.starts_with("OTEL_")
+                || name == "TRACEPARENT"
+                || name == "TRACESTATE"
                 || PROXIES.iter().any(|proxy| name.eq_ignore_ascii_case(proxy))
         })
         .collect()

@@ -19,6 +19,7 @@ use crate::config::dotenv::DotEnvStatus;
 use crate::config::input::StdinMode;
 use crate::config::precedence::{choose_model, choose_provider, choose_wire, decide_terminal};
 use crate::config::{ConfigError, Inputs, RunPlan};
+use crate::telemetry::TraceSettings;
 
 /// Resolves the layered flags into the plan of a run.
 pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
@@ -77,5 +78,6 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         mcp,
         known_keys: provider::known_keys(inputs),
         notices,
+        traces: TraceSettings::from_env(&|name| inputs.env.exported(name)),
     })
 }

@@ -222,7 +222,13 @@ fn stream_response<D: WireDecoder>(
                 return;
             };
             if let Some(gate) = &settings.gate {
+                let queued = std::time::Instant::now();
                 gate.admit().await;
+                // A wait at the shared gate, for the run's trace.
+                let waited = u64::try_from(queued.elapsed().as_millis()).unwrap_or(u64::MAX);
+                if waited > 0 {
+                    yield StreamEvent::Provider(serde_json::json!({"type": "rate_gate", "waited_ms": waited}));
+                }
             }
             let failure = match http::send(&client, attempt, key).await {
                 Ok(response) => {

@@ -55,6 +55,7 @@ fn config_listing(output: &std::process::Output) -> Vec<(String, String, String)
                 && !line.starts_with("# (")
                 && !line.starts_with("# config file")
                 && !line.starts_with("# .env")
+                && !line.starts_with("# traces")
         })
         .map(|line| {
             let (left, source) = line.split_once("  # ").unwrap();

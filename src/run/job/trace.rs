@@ -1,0 +1,67 @@
+//! Where a run's trace is begun, fed and ended (docs/src/tracing.md): the
+//! few points of the job that touch [`crate::telemetry`]. With traces off
+//! nothing is built and each of these returns at once.
+
+use std::sync::Arc;
+
+use crate::agent::{Agent, Subscription};
+use crate::policy::chain::Observers;
+use crate::render::RunReport;
+use crate::telemetry::RunTrace;
+
+use super::{Job, Shared, keys_of};
+
+impl Job {
+    /// Begins the run's root span when the plan (or the batch) traces;
+    /// says on the events lane why traces that were asked for are off.
+    pub(super) fn begin_trace(&mut self, shared: &Shared) {
+        let plan = &self.plan;
+        let (trace, notices) = RunTrace::begin(
+            &plan.traces,
+            &shared.tracing,
+            keys_of(plan),
+            plan.provider.name(),
+            &plan.model,
+        );
+        self.trace = trace;
+        for notice in notices {
+            self.events.submit(move |renderer| renderer.notice(&notice));
+        }
+    }
+
+    /// The listener that hands the agent's events to the trace.
+    pub(super) fn trace_listener(&self, agent: &Agent) -> Option<Subscription> {
+        let trace = self.trace.clone()?;
+        Some(agent.subscribe(move |event| trace.event(event)))
+    }
+
+    /// The trace's watchers of the provider's own events and of each
+    /// hook's run; none when traces are off.
+    pub(super) fn trace_observers(&self) -> Observers {
+        let Some(trace) = self.trace.clone() else {
+            return Observers::default();
+        };
+        let hooks = trace.clone();
+        Observers {
+            provider: Some(Arc::new(move |event| trace.provider_event(event))),
+            hooks: Some(Arc::new(move |run| hooks.hook_ran(run))),
+        }
+    }
+
+    /// Ends the run's spans with its report and exports them, never past
+    /// the run's timer; a failed export is one notice on the events lane,
+    /// before the run's last line.
+    pub(super) async fn end_trace(&mut self, report: &RunReport) {
+        let Some(trace) = self.trace.take() else {
+            return;
+        };
+        let left = self
+            .plan
+            .deadline
+            .map(|deadline| deadline.saturating_duration_since(tokio::time::Instant::now()));
+        if let Some(failure) = trace.finish(report, left).await {
+            self.events
+                .submit(move |renderer| renderer.notice(&failure));
+        }
+    }
+}
