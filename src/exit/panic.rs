@@ -1,7 +1,7 @@
 //! What a panic prints in a build that aborts on panic (the release
 //! profile): one `leash:` line saying it is a bug, then exit 101, the code
 //! an unwinding main thread exits with, instead of `SIGABRT` and a core
-//! file. No panic is expected (README "Security and limits"); this is the
+//! file. No panic is expected (docs/src/security.md "Security and limits"); this is the
 //! last word if one happens anyway.
 
 use std::panic::PanicHookInfo;
