@@ -38,10 +38,7 @@ use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::openai_responses::ResponsesProvider;
-use crate::render::format::EventsFormat;
-use crate::render::jsonl::JsonlRenderer;
 use crate::render::lane::Lane;
-use crate::render::text::TextRenderer;
 use crate::render::transcript::Transcript;
 use crate::render::{EventRenderer, Interest};
 use crate::run::ending::{self, AbortCause};
@@ -64,7 +61,7 @@ use crate::tools::write_file::WriteFile;
 mod create;
 mod trace;
 
-use create::{create_output, not_created};
+use create::{create_output, event_renderer, not_created};
 
 /// Where a run writes. The binary passes the process's streams; tests may
 /// pass buffers.
@@ -236,18 +233,6 @@ struct Prepared {
     limits: Arc<RunLimits>,
     chain: Arc<HookChain>,
     _listeners: Vec<Subscription>,
-}
-
-/// The renderer of `--events`, using the terminal as the plan allows.
-fn event_renderer(plan: &RunPlan, stderr: Box<dyn Write + Send>) -> Box<dyn EventRenderer> {
-    match plan.events {
-        EventsFormat::Jsonl => Box::new(JsonlRenderer::new(stderr).with_price(plan.limits.price)),
-        format => Box::new(
-            TextRenderer::new(stderr, format == EventsFormat::Text)
-                .with_terminal(plan.terminal, &plan.model)
-                .with_price(plan.limits.price),
-        ),
-    }
 }
 
 impl Job {

@@ -1,14 +1,20 @@
 //! The run's output files (`--output-last-message`, `--transcript`),
 //! created before anything else is written, on a thread of their own so a
-//! FIFO nobody reads never holds the timer or a signal.
+//! FIFO nobody reads never holds the timer or a signal; and the
+//! renderer of the events lane on stderr.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 
 use tokio::sync::watch;
 
 use super::{NotStarted, UsageError};
+use crate::config::RunPlan;
+use crate::render::EventRenderer;
+use crate::render::format::EventsFormat;
+use crate::render::jsonl::JsonlRenderer;
+use crate::render::text::TextRenderer;
 use crate::run::ending::AbortCause;
 
 /// The usage error of an output file `flag` names that could not be created.
@@ -51,5 +57,20 @@ pub(super) async fn create_output(
         cause = abort.wait_for(Option::is_some) => {
             Err(NotStarted::Stopped(cause.ok().and_then(|c| *c)))
         }
+    }
+}
+
+/// The renderer of `--events`, using the terminal as the plan allows.
+pub(super) fn event_renderer(
+    plan: &RunPlan,
+    stderr: Box<dyn Write + Send>,
+) -> Box<dyn EventRenderer> {
+    match plan.events {
+        EventsFormat::Jsonl => Box::new(JsonlRenderer::new(stderr).with_price(plan.limits.price)),
+        format => Box::new(
+            TextRenderer::new(stderr, format == EventsFormat::Text)
+                .with_terminal(plan.terminal, &plan.model)
+                .with_price(plan.limits.price),
+        ),
     }
 }
