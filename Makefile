@@ -8,6 +8,11 @@ DEMO_SYSTEM := Read the exercise file before explaining the code; never invent f
 # actionlint, zizmor, shellcheck) live in this project-local venv (git-ignored),
 # never in the machine's Python.
 TOOLS := $(CURDIR)/.tools/venv
+# The OTLP receiver's pins (`make otlp-receiver`, below): defined before
+# `test` names the stamp as a prerequisite, which make expands at once.
+OTLP_PROTO_VERSION := 1.45.2
+PROTOBUF_VERSION := 7.36.2
+OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)
 
 .PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools otlp-receiver
 
@@ -105,9 +110,6 @@ ci: check test
 # The OTLP receiver the tracing tests export to (tests/support/otlp_receiver.py)
 # decodes with the official definitions: opentelemetry-proto and its
 # protobuf, pinned, from PyPI into .tools/venv, never the machine's Python.
-OTLP_PROTO_VERSION := 1.45.2
-PROTOBUF_VERSION := 7.36.2
-OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)
 otlp-receiver: $(OTLP_STAMP)
 $(OTLP_STAMP):
 	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
