@@ -103,11 +103,18 @@ fn open_output_from(path: &Path, cwd: &Path, append: bool) -> io::Result<File> {
     if let Some(guarded) = guarded_part(path, cwd) {
         match open_without_links(cwd, &guarded, append) {
             Some(Ok(file)) => return Ok(file),
-            Some(Err(error)) if error.raw_os_error() == Some(libc_eloop()) => return Err(refused()),
+            Some(Err(error))
+                if error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
+            {
+                return Err(refused());
+            }
             Some(Err(error)) => return Err(error),
             // No `openat2` here: the names are checked one by one.
-            None if link_on_path_from(path, cwd).is_some() => return Err(refused()),
-            None => {}
+            None => {
+                if let Some(refused) = link_on_path_from(path, cwd) {
+                    return Err(io::Error::other(refused));
+                }
+            }
         }
     }
     let mut options = options(append);
@@ -119,11 +126,6 @@ fn open_output_from(path: &Path, cwd: &Path, append: bool) -> io::Result<File> {
             Ok(meta) if meta.file_type().is_symlink() => io::Error::other(LINK_REFUSED),
             _ => error,
         })
-}
-
-/// `ELOOP`: what a refused link is reported as.
-fn libc_eloop() -> i32 {
-    rustix::io::Errno::LOOP.raw_os_error()
 }
 
 /// The open options of an output file: emptied, or appended to.
