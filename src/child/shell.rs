@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::confine::{Spec, launcher_args};
+use super::confine::{Guarded, LAUNCHER, Launch, Spec};
 use super::tail::Tail;
 use super::tree::{Cap, Tree};
 use super::{Stop, spawn};
@@ -33,6 +33,8 @@ pub struct ShellSettings {
     pub temp: PathBuf,
     /// Landlock and seccomp on.
     pub confined: bool,
+    /// The Landlock ABI to confine with.
+    pub abi: u8,
     /// The `bash` binary.
     pub bash: PathBuf,
     /// The environment, already rebuilt.
@@ -108,11 +110,11 @@ pub fn run(
     let (reader, writer) = io::pipe().map_err(ShellError::Spawn)?;
     let mut launcher = Command::new(exe);
     launcher
-        .args(launcher_args(&spec, command))
+        .arg(LAUNCHER)
         .env_clear()
         .envs(settings.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&settings.root)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(writer.try_clone().map_err(ShellError::Spawn)?)
         .stderr(writer);
     let started = Instant::now();
@@ -121,6 +123,14 @@ pub fn run(
     drop(launcher);
     let (mut child, group) = spawned.map_err(ShellError::Spawn)?;
     tree.started(child.id());
+    if let Some(mut stdin) = child.stdin.take() {
+        let launch = Launch {
+            spec,
+            command: command.to_owned(),
+        };
+        // A supervisor that died first is seen below, as its ending.
+        let _ = io::Write::write_all(&mut stdin, &launch.to_bytes());
+    }
     let tail = Arc::new(Mutex::new(Tail::new(keep)));
     let (done_tx, done) = mpsc::channel();
     let sink = Arc::clone(&tail);
@@ -180,6 +190,7 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
     writable.extend(DEVICES.iter().map(PathBuf::from));
     Spec {
         confined: settings.confined,
+        abi: settings.abi,
         writable,
         readable: READABLE.iter().map(PathBuf::from).collect(),
         cgroup_procs: match tree.cap() {
@@ -191,6 +202,7 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
             _ => None,
         },
         bash: settings.bash.clone(),
+        leash: Guarded::this_process(),
     }
 }
 

@@ -236,6 +236,25 @@ fn members(cgroup: Option<&Path>, launcher: Option<i32>) -> Vec<i32> {
     found.into_iter().collect()
 }
 
+/// Every live process below `ancestor` (children, theirs, and so on);
+/// the supervisor's sweep, where every orphan below it is its own.
+pub fn descendants(ancestor: i32) -> Vec<i32> {
+    let table = process_table();
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (pid, (ppid, _)) in &table {
+        children.entry(*ppid).or_default().push(*pid);
+    }
+    let mut found = HashSet::new();
+    let mut next: Vec<i32> = children.get(&ancestor).cloned().unwrap_or_default();
+    while let Some(pid) = next.pop() {
+        if found.insert(pid) {
+            next.extend(children.get(&pid).into_iter().flatten());
+        }
+    }
+    found.retain(|pid| table.get(pid).is_some_and(|(_, zombie)| !zombie));
+    found.into_iter().collect()
+}
+
 /// Reaps every adopted orphan that has ended (never the launcher).
 fn reap_orphans(launcher: Option<i32>) {
     let me = i32::try_from(std::process::id()).unwrap_or(0);

@@ -172,7 +172,7 @@ pub struct FileTools {
 
 impl FileTools {
     /// The notices the run starts with: `git` left out, a shell without
-    /// the kernel's confinement.
+    /// the kernel's confinement, or on a kernel that holds less.
     pub fn notices(&self) -> Vec<String> {
         let unconfined = matches!(self.shell, Some((ExecMode::Unconfined, _))).then(|| {
             "--allow-exec=unconfined: bash commands run WITHOUT the kernel's confinement \
@@ -180,10 +180,18 @@ impl FileTools {
              leash)"
                 .to_owned()
         });
+        let weaker = matches!(self.shell, Some((ExecMode::Confined, _)))
+            .then(|| {
+                let abi = crate::child::confine::probe().abi_in_use();
+                crate::child::confine::Support::weaker_footing(abi)
+            })
+            .flatten()
+            .map(|footing| format!("--allow-exec: {footing}"));
         self.git_left_out
             .iter()
             .cloned()
             .chain(unconfined)
+            .chain(weaker)
             .collect()
     }
 }

@@ -13,6 +13,7 @@
 
 mod snapshot;
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -102,6 +103,8 @@ pub struct Bash {
     mode: ExecMode,
     bash: PathBuf,
     env: Vec<crate::child::env::Variable>,
+    /// The Landlock ABI commands are confined with.
+    abi: u8,
     /// The run's private temporary directory, made at the first call.
     temp: Mutex<Option<tempfile::TempDir>>,
 }
@@ -127,6 +130,7 @@ impl Bash {
             mode,
             bash,
             env,
+            abi: crate::child::confine::probe().abi_in_use(),
             temp: Mutex::new(None),
         }
     }
@@ -135,8 +139,10 @@ impl Bash {
     fn settings(&self) -> Result<ShellSettings, BashError> {
         let mut temp = self.temp.lock().unwrap_or_else(PoisonError::into_inner);
         if temp.is_none() {
+            // 0700: no other user reads what the command writes there.
             let made = tempfile::Builder::new()
                 .prefix("leash-shell-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
                 .tempdir()
                 .map_err(|error| BashError::Temp(error.to_string()))?;
             crate::child::tree::remove_at_exit(made.path());
@@ -158,6 +164,7 @@ impl Bash {
             root: self.sandbox.root().to_owned(),
             temp,
             confined: self.mode == ExecMode::Confined,
+            abi: self.abi,
             bash: self.bash.clone(),
             env,
         })

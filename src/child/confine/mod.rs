@@ -1,17 +1,27 @@
-//! The kernel's confinement of a `bash` tool command (docs/src/tools.md "The shell:
-//! --allow-exec"). leash cannot run code between `fork` and `exec`
-//! (`unsafe_code` is forbidden, and with it `pre_exec`), so it starts
-//! itself again as a *launcher*: argv `[leash, LAUNCHER, SPEC, COMMAND]`,
-//! handled by [`launch_if_asked`] at the very top of `run_process`, before
-//! anything else is read. The launcher joins the command's process cap,
-//! applies Landlock (files, TCP, scopes) and a seccomp filter (no socket
-//! but `AF_UNIX`, no `io_uring`, no `ptrace`), then `exec`s `bash -c`.
-//! Any step that fails ends the launcher before the command runs: it
-//! fails closed.
+//! The kernel's confinement of a `bash` tool command (docs/src/tools.md
+//! "The shell: --allow-exec"). leash cannot run code between `fork` and
+//! `exec` (`unsafe_code` is forbidden, and with it `pre_exec`), so it
+//! starts itself again, twice:
+//!
+//! - the *supervisor* (argv `[leash, LAUNCHER]`, its [`Launch`] read from
+//!   stdin, so no process listing shows the command twice), never
+//!   confined: it closes every descriptor but 0–2, joins the command's
+//!   process cap, becomes the subreaper of everything below it, starts
+//!   the confiner, and mirrors its ending. If leash itself dies (a
+//!   `SIGKILL`, the OOM killer) it kills the whole tree and goes;
+//! - the *confiner* (argv `[leash, CONFINER, SPEC, COMMAND]`), which drops
+//!   root's dangerous capabilities, applies Landlock (files, TCP, scopes)
+//!   and the seccomp filter of `filter.rs`, then `exec`s `bash -c`.
+//!
+//! Both are handled by [`launch_if_asked`] at the very top of
+//! `run_process`, before anything else is read. Any step that fails ends
+//! the launch before the command runs: it fails closed.
 //!
 //! [`probe`] says, in the parent and before any command, what the kernel
 //! can confine, so a missing piece is a usage error and not a surprise.
 
+#[cfg(target_os = "linux")]
+mod filter;
 #[cfg(target_os = "linux")]
 mod rules;
 /// Elsewhere nothing confines: every probe says so, the launcher refuses.
@@ -25,11 +35,8 @@ mod rules {
             seccomp: false,
         }
     }
-
-    pub(super) fn confine_self(_: &super::Spec) -> Result<(), String> {
-        Err("commands are confined on Linux only".to_owned())
-    }
 }
+mod supervise;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -44,6 +51,10 @@ pub use rules::probe;
 /// handles `truncate`, without which a command could empty any file it can
 /// open for reading.
 pub const MIN_ABI: u8 = 3;
+
+/// The first Landlock ABI that scopes signals and abstract Unix sockets
+/// to the command's own domain; below it seccomp guards leash alone.
+pub const SCOPES_ABI: u8 = 6;
 
 /// What this kernel can confine a command with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,11 +93,48 @@ impl Support {
         }
         (!missing.is_empty()).then(|| missing.join(" and "))
     }
+
+    /// The Landlock ABI commands are confined with: the kernel's own, or,
+    /// in a debug build only, a lower one named by
+    /// [`TEST_ABI_VARIABLE`] in leash's process environment, so the
+    /// escape suite proves every rule at every ABI on one kernel. A
+    /// release build never reads it, and no `.env` or config file can set
+    /// a process variable.
+    pub fn abi_in_use(&self) -> u8 {
+        let lowered = cfg!(debug_assertions)
+            .then(|| std::env::var(TEST_ABI_VARIABLE).ok())
+            .flatten()
+            .and_then(|text| text.parse::<u8>().ok());
+        match lowered {
+            Some(abi) => abi.clamp(MIN_ABI, self.landlock.max(MIN_ABI)),
+            None => self.landlock,
+        }
+    }
+
+    /// What a command could still do on this footing that it cannot on
+    /// the newest, in one sentence for the start-up line; `None` when
+    /// nothing.
+    pub fn weaker_footing(abi: u8) -> Option<String> {
+        (abi < SCOPES_ABI).then(|| {
+            format!(
+                "Landlock ABI {abi} (before {SCOPES_ABI}) does not scope signals: a command may \
+                 signal other processes of this user (leash and its own tree are guarded by \
+                 seccomp)"
+            )
+        })
+    }
 }
 
-/// The argv marker that makes leash the launcher. clap never sees it:
+/// The variable a debug build's tests lower the Landlock ABI with
+/// ([`Support::abi_in_use`]). Not `LEASH_*`: no settings layer reads it.
+pub const TEST_ABI_VARIABLE: &str = "_LEASH_TEST_LANDLOCK_ABI";
+
+/// The argv marker that makes leash the supervisor. clap never sees it:
 /// [`launch_if_asked`] takes it first.
-pub const LAUNCHER: &str = "--leash-internal-shell-launcher-v1";
+pub const LAUNCHER: &str = "--leash-internal-shell-launcher-v2";
+
+/// The argv marker of the confiner the supervisor starts.
+const CONFINER: &str = "--leash-internal-shell-confiner-v2";
 
 /// The exit status of a launcher that could not confine (or start) the
 /// command: the shell's own "cannot execute".
@@ -97,6 +145,8 @@ pub const CANNOT_CONFINE: u8 = 126;
 pub struct Spec {
     /// Landlock and seccomp on (`false`: `--allow-exec=unconfined`).
     pub confined: bool,
+    /// The Landlock ABI to confine with ([`Support::abi_in_use`]).
+    pub abi: u8,
     /// The directories the command may write (the root, its temporary
     /// directory); it may read them too.
     pub writable: Vec<PathBuf>,
@@ -108,56 +158,111 @@ pub struct Spec {
     pub nproc: Option<u64>,
     /// The `bash` binary.
     pub bash: PathBuf,
+    /// leash's own pid and process group: no command may signal them,
+    /// change their limits or their priority.
+    pub leash: Guarded,
 }
 
-/// The launcher's argv for `command` under `spec` (after leash's own
-/// path).
-pub fn launcher_args(spec: &Spec, command: &str) -> Vec<OsString> {
+/// The processes a command must never reach, whatever the Landlock ABI.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Guarded {
+    /// leash's pid.
+    pub pid: i32,
+    /// leash's process group (the operator's whole pipeline).
+    pub pgid: i32,
+}
+
+impl Guarded {
+    /// This process and its group.
+    pub fn this_process() -> Guarded {
+        let pid = i32::try_from(std::process::id()).unwrap_or(0);
+        let pgid = nix::unistd::getpgid(None).map_or(pid, nix::unistd::Pid::as_raw);
+        Guarded { pid, pgid }
+    }
+}
+
+/// What the supervisor reads from its stdin: the spec and the command.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Launch {
+    /// How to confine.
+    pub spec: Spec,
+    /// The `bash -c` command.
+    pub command: String,
+}
+
+impl Launch {
+    /// The bytes the parent writes to the supervisor's stdin.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+fn args(marker: &str, spec: &Spec, command: &str) -> Vec<OsString> {
     let spec = serde_json::to_string(spec).unwrap_or_default();
-    vec![LAUNCHER.into(), spec.into(), command.into()]
+    vec![marker.into(), spec.into(), command.into()]
 }
 
-/// Runs the launcher when `args` asks for it, and never returns then but
-/// with the exit status of a command that could not be confined; `None`
-/// for every other command line.
+/// Runs the supervisor or the confiner when `args` asks for one, and
+/// never returns then but with the command's ending; `None` for every
+/// other command line.
 pub fn launch_if_asked(args: &[OsString]) -> Option<ExitCode> {
-    if args.get(1).is_none_or(|marker| marker != LAUNCHER) {
+    let marker = args.get(1)?;
+    let supervisor = marker == LAUNCHER;
+    if !supervisor && marker != CONFINER {
         return None;
     }
-    let problem = match (args.get(2), args.get(3)) {
-        (Some(spec), Some(command)) => {
-            match serde_json::from_str::<Spec>(&spec.to_string_lossy()) {
-                Ok(spec) => launch(&spec, command),
-                Err(error) => format!("bad launcher spec: {error}"),
-            }
+    let parsed = if supervisor {
+        read_launch()
+    } else {
+        match (args.get(2), args.get(3)) {
+            (Some(spec), Some(command)) => serde_json::from_str::<Spec>(&spec.to_string_lossy())
+                .map(|spec| (spec, command.to_string_lossy().into_owned()))
+                .map_err(|error| format!("bad launcher spec: {error}")),
+            _ => Err("the confiner needs a spec and a command".to_owned()),
         }
-        _ => "the launcher needs a spec and a command".to_owned(),
     };
-    let _ = std::io::Write::write_all(
-        &mut std::io::stderr(),
-        format!("leash: cannot run the command: {problem}\n").as_bytes(),
-    );
-    Some(ExitCode::from(CANNOT_CONFINE))
+    let outcome = parsed.and_then(|(spec, command)| {
+        if supervisor {
+            supervise::supervise(&spec, &command)
+        } else {
+            Err(confine_and_exec(&spec, &command))
+        }
+    });
+    match outcome {
+        Ok(code) => Some(code),
+        Err(problem) => {
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("leash: cannot run the command: {problem}\n").as_bytes(),
+            );
+            Some(ExitCode::from(CANNOT_CONFINE))
+        }
+    }
 }
 
-/// Confines this process and becomes `bash -c command`; returns only why
-/// it could not.
-fn launch(spec: &Spec, command: &OsString) -> String {
-    if let Some(procs) = &spec.cgroup_procs
-        && let Err(error) = std::fs::write(procs, std::process::id().to_string())
-    {
-        return format!("cannot join the process cap {}: {error}", procs.display());
-    }
-    if let Some(limit) = spec.nproc {
-        use nix::sys::resource::{Resource, setrlimit};
-        if let Err(error) = setrlimit(Resource::RLIMIT_NPROC, limit, limit) {
-            return format!("cannot cap the processes: {error}");
+/// The supervisor's [`Launch`], read from its stdin to the end.
+fn read_launch() -> Result<(Spec, String), String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+        .map_err(|error| format!("cannot read the launch: {error}"))?;
+    let launch: Launch =
+        serde_json::from_slice(&bytes).map_err(|error| format!("bad launcher spec: {error}"))?;
+    Ok((launch.spec, launch.command))
+}
+
+/// The confiner: confines this process and becomes `bash -c command`;
+/// returns only why it could not.
+fn confine_and_exec(spec: &Spec, command: &str) -> String {
+    #[cfg(target_os = "linux")]
+    if spec.confined {
+        let supervisor = nix::unistd::getppid().as_raw();
+        if let Err(problem) = rules::confine_self(spec, supervisor) {
+            return problem;
         }
     }
-    if spec.confined
-        && let Err(problem) = rules::confine_self(spec)
-    {
-        return problem;
+    #[cfg(not(target_os = "linux"))]
+    if spec.confined {
+        return "commands are confined on Linux only".to_owned();
     }
     let error = std::process::Command::new(&spec.bash)
         .arg("-c")
@@ -199,5 +304,13 @@ mod tests {
             ..good
         };
         assert!(mac.missing().unwrap().contains("Seatbelt"));
+    }
+
+    #[test]
+    fn only_kernels_before_the_scopes_are_a_weaker_footing() {
+        assert!(Support::weaker_footing(4).unwrap().contains("ABI 4"));
+        assert!(Support::weaker_footing(5).is_some());
+        assert_eq!(Support::weaker_footing(6), None);
+        assert_eq!(Support::weaker_footing(7), None);
     }
 }
