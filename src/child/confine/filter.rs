@@ -31,7 +31,7 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
-use super::Guarded;
+use super::spec::Guarded;
 
 type Rules = BTreeMap<i64, Vec<SeccompRule>>;
 

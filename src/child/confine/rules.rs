@@ -8,7 +8,8 @@ use landlock::{
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
-use super::{Spec, Support};
+use super::spec::Spec;
+use super::support::{MIN_ABI, Support};
 
 /// The ABIs leash knows, newest first.
 const ABIS: [(ABI, u8); 9] = [
@@ -57,7 +58,7 @@ pub(super) fn confine_self(spec: &Spec, supervisor: i32) -> Result<(), String> {
     if let Some(missing) = support.missing() {
         return Err(format!("the kernel lacks {missing}"));
     }
-    if spec.abi < super::MIN_ABI || spec.abi > support.landlock {
+    if spec.abi < MIN_ABI || spec.abi > support.landlock {
         return Err(format!(
             "Landlock ABI {} was asked for; this kernel has {}",
             spec.abi, support.landlock

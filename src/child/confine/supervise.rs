@@ -15,7 +15,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getppid};
 
-use super::{CONFINER, Spec, args};
+use super::spec::{CANNOT_CONFINE, CONFINER, Spec, args};
 use crate::child::tree;
 
 /// How often the supervisor looks for the command's end and leash's.
@@ -49,7 +49,7 @@ pub(super) fn supervise(spec: &Spec, command: &str) -> Result<ExitCode, String> 
         if getppid().as_raw() != spec.leash.pid {
             // leash is gone: nothing of the command may outlive it.
             sweep(me);
-            return Ok(ExitCode::from(super::CANNOT_CONFINE));
+            return Ok(ExitCode::from(CANNOT_CONFINE));
         }
         if let Some(status) = reap(confiner) {
             break status;
