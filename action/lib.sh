@@ -70,9 +70,10 @@ def fenced: tostring | visible
 # workflow commands escape data so the runner masks the value itself; a
 # value with a line break is masked line by line as well, as the runner
 # may print one line of it alone. Nothing but this command carries it to
-# the log.
+# the log. A blank value is no key, and masking it would hide every
+# blank of the log.
 mask() {
-  [ -n "$1" ] || return 0
+  [ -n "${1//[[:space:]]/}" ] || return 0
   echo "::add-mask::$(escape "$1")"
   case $1 in
     *$'\n'* | *$'\r'*)
@@ -100,8 +101,8 @@ take_keys() {
   mask "${INPUT_OPENAI_API_KEY:-}"
   mask "$anthropic"
   mask "$alias"
-  if [ -n "$alias" ]; then
-    [ -z "$anthropic" ] || [ "$anthropic" = "$alias" ] \
+  if [ -n "${alias//[[:space:]]/}" ]; then
+    [ -z "${anthropic//[[:space:]]/}" ] || [ "$anthropic" = "$alias" ] \
       || fail "anthropic-api-key and anthropic_api_key hold different keys; set one of them"
     anthropic=$alias
   fi
@@ -110,9 +111,10 @@ take_keys() {
 }
 
 # take_key VARIABLE INPUT VALUE: VALUE (an input's) becomes VARIABLE for
-# leash; a different value in the step's `env` gets a notice.
+# leash; a different value in the step's `env` gets a notice. A blank
+# input (an unset secret is empty) leaves the step's `env` as it is.
 take_key() {
-  [ -n "$3" ] || return 0
+  [ -n "${3//[[:space:]]/}" ] || return 0
   if [ -n "${!1:-}" ] && [ "${!1}" != "$3" ]; then
     echo "::notice::leash action: the $2 input replaces $1 from the step's env"
   fi

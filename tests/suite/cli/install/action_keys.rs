@@ -136,6 +136,30 @@ fn the_steps_env_still_works_and_an_input_beats_it_with_a_notice() {
         [format!("::add-mask::{from_env}")]
     );
 
+    // A blank input (a secret that is not set is empty) is no key: the
+    // step's env stands, and no blank is masked.
+    let server = recorder();
+    let run = keyed_run(
+        &ws,
+        &server,
+        "openai",
+        &[
+            ("OPENAI_API_KEY", from_env),
+            ("INPUT_OPENAI_API_KEY", " \n"),
+        ],
+    );
+    assert_eq!(run.output.status.code(), Some(1), "{:?}", run.output);
+    assert_eq!(
+        sent(&server, "authorization"),
+        [format!("Bearer {from_env}")]
+    );
+    let commands = run.commands();
+    assert_eq!(commands[0], format!("::add-mask::{from_env}"));
+    assert!(
+        commands[1..].iter().all(|c| c.starts_with("::error")),
+        "{commands:?}"
+    );
+
     let server = recorder();
     let run = keyed_run(
         &ws,
