@@ -159,12 +159,17 @@ fmt:
 
 # Built first with cargo's own progress on stderr (a cold build takes
 # minutes; it must not look like a hang), then run: the events on stderr,
-# the reply alone on stdout.
+# the reply alone on stdout. Last, on stderr (after the events, and out
+# of a piped `make -s demo | …`, which gets the reply alone): where the
+# binary is and the one line that puts it on this shell's PATH, as the
+# recipes call `leash`.
 DEMO_BIN = $(or $(CARGO_TARGET_DIR),target)/debug/leash
 demo:
 	$(CARGO) build
 	"$(DEMO_BIN)" --provider faux --faux-script fixtures/demo.json \
 		--root fixtures --system "$(DEMO_SYSTEM)" "$(DEMO_PROMPT)"
+	@echo 'make: leash is $(abspath $(DEMO_BIN)); to type `leash` in this shell, run:' >&2
+	@echo '  export PATH="$(abspath $(dir $(DEMO_BIN))):$$PATH"' >&2
 
 # What leash costs next to the model, as one table (start-up, the seed task,
 # the seed task next to curl on a quiet machine and with a busy loop on

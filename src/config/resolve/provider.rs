@@ -6,7 +6,8 @@ use std::net::IpAddr;
 use super::limits::Bounds;
 use super::prompt::read_input;
 use crate::cli::{ApiName, Cli, ProviderName};
-use crate::config::error::{in_source, named_by_source};
+use crate::config::dotenv::DotEnvStatus;
+use crate::config::error::{KeyPlace, in_source, named_by_source};
 use crate::config::precedence::{
     api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url, provider_info,
 };
@@ -114,6 +115,7 @@ fn http_settings(
         return Err(ConfigError::MissingKey {
             var: info.key_variable,
             provider: info.name,
+            place: key_place(inputs),
         });
     }
     Ok(HttpSettings {
@@ -126,6 +128,20 @@ fn http_settings(
         prompt_cache_key: cli.prompt_cache_key.clone(),
         ..HttpSettings::new(base_url, api_key)
     })
+}
+
+/// Where this run could read a missing key from: a GitHub Actions step
+/// (the runner's own `GITHUB_ACTIONS`, never a `.env`'s) is told its
+/// `env:` or the Action's input, a run that reads no `.env` the
+/// environment alone.
+fn key_place(inputs: &Inputs<'_>) -> KeyPlace {
+    if inputs.env.exported("GITHUB_ACTIONS").as_deref() == Some("true") {
+        return KeyPlace::GitHubStep;
+    }
+    match inputs.env.dotenv() {
+        DotEnvStatus::Off(_) => KeyPlace::Env,
+        _ => KeyPlace::EnvOrDotEnv,
+    }
 }
 
 /// Every key value the layers hold, whichever provider runs (see

@@ -18,8 +18,10 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
     let named = |id: &'static str| named_by_source(inputs, id);
     let mut names = parse_tools(&cli.tools).map_err(named("tools"))?;
     let shell = shell(cli.allow_exec).map_err(named("allow_exec"))?;
-    if shell.is_some() && !names.contains(&ToolName::Bash) {
-        names.push(ToolName::Bash);
+    match (shell.is_some(), names.contains(&ToolName::Bash)) {
+        (true, false) => names.push(ToolName::Bash),
+        (false, true) => return Err(named("tools")(ConfigError::BashWithoutExec)),
+        _ => {}
     }
     if cli.allow_write {
         for tool in [ToolName::WriteFile, ToolName::EditFile] {
@@ -108,8 +110,8 @@ fn shell(allow: AllowExec) -> Result<Option<(ExecMode, PathBuf)>, ConfigError> {
     Ok(Some((mode, bash)))
 }
 
-/// `read_file,list_dir,grep,find,git,write_file,edit_file` (any of them),
-/// or `none`.
+/// `read_file,list_dir,grep,find,git,write_file,edit_file,bash` (any of
+/// them; `bash` needs `--allow-exec`), or `none`.
 pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
     if list.trim() == "none" {
         return Ok(Vec::new());
@@ -128,6 +130,8 @@ pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
             "git" => ToolName::Git,
             "write_file" => ToolName::WriteFile,
             "edit_file" => ToolName::EditFile,
+            // Offered only with `--allow-exec` (checked by the caller).
+            "bash" => ToolName::Bash,
             other => return Err(ConfigError::UnknownTool(other.to_owned())),
         };
         if !tools.contains(&tool) {
