@@ -35,6 +35,11 @@ pub struct ShellSettings {
     pub confined: bool,
     /// The Landlock ABI to confine with.
     pub abi: u8,
+    /// A private mount namespace: `.git` read-only, `hidden` gone,
+    /// everything outside the root and `temp` read-only.
+    pub private_mounts: bool,
+    /// Files the command must not read.
+    pub hidden: Vec<PathBuf>,
     /// The `bash` binary.
     pub bash: PathBuf,
     /// The environment, already rebuilt.
@@ -203,6 +208,15 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
         },
         bash: settings.bash.clone(),
         leash: Guarded::this_process(),
+        private_mounts: settings.private_mounts,
+        // `.git` (a directory, or the file naming one) and where it leads,
+        // when that is under the root.
+        read_only: [settings.root.join(".git")]
+            .into_iter()
+            .filter_map(|dot_git| dot_git.canonicalize().ok())
+            .filter(|git| git.starts_with(&settings.root))
+            .collect(),
+        hidden: settings.hidden.clone(),
     }
 }
 

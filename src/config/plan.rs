@@ -168,6 +168,9 @@ pub struct FileTools {
     pub git_left_out: Option<String>,
     /// With `--allow-exec`: how commands run, and the `bash` binary.
     pub shell: Option<(ExecMode, PathBuf)>,
+    /// Files a confined command must not read (the `.env` a key came
+    /// from), hidden by its private mounts.
+    pub shell_hidden: Vec<PathBuf>,
 }
 
 impl FileTools {
@@ -187,11 +190,21 @@ impl FileTools {
             })
             .flatten()
             .map(|footing| format!("--allow-exec: {footing}"));
+        let no_mounts = (matches!(self.shell, Some((ExecMode::Confined, _)))
+            && !crate::child::confine::private_mounts_available())
+        .then(|| {
+            "--allow-exec: this system gives leash no private mount namespace (root with \
+             CAP_SYS_ADMIN does): a command may change the mode, owner or times of files it \
+             owns outside the root, and .git is put back after each command rather than kept \
+             read-only"
+                .to_owned()
+        });
         self.git_left_out
             .iter()
             .cloned()
             .chain(unconfined)
             .chain(weaker)
+            .chain(no_mounts)
             .collect()
     }
 }

@@ -477,6 +477,7 @@ impl Job {
                             Arc::clone(&self.changes),
                             tools.shell.clone()?,
                             keys,
+                            tools.shell_hidden.clone(),
                         )),
                     })
                 })

@@ -11,6 +11,7 @@
 //! an error only when the command could not run at all. What it changed
 //! under the root joins the run's [`ChangeLog`].
 
+mod git_guard;
 mod snapshot;
 
 use std::os::unix::fs::PermissionsExt;
@@ -105,6 +106,10 @@ pub struct Bash {
     env: Vec<crate::child::env::Variable>,
     /// The Landlock ABI commands are confined with.
     abi: u8,
+    /// Whether commands get a private mount namespace.
+    private_mounts: bool,
+    /// Files commands must not read (hidden by the private mounts).
+    hidden: Vec<PathBuf>,
     /// The run's private temporary directory, made at the first call.
     temp: Mutex<Option<tempfile::TempDir>>,
 }
@@ -112,12 +117,13 @@ pub struct Bash {
 impl Bash {
     /// A shell over `sandbox`'s root, run by the `bash` binary as `mode`
     /// says, whose commands get leash's allow-listed variables (none
-    /// holding one of `keys`).
+    /// holding one of `keys`) and never read `hidden`.
     pub(crate) fn new(
         sandbox: Arc<Sandbox>,
         changes: Arc<ChangeLog>,
         (mode, bash): (ExecMode, PathBuf),
         keys: &[crate::secret::ApiKey],
+        hidden: Vec<PathBuf>,
     ) -> Bash {
         // An orphan of a command becomes leash's, to be swept; no process
         // reads leash's memory or environment through /proc.
@@ -131,6 +137,9 @@ impl Bash {
             bash,
             env,
             abi: crate::child::confine::probe().abi_in_use(),
+            private_mounts: mode == ExecMode::Confined
+                && crate::child::confine::private_mounts_available(),
+            hidden,
             temp: Mutex::new(None),
         }
     }
@@ -165,6 +174,8 @@ impl Bash {
             temp,
             confined: self.mode == ExecMode::Confined,
             abi: self.abi,
+            private_mounts: self.private_mounts,
+            hidden: self.hidden.clone(),
             bash: self.bash.clone(),
             env,
         })
@@ -214,22 +225,35 @@ impl TypedTool for Bash {
         let settings = self.settings()?;
         let changes = Arc::clone(&self.changes);
         let confined = settings.confined;
+        // Without a private mount namespace `.git` is writable: what git
+        // obeys is put back after the command, and named.
+        let guard_git = confined && !settings.private_mounts;
         run_blocking_call(Self::NAME, &cancel, move |cancel| {
             let before = snapshot::Snapshot::take(&settings.root);
-            let ran = shell::run(&settings, &args.command, limit, MAX_BYTES, cancel)?;
-            let changed = before.changed(&snapshot::Snapshot::take(&settings.root));
+            let git = guard_git
+                .then(|| git_guard::GitGuard::take(&settings.root))
+                .flatten();
+            let ran = shell::run(&settings, &args.command, limit, MAX_BYTES, cancel);
+            let restored = git.map(|git| git.restore()).unwrap_or_default();
+            let ran = ran?;
+            let mut changed = before.changed(&snapshot::Snapshot::take(&settings.root));
+            changed.extend(restored.iter().cloned());
             for path in &changed {
                 changes.record(path);
             }
             let cut = ran.output.cut(MAX_BYTES, MAX_LINES);
-            Ok(output(
+            let mut result = output(
                 &args.command,
                 &ran.ending,
                 ran.duration,
                 &cut,
                 confined,
                 &changed,
-            ))
+            );
+            if !restored.is_empty() {
+                note_restored(&mut result, &restored);
+            }
+            Ok(result)
         })
         .await
     }
@@ -298,6 +322,20 @@ fn output(
         terminate: false,
         usage: None,
     }
+}
+
+/// Says in the result that leash put `.git`'s files back: the command
+/// may not change what git runs or obeys.
+fn note_restored(result: &mut ToolOutput, restored: &[String]) {
+    let note = format!(
+        "\n[leash put back {}: a command may not change git's configuration, hooks or \
+         info; that is the operator's to do]",
+        restored.join(", ")
+    );
+    if let Some(Content::Text { text, .. }) = result.content.first_mut() {
+        text.push_str(&note);
+    }
+    result.details["gitRestored"] = json!(restored);
 }
 
 fn signal_name(number: i32) -> String {

@@ -23,6 +23,8 @@
 #[cfg(target_os = "linux")]
 mod filter;
 #[cfg(target_os = "linux")]
+mod mounts;
+#[cfg(target_os = "linux")]
 mod rules;
 /// Elsewhere nothing confines: every probe says so, the launcher refuses.
 #[cfg(not(target_os = "linux"))]
@@ -48,13 +50,41 @@ pub use rules::probe;
 pub use spec::{CANNOT_CONFINE, Guarded, LAUNCHER, Launch, Spec};
 pub use support::Support;
 
-use spec::CONFINER;
+use spec::{CONFINER, PROBE};
+
+/// Whether a confined command gets a private mount namespace here
+/// (`mounts.rs`), found once by a child that tries one. A debug build's
+/// tests turn it off with [`support::TEST_NO_MOUNTS_VARIABLE`] to prove
+/// the path without it.
+pub fn private_mounts_available() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        if cfg!(debug_assertions) && std::env::var_os(support::TEST_NO_MOUNTS_VARIABLE).is_some() {
+            return false;
+        }
+        std::env::current_exe().is_ok_and(|exe| {
+            std::process::Command::new(exe)
+                .arg(PROBE)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        })
+    })
+}
 
 /// Runs the supervisor or the confiner when `args` asks for one, and
 /// never returns then but with the command's ending; `None` for every
 /// other command line.
 pub fn launch_if_asked(args: &[OsString]) -> Option<ExitCode> {
     let marker = args.get(1)?;
+    if marker == PROBE {
+        #[cfg(target_os = "linux")]
+        return Some(ExitCode::from(u8::from(!mounts::can_unshare())));
+        #[cfg(not(target_os = "linux"))]
+        return Some(ExitCode::from(1));
+    }
     let supervisor = marker == LAUNCHER;
     if !supervisor && marker != CONFINER {
         return None;

@@ -64,6 +64,9 @@ pub(super) fn confine_self(spec: &Spec, supervisor: i32) -> Result<(), String> {
             spec.abi, support.landlock
         ));
     }
+    if spec.private_mounts {
+        super::mounts::private_view(spec).map_err(|error| format!("private mounts: {error}"))?;
+    }
     drop_capabilities().map_err(|error| format!("capabilities: {error}"))?;
     landlock(spec, spec.abi).map_err(|error| format!("Landlock: {error}"))?;
     super::filter::apply(spec.abi, &spec.leash, supervisor)

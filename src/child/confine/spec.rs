@@ -14,6 +14,10 @@ pub const LAUNCHER: &str = "--leash-internal-shell-launcher-v2";
 /// The argv marker of the confiner the supervisor starts.
 pub(super) const CONFINER: &str = "--leash-internal-shell-confiner-v2";
 
+/// The argv marker of the probe that tries a private mount namespace in
+/// a child, so leash's own view never changes.
+pub(super) const PROBE: &str = "--leash-internal-mount-probe-v1";
+
 /// The exit status of a launcher that could not confine (or start) the
 /// command: the shell's own "cannot execute".
 pub const CANNOT_CONFINE: u8 = 126;
@@ -36,6 +40,13 @@ pub struct Spec {
     pub nproc: Option<u64>,
     /// The `bash` binary.
     pub bash: PathBuf,
+    /// A private mount namespace (`mounts.rs`): every mount read-only
+    /// but `writable`, `read_only` inside it, `hidden` gone.
+    pub private_mounts: bool,
+    /// Paths under a writable one the command may only read (`.git`).
+    pub read_only: Vec<PathBuf>,
+    /// Files the command must not read (the `.env` a key came from).
+    pub hidden: Vec<PathBuf>,
     /// leash's own pid and process group: no command may signal them,
     /// change their limits or their priority.
     pub leash: Guarded,

@@ -80,6 +80,10 @@ impl Support {
     }
 }
 
+/// The variable a debug build's tests deny the private mount namespace
+/// with, to prove the path of a system without one.
+pub const TEST_NO_MOUNTS_VARIABLE: &str = "_LEASH_TEST_NO_PRIVATE_MOUNTS";
+
 /// The variable a debug build's tests lower the Landlock ABI with
 /// ([`Support::abi_in_use`]). Not `LEASH_*`: no settings layer reads it.
 pub const TEST_ABI_VARIABLE: &str = "_LEASH_TEST_LANDLOCK_ABI";

@@ -343,3 +343,144 @@ fn sigkill_of_leash_takes_the_command_s_whole_tree_with_it() {
     }
     drop(run);
 }
+
+/// The variable a debug build denies the private mount namespace with.
+const NO_MOUNTS: &str = "_LEASH_TEST_NO_PRIVATE_MOUNTS";
+
+/// A root that is a git repository with a `.env` holding the key.
+fn repository_with_a_key(parent: &Parent) {
+    let root = parent.path("root");
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&root)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    std::fs::write(root.join(".env"), "OPENAI_API_KEY=sk-dotenv-KEY-5e6f\n").unwrap();
+}
+
+#[test]
+fn git_the_key_file_and_attributes_outside_are_out_of_reach_with_private_mounts() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    repository_with_a_key(&parent);
+    let outside = parent.path("beside.txt");
+    let probes = "rev .env; sed 's/./& /g' .env; echo planted > .git/hooks/pre-commit && echo WROTE-HOOK; \
+        git config core.fsmonitor 'touch /tmp/pwned' && echo WROTE-CONFIG; \
+        chmod 777 ../beside.txt && echo CHMOD-OUTSIDE; touch -d 2001-01-01 ../beside.txt && echo TOUCH-OUTSIDE; \
+        echo in > inside.sh && chmod +x inside.sh && echo INSIDE-OK; true";
+    for abi in [4, 7] {
+        let commands = [command(probes)];
+        let outcome = parent
+            .run(&commands)
+            .current_dir(parent.path("root"))
+            .args(["--root", "."])
+            .env(TEST_ABI, abi.to_string())
+            .timeout(Duration::from_secs(60))
+            .output();
+        if outcome.stderr().contains("no private mount namespace") {
+            eprintln!(
+                "NOT RUN (no private mount namespace here): {}",
+                outcome.last_line()
+            );
+            return;
+        }
+        assert_eq!(outcome.code(), Some(0), "ABI {abi}: {}", outcome.stderr());
+        let text = &texts(&outcome)[0];
+        assert!(
+            !text.contains("5e6f") && !text.contains("f6e5"),
+            "ABI {abi}: {text}"
+        );
+        for reached in [
+            "WROTE-HOOK",
+            "WROTE-CONFIG",
+            "CHMOD-OUTSIDE",
+            "TOUCH-OUTSIDE",
+        ] {
+            assert!(!text.contains(reached), "ABI {abi}: {reached}: {text}");
+        }
+        assert!(text.contains("INSIDE-OK"), "ABI {abi}: {text}");
+        outcome.assert_key_absent("sk-dotenv-KEY-5e6f");
+        let mode = std::fs::metadata(&outside).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(mode.permissions().mode() & 0o777, 0o644, "ABI {abi}");
+        assert!(!parent.path("root/.git/hooks/pre-commit").exists());
+    }
+}
+
+#[test]
+fn without_private_mounts_a_key_in_the_root_s_env_refuses_the_shell() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    repository_with_a_key(&parent);
+    let outcome = parent
+        .run(&[command("rev .env")])
+        .current_dir(parent.path("root"))
+        .args(["--root", "."])
+        .env(NO_MOUNTS, "1")
+        .output();
+    assert_eq!(outcome.code(), Some(2), "{}", outcome.stderr());
+    let line = outcome.last_line();
+    assert!(
+        line.contains(".env") && line.contains("export the key"),
+        "{line}"
+    );
+    outcome.assert_key_absent("sk-dotenv-KEY-5e6f");
+    assert!(tool_ends_of(&outcome).is_empty());
+}
+
+fn tool_ends_of(outcome: &Outcome) -> Vec<Value> {
+    crate::support::run::tool_ends(&outcome.output)
+}
+
+#[test]
+fn without_private_mounts_git_s_hooks_and_config_are_put_back_and_named() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    repository_with_a_key(&parent);
+    std::fs::remove_file(parent.path("root/.env")).unwrap();
+    let config_before = std::fs::read_to_string(parent.path("root/.git/config")).unwrap();
+    let outcome = parent
+        .run(&[command(
+            "echo planted > .git/hooks/pre-commit; git config core.fsmonitor 'touch /tmp/pwned'; \
+             echo ok > file.txt",
+        )])
+        .current_dir(parent.path("root"))
+        .args(["--root", "."])
+        .env(NO_MOUNTS, "1")
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    assert!(
+        outcome.stderr().contains("no private mount namespace"),
+        "the weaker footing is said: {}",
+        outcome.stderr()
+    );
+    assert!(!parent.path("root/.git/hooks/pre-commit").exists());
+    assert_eq!(
+        std::fs::read_to_string(parent.path("root/.git/config")).unwrap(),
+        config_before
+    );
+    let details = &details(&outcome)[0];
+    assert_eq!(
+        details["gitRestored"],
+        json!([".git/config", ".git/hooks/pre-commit"]),
+        "{details}"
+    );
+    let changed = details["changedFiles"].as_array().unwrap();
+    assert!(
+        changed.contains(&json!(".git/hooks/pre-commit")),
+        "{details}"
+    );
+    assert!(changed.contains(&json!("file.txt")), "{details}");
+    assert!(
+        texts(&outcome)[0].contains("leash put back"),
+        "{:?}",
+        texts(&outcome)
+    );
+}
