@@ -101,12 +101,13 @@ pub const READABLE: [&str; 14] = [
 const DEVICES: [&str; 2] = ["/dev/null", "/dev/full"];
 
 /// Runs `command` under `settings`, killed with its whole tree at `limit`
-/// or when `cancel` fires; `keep` bytes of output's tail are kept.
+/// or when `cancel` fires; `keep` bytes of output's tail and `head` of
+/// its start are kept.
 pub fn run(
     settings: &ShellSettings,
     command: &str,
     limit: Duration,
-    keep: usize,
+    (keep, head): (usize, usize),
     cancel: &CancellationToken,
 ) -> Result<Ran, ShellError> {
     let tree = Tree::new();
@@ -136,7 +137,7 @@ pub fn run(
         // A supervisor that died first is seen below, as its ending.
         let _ = io::Write::write_all(&mut stdin, &launch.to_bytes());
     }
-    let tail = Arc::new(Mutex::new(Tail::new(keep)));
+    let tail = Arc::new(Mutex::new(Tail::with_head(keep, head)));
     let (done_tx, done) = mpsc::channel();
     let sink = Arc::clone(&tail);
     std::thread::spawn(move || {
