@@ -199,6 +199,10 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
         abi: settings.abi,
         writable,
         readable: READABLE.iter().map(PathBuf::from).collect(),
+        never_readable: super::confine::SYSTEM_SECRETS
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
         cgroup_procs: match tree.cap() {
             Some(Cap::Cgroup(dir)) => Some(dir.join("cgroup.procs")),
             _ => None,

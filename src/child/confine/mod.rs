@@ -26,6 +26,7 @@ mod filter;
 mod mounts;
 #[cfg(target_os = "linux")]
 mod rules;
+mod secrets;
 /// Elsewhere nothing confines: every probe says so, the launcher refuses.
 #[cfg(not(target_os = "linux"))]
 mod rules {
@@ -47,6 +48,7 @@ use std::os::unix::process::CommandExt;
 use std::process::ExitCode;
 
 pub use rules::probe;
+pub use secrets::SYSTEM_SECRETS;
 pub use spec::{CANNOT_CONFINE, Guarded, LAUNCHER, Launch, Spec};
 pub use support::Support;
 

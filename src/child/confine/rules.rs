@@ -129,7 +129,8 @@ fn landlock(spec: &Spec, number: u8) -> Result<(), landlock::RulesetError> {
     if number >= 6 {
         ruleset = ruleset.scope(Scope::from_all(ABI::V6))?;
     }
-    let readable = spec.readable.iter().filter(|path| path.exists());
+    let readable = super::secrets::without(&spec.readable, &spec.never_readable);
+    let readable = readable.iter().filter(|path| path.exists());
     ruleset
         .create()?
         // A path that vanished since the probe is left out, not an error.

@@ -34,6 +34,8 @@ pub struct Spec {
     pub writable: Vec<PathBuf>,
     /// The system's directories and files it may read and run.
     pub readable: Vec<PathBuf>,
+    /// What it may never read, even under a readable grant.
+    pub never_readable: Vec<PathBuf>,
     /// The `cgroup.procs` file of the command's own cgroup, joined first.
     pub cgroup_procs: Option<PathBuf>,
     /// `RLIMIT_NPROC` to set (the cap where no cgroup can be had).

@@ -484,3 +484,28 @@ fn without_private_mounts_git_s_hooks_and_config_are_put_back_and_named() {
         texts(&outcome)
     );
 }
+
+#[test]
+fn the_system_s_secrets_stay_unread_under_the_etc_grant() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let probes = "for f in /etc/shadow /etc/gshadow /etc/sudoers; do \
+                  [ -e $f ] && { head -c 1 $f >/dev/null 2>&1 && echo READ-$f || echo denied-$f; }; done; \
+                  ls /etc/ssh >/dev/null 2>&1 && echo LISTED-ssh; \
+                  head -c 5 /etc/passwd; echo; true";
+    for abi in ABIS {
+        let outcome = run_at(&parent, abi, &[probes]);
+        let text = &texts(&outcome)[0];
+        assert!(
+            !text.contains("READ-") && !text.contains("LISTED-"),
+            "ABI {abi}: {text}"
+        );
+        if std::path::Path::new("/etc/shadow").exists() {
+            assert!(text.contains("denied-/etc/shadow"), "ABI {abi}: {text}");
+        }
+        // The control: the rest of /etc is still there.
+        assert!(text.contains("root:"), "ABI {abi}: {text}");
+    }
+}
