@@ -164,7 +164,9 @@ pub fn run(
         }
         std::thread::sleep(POLL);
     };
-    let duration = started.elapsed();
+    // A command past its limit ran for the limit; the sweep after it is
+    // leash's time, not the command's.
+    let duration = if timed_out { limit } else { started.elapsed() };
     // Nothing the command started outlives it.
     drop(group);
     tree.sweep();

@@ -110,6 +110,19 @@ impl GitGuard {
 fn kept_files(git: &Path) -> BTreeMap<PathBuf, Kept> {
     let mut files = BTreeMap::new();
     let mut keep = |relative: PathBuf| {
+        // A link (or anything but a directory) on the way is kept as odd
+        // itself: nothing is read, written or removed through it.
+        let mut on_the_way = PathBuf::new();
+        for part in relative.parent().into_iter().flat_map(Path::components) {
+            on_the_way.push(part);
+            let is_dir = fs::symlink_metadata(git.join(&on_the_way)).is_ok_and(|m| m.is_dir());
+            if !is_dir {
+                if fs::symlink_metadata(git.join(&on_the_way)).is_ok() {
+                    files.insert(on_the_way, (Vec::new(), ODD));
+                }
+                return;
+            }
+        }
         let full = git.join(&relative);
         let Ok(meta) = fs::symlink_metadata(&full) else {
             return;
@@ -199,6 +212,16 @@ mod tests {
         );
         assert!(!git.join("info").exists(), "the planted link is gone");
         assert!(elsewhere.exists(), "its target was not touched");
+        // A link on the way to a kept file: removed, its target's file
+        // left alone.
+        fs::create_dir_all(git.join("objects/info")).unwrap();
+        let guard = GitGuard::take(dir.path()).unwrap();
+        fs::write(elsewhere.join("alternates"), "/elsewhere\n").unwrap();
+        fs::remove_dir(git.join("objects/info")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, git.join("objects/info")).unwrap();
+        assert_eq!(guard.restore(), [".git/objects/info"]);
+        assert!(elsewhere.join("alternates").exists());
+        assert!(!git.join("objects/info").exists());
         assert_eq!(fs::read_to_string(git.join("config")).unwrap(), "[core]\n");
         assert!(!git.join("hooks/pre-commit").exists());
         assert!(git.join("hooks/pre-commit.sample").exists());

@@ -509,3 +509,103 @@ fn the_system_s_secrets_stay_unread_under_the_etc_grant() {
         assert!(text.contains("root:"), "ABI {abi}: {text}");
     }
 }
+
+#[test]
+fn a_kernel_before_the_scopes_is_said_at_start_and_the_newest_is_not() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let said = "does not scope signals: a command may signal other processes of this user";
+    let low = run_at(&parent, 4, &["true"]);
+    assert!(low.stderr().contains(said), "{}", low.stderr());
+    assert!(low.stderr().contains("Landlock ABI 4"), "{}", low.stderr());
+    let high = run_at(&parent, 7, &["true"]);
+    assert!(!high.stderr().contains(said), "{}", high.stderr());
+}
+
+#[test]
+fn a_link_planted_in_git_mid_run_is_refused_by_the_next_git_call() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    let root = parent.path("root");
+    git(&root, &["init", "-q"]);
+    std::fs::write(root.join("mine.txt"), "mine\n").unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "mine"]);
+    let other = parent.path("other");
+    std::fs::create_dir(&other).unwrap();
+    git(&other, &["init", "-q"]);
+    std::fs::write(other.join("theirs.txt"), "other-secret-4b1d\n").unwrap();
+    git(&other, &["add", "."]);
+    git(&other, &["commit", "-qm", "theirs"]);
+    // The command cannot list the other repository: the test names its
+    // object directories for it.
+    let objects: Vec<String> = std::fs::read_dir(other.join(".git/objects"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.len() == 2)
+        .map(|name| {
+            format!(
+                "ln -s {} .git/objects/{name} 2>/dev/null;",
+                other.join(".git/objects").join(&name).display()
+            )
+        })
+        .collect();
+    let plant = format!(
+        "ln -s {} .git/refs/planted; {} ls .git/refs",
+        other.join(".git/refs/heads").display(),
+        objects.join(" ")
+    );
+    let script = json!([
+        {"toolCalls": [{"name": "bash", "arguments": {"command": plant}}]},
+        {"toolCalls": [{"name": "git", "arguments": {"command": "log", "args": ["--all", "-p"]}}]},
+        {"text": "done"}
+    ]);
+    let outcome = Run::faux(script)
+        .home(parent.path("home"))
+        .current_dir(&root)
+        .args([
+            "--root",
+            ".",
+            "--allow-exec",
+            "--tools",
+            "git",
+            "--events",
+            "jsonl",
+        ])
+        .args(["--output", "json", "--no-stdin", "--max-turns", "3"])
+        .env(NO_MOUNTS, "1")
+        .prompt("go")
+        .timeout(Duration::from_secs(60))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let ends = crate::support::run::tool_ends(&outcome.output);
+    let planted = ends[0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(planted.contains("planted"), "the link was made: {planted}");
+    assert_eq!(ends[1]["isError"], json!(true), "{}", ends[1]);
+    assert!(!outcome.stderr().contains("other-secret-4b1d"));
+    assert!(!outcome.stdout().contains("other-secret-4b1d"));
+}
