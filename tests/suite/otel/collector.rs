@@ -117,13 +117,15 @@ fn a_dead_collector_changes_neither_exit_nor_stdout() {
 }
 
 #[test]
-fn a_slow_collector_costs_at_most_a_second() {
+fn a_slow_collector_costs_at_most_the_timeout_variable() {
     let receiver = Receiver::start(Mode::Slow);
     let quick = seed_task().output().elapsed;
     let outcome = traced(seed_task(), &receiver)
         .env("OTEL_EXPORTER_OTLP_HEADERS", "authorization=tok-9")
+        .env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1000")
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "30000")
         .output();
-    assert_one_line_and_same_result(&outcome, "did not answer");
+    assert_one_line_and_same_result(&outcome, "did not answer within 1000 ms");
     assert!(receiver.connections() >= 1);
     let added = outcome.elapsed.saturating_sub(quick);
     assert!(added < Duration::from_millis(1800), "{added:?} added");
@@ -131,6 +133,23 @@ fn a_slow_collector_costs_at_most_a_second() {
         added >= Duration::from_millis(900),
         "the flush waited {added:?}"
     );
+}
+
+#[test]
+fn a_slow_collector_within_the_timeout_variable_gets_every_span() {
+    let receiver = Receiver::start(Mode::Delay(1500));
+    let outcome = traced(seed_task(), &receiver)
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "4000")
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    assert!(!outcome.stderr().contains("traces"), "{}", outcome.stderr());
+    assert_eq!(receiver.spans().len(), 4);
+    // The same collector, a timeout shorter than its delay: one line.
+    let receiver = Receiver::start(Mode::Delay(1500));
+    let outcome = traced(seed_task(), &receiver)
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "300")
+        .output();
+    assert_one_line_and_same_result(&outcome, "did not answer within 300 ms");
 }
 
 #[test]

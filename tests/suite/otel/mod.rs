@@ -6,6 +6,8 @@
 //! nothing built or connected when traces are off.
 
 mod collector;
+mod registry;
+mod rules;
 mod trace;
 
 use std::path::{Path, PathBuf};
