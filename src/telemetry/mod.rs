@@ -11,6 +11,7 @@
 //! header value or a known key; never changes how a run ends.
 
 pub mod ambient;
+pub mod content;
 pub mod export;
 pub mod observed;
 pub mod run_span;

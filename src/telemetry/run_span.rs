@@ -17,7 +17,7 @@ use super::semconv::{
     OTHER, TIMEOUT, TOOL_ERROR, clamp, finish_reason, finish_reasons, request_error,
     server_attributes, usage_attributes,
 };
-use super::{Telemetry, TraceSettings, Tracing};
+use super::{Telemetry, TraceSettings, Tracing, content};
 use crate::agent::types::AgentEvent;
 use crate::protocol::{AssistantMessage, Message, ToolSpec};
 use crate::render::RunReport;
@@ -46,6 +46,8 @@ pub struct RunFacts {
     /// When the run's timer fires: a request or call cut after it was cut
     /// by the timer (`error.type` `timeout`).
     pub deadline: Option<tokio::time::Instant>,
+    /// The system message (recorded only with content capture on).
+    pub system: String,
 }
 
 /// A run's trace, fed from its event listener and its provider observer;
@@ -88,6 +90,9 @@ pub(super) struct State {
     descriptions: HashMap<String, String>,
     /// The `error.type` of the last request that failed.
     last_error: Option<String>,
+    /// With content capture on: the conversation so far, in the
+    /// conventions' shape.
+    history: Option<Vec<serde_json::Value>>,
 }
 
 impl State {
@@ -161,6 +166,7 @@ impl RunTrace {
             tools: HashMap::new(),
             descriptions: HashMap::new(),
             last_error: None,
+            history: telemetry.exporting.capture_content.then(Vec::new),
         };
         let trace = RunTrace {
             telemetry,
@@ -267,17 +273,20 @@ impl RunTrace {
                 message: Message::Assistant(reply),
             } => {
                 if let Some(chat) = state.chat.take() {
+                    self.captured(&chat, Some(reply), &state);
                     let failed = self.replied(&chat, reply, &state);
                     if failed.is_some() {
                         state.last_error = failed;
                     }
                     chat.context.span().end();
                 }
+                self.remember(&mut state, &Message::Assistant(reply.clone()));
             }
+            AgentEvent::MessageEnd { message } => self.remember(&mut state, message),
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
-                ..
+                args,
             } => {
                 let mut attributes = vec![
                     KeyValue::new("gen_ai.operation.name", "execute_tool"),
@@ -298,6 +307,10 @@ impl RunTrace {
                         description.clone(),
                     ));
                 }
+                if state.history.is_some() {
+                    let args = self.telemetry.clean(&args.to_string());
+                    attributes.push(KeyValue::new("gen_ai.tool.call.arguments", args));
+                }
                 let name = format!("execute_tool {tool_name}");
                 let span = self
                     .telemetry
@@ -315,10 +328,15 @@ impl RunTrace {
                 tool_call_id,
                 is_error,
                 duration_ms,
+                result,
                 ..
             } => {
                 if let Some(call) = state.tools.remove(tool_call_id) {
                     let span = call.context.span();
+                    if state.history.is_some() {
+                        let text = self.telemetry.clean(&content::tool_result(&result.content));
+                        span.set_attribute(KeyValue::new("gen_ai.tool.call.result", text));
+                    }
                     let outcome = match (duration_ms, is_error) {
                         (None, _) => "not_run",
                         (Some(_), true) => "error",
@@ -344,6 +362,39 @@ impl RunTrace {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// With content capture on: `message` joins the conversation.
+    fn remember(&self, state: &mut State, message: &Message) {
+        if let Some(history) = state.history.as_mut()
+            && let Some(message) = content::chat_message(message)
+        {
+            history.push(message);
+        }
+    }
+
+    /// With content capture on: a request's messages (the conversation
+    /// so far), the system message and its reply, keys redacted.
+    fn captured(&self, chat: &Chat, reply: Option<&AssistantMessage>, state: &State) {
+        let Some(history) = &state.history else {
+            return;
+        };
+        let span = chat.context.span();
+        let clean = |value: serde_json::Value| self.telemetry.clean(&value.to_string());
+        span.set_attribute(KeyValue::new(
+            "gen_ai.input.messages",
+            clean(serde_json::Value::from(history.clone())),
+        ));
+        if !state.facts.system.is_empty() {
+            let system = content::system_instructions(&state.facts.system);
+            span.set_attribute(KeyValue::new("gen_ai.system_instructions", clean(system)));
+        }
+        if let Some(reply) = reply
+            && let Some(reason) = finish_reason(reply.stop_reason)
+        {
+            let output = content::output_messages(reply, reason);
+            span.set_attribute(KeyValue::new("gen_ai.output.messages", clean(output)));
         }
     }
 
@@ -379,6 +430,7 @@ impl RunTrace {
             let mut state = self.lock();
             let cut = state.cut_type();
             if let Some(chat) = state.chat.take() {
+                self.captured(&chat, None, &state);
                 let span = chat.context.span();
                 span.set_attribute(KeyValue::new("error.type", cut));
                 span.set_status(Status::error("the run ended during the request"));

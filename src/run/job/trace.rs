@@ -99,5 +99,6 @@ fn facts(plan: &RunPlan) -> RunFacts {
         temperature: settings.and_then(|settings| settings.temperature),
         json_output: plan.limits.output_schema.is_some(),
         deadline: plan.deadline,
+        system: plan.system.clone(),
     }
 }

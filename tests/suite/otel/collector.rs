@@ -74,6 +74,42 @@ fn the_key_is_in_no_exported_byte() {
     assert!(!outcome.stderr().contains("collector-token"));
 }
 
+#[test]
+fn the_key_is_in_no_captured_message_or_new_attribute() {
+    let receiver = Receiver::start(Mode::Ok);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, format!("the key is {KEY}\n")).unwrap();
+    let script = json!([
+        {"toolCalls": [{"id": format!("call-{KEY}"), "name": "read_file", "arguments": {"path": "notes.txt", "note": KEY}}]},
+        {"text": format!("it is {KEY}")}
+    ]);
+    let outcome = traced(Run::faux(script), &receiver)
+        .arg("--root")
+        .arg(dir.path())
+        .args(["--system", &format!("never say {KEY}")])
+        .env("OPENAI_API_KEY", KEY)
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        .env("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+        .prompt(format!("read notes.txt, then repeat {KEY}"))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let spans = receiver.spans();
+    let chat = spans
+        .iter()
+        .find(|span| span["attributes"].get("gen_ai.output.messages").is_some())
+        .expect("content was captured");
+    let input = chat["attributes"]["gen_ai.input.messages"]
+        .as_str()
+        .unwrap();
+    assert!(input.contains("read notes.txt, then repeat ***"), "{input}");
+    let raw = receiver.raw();
+    assert!(
+        !raw.windows(KEY.len()).any(|bytes| bytes == KEY.as_bytes()),
+        "the key was exported"
+    );
+}
+
 /// The seed task without traces: what a traced run must still print.
 fn untraced() -> (Option<i32>, String) {
     let outcome = seed_task().output();

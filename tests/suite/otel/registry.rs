@@ -45,6 +45,10 @@ async fn every_attribute_leash_emits_is_the_conventions_name_type_and_value() {
         .arg("--hook")
         .arg(format!("after-tool-call={}", hook.display()))
         .output();
+    // The same with content capture: the messages' shape is checked too.
+    traced(seed_task(), &receiver)
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        .output();
     traced(failing_run(), &receiver).output();
     // MCP calls, one that fails.
     let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/test-server.mjs");
@@ -117,6 +121,7 @@ async fn every_attribute_leash_emits_is_the_conventions_name_type_and_value() {
         "gen_ai.response.finish_reasons",
         "jsonrpc.request.id",
         "server.port",
+        "gen_ai.input.messages",
     ] {
         assert!(
             said.contains(attribute),

@@ -374,3 +374,69 @@ fn no_exporter_and_an_unsampled_caller_export_nothing() {
         config.stdout()
     );
 }
+
+#[test]
+fn content_is_captured_only_when_asked_in_the_conventions_shape() {
+    let receiver = Receiver::start(Mode::Ok);
+    let outcome = traced(seed_task(), &receiver)
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let spans = receiver.spans();
+    let first = chats(&spans)
+        .into_iter()
+        .find(|chat| attr(chat, "gen_ai.response.finish_reasons") == &json!(["tool_call"]))
+        .unwrap();
+    let input: Value =
+        serde_json::from_str(attr(first, "gen_ai.input.messages").as_str().unwrap()).unwrap();
+    assert_eq!(input[0]["role"], "user");
+    assert_eq!(input[0]["parts"][0]["type"], "text");
+    assert!(
+        input[0]["parts"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("first([])")
+    );
+    let output: Value =
+        serde_json::from_str(attr(first, "gen_ai.output.messages").as_str().unwrap()).unwrap();
+    assert_eq!(output[0]["finish_reason"], "tool_call");
+    let parts = output[0]["parts"].as_array().unwrap();
+    assert!(
+        parts
+            .iter()
+            .any(|part| part["type"] == "tool_call" && part["name"] == "read_file")
+    );
+    let system: Value =
+        serde_json::from_str(attr(first, "gen_ai.system_instructions").as_str().unwrap()).unwrap();
+    assert_eq!(
+        system,
+        json!([{"type": "text", "content": "Read the exercise file first."}])
+    );
+    let tool = span(&spans, "execute_tool read_file");
+    assert!(
+        attr(tool, "gen_ai.tool.call.arguments")
+            .as_str()
+            .unwrap()
+            .contains("sample.ts")
+    );
+    assert!(attr(tool, "gen_ai.tool.call.result").is_string());
+    // The second request's input holds the tool's answer.
+    let second = chats(&spans)
+        .into_iter()
+        .find(|chat| attr(chat, "gen_ai.response.finish_reasons") == &json!(["stop"]))
+        .unwrap();
+    let input: Value =
+        serde_json::from_str(attr(second, "gen_ai.input.messages").as_str().unwrap()).unwrap();
+    assert_eq!(input[2]["role"], "tool");
+    assert_eq!(input[2]["parts"][0]["type"], "tool_call_response");
+    assert_eq!(input[2]["parts"][0]["id"], "call_1");
+    let config = Run::faux(json!([{"text": "x"}]))
+        .command_word("config")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .output();
+    assert!(
+        config.stdout().contains("message content not captured"),
+        "{}",
+        config.stdout()
+    );
+}
