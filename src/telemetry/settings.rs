@@ -545,4 +545,92 @@ mod tests {
         assert!(!shown.contains("tok123"), "{shown}");
         assert!(!format!("{exporting:?}").contains("tok123"));
     }
+
+    #[test]
+    fn the_exporter_variables_and_their_bad_values() {
+        let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318");
+        let plain = on(read(&[base]));
+        assert_eq!(plain.timeout, DEFAULT_TIMEOUT);
+        assert!(!plain.gzip && !plain.capture_content);
+        assert_eq!(
+            plain.sampler,
+            SamplerChoice::ParentBased(ParentRoot::AlwaysOn)
+        );
+        assert_eq!(plain.queue, QueueSettings::default());
+        let set = on(read(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "30000"),
+            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", " 2500 "),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "GZIP"),
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.25"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "64"),
+            ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "True"),
+            (
+                "OTEL_SEMCONV_STABILITY_OPT_IN",
+                "http, gen_ai_latest_experimental",
+            ),
+        ]));
+        assert_eq!(set.timeout, Duration::from_millis(2500));
+        assert!(set.gzip && set.capture_content && set.latest_experimental);
+        assert_eq!(
+            set.sampler,
+            SamplerChoice::ParentBased(ParentRoot::Ratio(0.25))
+        );
+        assert_eq!(set.queue.batch, 64);
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        // Hostile or broken values: the default, and one line each.
+        let bad = on(read(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "-5"),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"),
+            ("OTEL_TRACES_SAMPLER", "always_on\u{1b}[2J"),
+            ("OTEL_BSP_MAX_QUEUE_SIZE", "0"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "99999999999999999999999"),
+        ]));
+        assert_eq!(bad.timeout, DEFAULT_TIMEOUT);
+        assert!(!bad.gzip);
+        assert_eq!(
+            bad.sampler,
+            SamplerChoice::ParentBased(ParentRoot::AlwaysOn)
+        );
+        assert_eq!(bad.queue, QueueSettings::default());
+        assert_eq!(bad.warnings.len(), 5, "{:?}", bad.warnings);
+        assert!(
+            bad.warnings.iter().all(|line| !line.contains('\u{1b}')),
+            "{:?}",
+            bad.warnings
+        );
+        let ratio = on(read(&[
+            base,
+            ("OTEL_TRACES_SAMPLER", "traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "NaN"),
+        ]));
+        assert_eq!(ratio.sampler, SamplerChoice::Ratio(1.0));
+        assert_eq!(ratio.warnings.len(), 1);
+        assert_eq!(
+            read(&[base, ("OTEL_TRACES_EXPORTER", "none")]),
+            TraceSettings::NoExporter
+        );
+        assert!(matches!(
+            read(&[base, ("OTEL_TRACES_EXPORTER", "zipkin")]),
+            TraceSettings::Unusable(why) if why.contains("zipkin")
+        ));
+    }
+
+    #[test]
+    fn an_unsampled_caller_under_a_parent_based_sampler_exports_nothing() {
+        let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318");
+        let off = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+        let on_flag = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert!(on(read(&[base, ("TRACEPARENT", off)])).exports_nothing());
+        assert!(!on(read(&[base, ("TRACEPARENT", on_flag)])).exports_nothing());
+        assert!(!on(read(&[base, ("TRACEPARENT", "garbage-00")])).exports_nothing());
+        let always = on(read(&[
+            base,
+            ("TRACEPARENT", off),
+            ("OTEL_TRACES_SAMPLER", "always_on"),
+        ]));
+        assert!(!always.exports_nothing());
+    }
 }
