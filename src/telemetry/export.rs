@@ -1,11 +1,11 @@
 //! The export of a run's (or a batch's) spans by the OTLP exporter rules:
 //! each span, once it ends, waits in a bounded queue ([`Queue`], the
-//! specification's batch span processor: `OTEL_BSP_*`), and a task on the
-//! run's own runtime sends it in batches through one exporter and one
+//! specification's batch span processor: `OTEL_BSP_*`), and a worker
+//! thread ([`Worker`]) sends it in batches through one exporter and one
 //! reqwest client ([`LeashHttp`]), gzip when asked, each request within
 //! `OTEL_EXPORTER_OTLP_TIMEOUT`; the rest goes at the end, within that
-//! timeout and the run's timer. No retry, no thread of its own. *Never*
-//! prints a header value, the API key or what a collector answered.
+//! timeout and the run's timer. No retry. *Never* prints a header value,
+//! the API key or what a collector answered.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -299,14 +299,80 @@ impl Exporter {
     }
 }
 
-/// The task that sends each batch as it fills (or once the schedule
-/// delay passes), on the run's runtime, until [`finish`] closes it.
-pub async fn run(queue: Queue, exporter: Arc<Exporter>) {
+/// The exporting worker: a thread of its own with a small runtime (the
+/// specification's batch span processor), so spans leave as they end
+/// however busy the run's own thread is. Started only when traces are on.
+pub struct Worker {
+    close: tokio::sync::oneshot::Sender<Duration>,
+    done: tokio::sync::oneshot::Receiver<Option<String>>,
+}
+
+impl Worker {
+    /// Starts the worker sending what `queue` holds through `exporter`;
+    /// the line that says why it could not start.
+    pub fn start(queue: Queue, exporter: Exporter) -> Result<Worker, String> {
+        let (close, closed) = tokio::sync::oneshot::channel();
+        let (finished, done) = tokio::sync::oneshot::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|_| {
+                format!(
+                    "traces not exported to {}: cannot start their exporter",
+                    exporter.shown
+                )
+            })?;
+        std::thread::Builder::new()
+            .name("leash-traces".to_owned())
+            .spawn(move || runtime.block_on(work(queue, exporter, closed, finished)))
+            .map_err(|_| "traces: cannot start their exporter's thread".to_owned())?;
+        Ok(Worker { close, done })
+    }
+
+    /// Sends every span still waiting within `budget` (the timeout
+    /// variable, capped by the run's timer) and stops the worker; the line
+    /// that says why an export failed, or that spans were dropped.
+    pub async fn finish(self, queue: &Queue, budget: Duration, shown: &str) -> Option<String> {
+        queue.inner.closing.store(true, Ordering::Release);
+        queue.inner.ready.notify_one();
+        if self.close.send(budget).is_err() {
+            return Some(format!(
+                "traces not exported to {shown}: their exporter stopped"
+            ));
+        }
+        // A batch under way when the end came may hold the worker past
+        // the budget: then it is given up (the process does not wait).
+        match tokio::time::timeout(budget + Duration::from_millis(20), self.done).await {
+            Ok(Ok(line)) => line,
+            _ => Some(format!(
+                "traces not exported to {shown}: it did not answer within {} ms",
+                budget.as_millis()
+            )),
+        }
+    }
+}
+
+/// The worker: sends each batch as it fills (or once the schedule delay
+/// passes) until told to close, then what is left within the budget.
+async fn work(
+    queue: Queue,
+    exporter: Exporter,
+    mut closed: tokio::sync::oneshot::Receiver<Duration>,
+    finished: tokio::sync::oneshot::Sender<Option<String>>,
+) {
     let delay = queue.inner.settings.delay;
     loop {
-        let _ = tokio::time::timeout(delay, queue.inner.ready.notified()).await;
+        tokio::select! {
+            biased;
+            budget = &mut closed => {
+                let line = drain(&queue, &exporter, budget.unwrap_or_default()).await;
+                let _ = finished.send(line);
+                return;
+            }
+            _ = tokio::time::timeout(delay, queue.inner.ready.notified()) => {}
+        }
         if queue.inner.closing.load(Ordering::Acquire) {
-            return;
+            continue;
         }
         while queue.waiting() > 0 {
             let batch = queue.take_batch();
@@ -320,25 +386,9 @@ pub async fn run(queue: Queue, exporter: Arc<Exporter>) {
     }
 }
 
-/// Stops the task and sends every span still waiting, all within `budget`
-/// (the timeout variable, capped by the run's timer); the line that says
-/// why an export failed, or that spans were dropped.
-pub async fn finish(
-    queue: &Queue,
-    exporter: &Exporter,
-    task: Option<tokio::task::JoinHandle<()>>,
-    budget: Duration,
-) -> Option<String> {
-    queue.inner.closing.store(true, Ordering::Release);
+/// Sends every span still waiting, all within `budget`.
+async fn drain(queue: &Queue, exporter: &Exporter, budget: Duration) -> Option<String> {
     let deadline = tokio::time::Instant::now() + budget;
-    if let Some(task) = task {
-        queue.inner.ready.notify_one();
-        // A batch under way ends within the budget or is given up.
-        let abort = task.abort_handle();
-        if tokio::time::timeout_at(deadline, task).await.is_err() {
-            abort.abort();
-        }
-    }
     loop {
         let batch = queue.take_batch();
         if batch.is_empty() {

@@ -40,7 +40,7 @@ use crate::secret::{holds_a_key, redact_keys};
 pub use run_span::RunTrace;
 pub use settings::TraceSettings;
 
-use export::{Exporter, Queue};
+use export::{Exporter, Queue, Worker};
 use settings::{Exporting, ParentRoot, SamplerChoice};
 
 /// The instrumentation scope every span is recorded under.
@@ -118,9 +118,10 @@ pub struct Telemetry {
     _provider: SdkTracerProvider,
     tracer: SdkTracer,
     queue: Queue,
-    exporter: Arc<Exporter>,
-    /// The task that exports as spans finish (none outside a runtime).
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The worker that exports as spans end; taken by the end's flush.
+    worker: Mutex<Option<Worker>>,
+    /// The endpoint as it may be shown.
+    shown: String,
     ids: SharedIds,
     exporting: Exporting,
     keys: Arc<[ApiKey]>,
@@ -215,14 +216,16 @@ impl Telemetry {
             .with_service_name(exporting.service_name.clone())
             .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
             .build();
-        let exporter = match Exporter::new(&exporting, &resource) {
-            Ok(exporter) => Arc::new(exporter),
+        let queue = Queue::new(exporting.queue);
+        let worker = Exporter::new(&exporting, &resource)
+            .and_then(|exporter| Worker::start(queue.clone(), exporter));
+        let worker = match worker {
+            Ok(worker) => worker,
             Err(why) => {
                 notices.push(why);
                 return (None, notices);
             }
         };
-        let queue = Queue::new(exporting.queue);
         let ids = SharedIds::default();
         let provider = SdkTracerProvider::builder()
             .with_span_processor(queue.clone())
@@ -236,9 +239,7 @@ impl Telemetry {
                 .with_schema_url(SCHEMA_URL)
                 .build(),
         );
-        let task = tokio::runtime::Handle::try_current()
-            .ok()
-            .map(|runtime| runtime.spawn(export::run(queue.clone(), Arc::clone(&exporter))));
+
         let caller = match &exporting.parent {
             Some((parent, state)) => {
                 let carrier = HashMap::from([
@@ -253,8 +254,8 @@ impl Telemetry {
             _provider: provider,
             tracer,
             queue,
-            exporter,
-            task: Mutex::new(task),
+            worker: Mutex::new(Some(worker)),
+            shown: export::shown_endpoint(&exporting.endpoint),
             ids,
             exporting,
             keys,
@@ -355,12 +356,12 @@ impl Telemetry {
     async fn flush(&self, left: Option<Duration>) -> Option<String> {
         let timeout = self.exporting.timeout;
         let budget = left.map_or(timeout, |left| left.max(LAST_WORD).min(timeout));
-        let task = self
-            .task
+        let worker = self
+            .worker
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        export::finish(&self.queue, &self.exporter, task, budget).await
+            .take()?;
+        worker.finish(&self.queue, budget, &self.shown).await
     }
 }
 

@@ -273,7 +273,10 @@ fn a_batch_of_200_items_at_8_in_parallel_exports_every_item_as_it_goes() {
         .command_word("batch")
         .arg(&input)
         .args(["--tools", "none", "--parallel", "8"])
-        .env("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "64")
+        // 401 spans through a queue of 256: all of them only if they
+        // leave as items end.
+        .env("OTEL_BSP_MAX_QUEUE_SIZE", "256")
+        .env("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "32")
         .timeout(Duration::from_secs(120));
     let outcome = traced(run, &receiver).output();
     assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
@@ -285,7 +288,8 @@ fn a_batch_of_200_items_at_8_in_parallel_exports_every_item_as_it_goes() {
     assert_eq!(items, 200, "{:?}", names(&spans).len());
     assert_eq!(chats(&spans).len(), 200);
     // Sent in batches as items finished, not in one go at the end.
-    assert!(receiver.requests() >= 7, "{} requests", receiver.requests());
+    assert!(receiver.requests() >= 13, "{} requests", receiver.requests());
+    assert!(!outcome.stderr().contains("dropped"), "{}", outcome.stderr());
     let batch = span(&spans, "invoke_workflow leash batch");
     assert_eq!(attr(batch, "gen_ai.workflow.name"), "leash batch");
     assert_eq!(attr(batch, "leash.batch.items"), 200);
