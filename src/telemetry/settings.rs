@@ -322,8 +322,13 @@ impl TraceSettings {
                     lines.push("traces: nothing is exported: the sampler is always_off".to_owned());
                 }
                 lines.push(format!(
-                    "traces conventions: OpenTelemetry GenAI semantic conventions {SEMCONV_VERSION}; \
+                    "traces conventions: OpenTelemetry GenAI semantic conventions {SEMCONV_VERSION}{}; \
                      message content {}",
+                    if exporting.latest_experimental {
+                        " (OTEL_SEMCONV_STABILITY_OPT_IN: gen_ai_latest_experimental, the same)"
+                    } else {
+                        ""
+                    },
                     if exporting.capture_content {
                         "captured (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, keys redacted)"
                     } else {

@@ -288,8 +288,16 @@ fn a_batch_of_200_items_at_8_in_parallel_exports_every_item_as_it_goes() {
     assert_eq!(items, 200, "{:?}", names(&spans).len());
     assert_eq!(chats(&spans).len(), 200);
     // Sent in batches as items finished, not in one go at the end.
-    assert!(receiver.requests() >= 13, "{} requests", receiver.requests());
-    assert!(!outcome.stderr().contains("dropped"), "{}", outcome.stderr());
+    assert!(
+        receiver.requests() >= 13,
+        "{} requests",
+        receiver.requests()
+    );
+    assert!(
+        !outcome.stderr().contains("dropped"),
+        "{}",
+        outcome.stderr()
+    );
     let batch = span(&spans, "invoke_workflow leash batch");
     assert_eq!(attr(batch, "gen_ai.workflow.name"), "leash batch");
     assert_eq!(attr(batch, "leash.batch.items"), 200);
@@ -443,4 +451,97 @@ fn content_is_captured_only_when_asked_in_the_conventions_shape() {
         "{}",
         config.stdout()
     );
+}
+
+/// Our test server over streamable HTTP: the child and its port.
+fn http_test_server() -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/test-server.mjs");
+    let mut child = std::process::Command::new("node")
+        .arg(script)
+        .env("MCP_HTTP", "json")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let port = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| line.split_once("listening on port")?.1.trim().parse().ok())
+        .expect("the test server names its port");
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, port)
+}
+
+#[test]
+fn an_mcp_call_carries_its_spans_trace_context_in_meta_and_over_http() {
+    let (mut server, port) = http_test_server();
+    let receiver = Receiver::start(Mode::Ok);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"h": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}})
+            .to_string(),
+    )
+    .unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    let run = Run::faux(json!([
+        {"toolCalls": [
+            {"id": "call_http", "name": "mcp__h__trace", "arguments": {}},
+            {"id": "call_pipe", "name": "mcp__t__trace", "arguments": {}}
+        ]},
+        {"text": "done"}
+    ]))
+    .args(["--no-stdin", "--tools", "none", "--mcp-config"])
+    .arg(&config)
+    .arg("--mcp")
+    .arg(test_server())
+    .arg("--transcript")
+    .arg(&transcript)
+    .prompt("go")
+    .timeout(Duration::from_secs(60));
+    let outcome = traced(run, &receiver).output();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let spans = receiver.spans();
+    let own = |name: &str| {
+        let tool = span(&spans, name);
+        format!(
+            "00-{}-{}-01",
+            tool["traceId"].as_str().unwrap(),
+            tool["spanId"].as_str().unwrap()
+        )
+    };
+    let results: Vec<Value> = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["role"] == "toolResult")
+        .collect();
+    let said = |id: &str| -> Value {
+        let result = results
+            .iter()
+            .find(|line| line["toolCallId"] == id)
+            .unwrap();
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    let http = said("call_http");
+    assert_eq!(
+        http["meta"]["traceparent"],
+        own("execute_tool mcp__h__trace")
+    );
+    assert_eq!(http["header"], own("execute_tool mcp__h__trace"));
+    let pipe = said("call_pipe");
+    assert_eq!(
+        pipe["meta"]["traceparent"],
+        own("execute_tool mcp__t__trace")
+    );
+    let tool = span(&spans, "execute_tool mcp__h__trace");
+    assert_eq!(attr(tool, "network.transport"), "tcp");
+    assert_eq!(attr(tool, "server.address"), "127.0.0.1");
+    assert_eq!(attr(tool, "server.port"), i64::from(port));
+    assert!(attr(tool, "mcp.session.id").is_string(), "{tool}");
 }
