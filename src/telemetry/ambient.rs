@@ -12,24 +12,24 @@ use opentelemetry::{Context, KeyValue};
 
 use super::BatchTrace;
 use super::run_span::RunTrace;
-use super::semconv::server_attributes;
+use super::semconv::{ID_CAP, cut, server_attributes};
 use super::{Telemetry, traceparent_of};
 use crate::protocol::trace_context::{Ambient, McpNote, Reserved, Scope};
 
 /// The conventions' MCP attributes of `note` (no `error.type`).
 fn mcp_attributes(telemetry: &Telemetry, note: &McpNote) -> Vec<KeyValue> {
+    // What a server chose: redacted, and cut (a hostile server's
+    // megabyte-long session id is not repeated on every span).
+    let chosen = |text: &str| cut(telemetry.clean(text), ID_CAP);
     let mut attributes = vec![KeyValue::new("network.transport", note.transport)];
     if let Some(id) = &note.request_id {
-        attributes.push(KeyValue::new("jsonrpc.request.id", telemetry.clean(id)));
+        attributes.push(KeyValue::new("jsonrpc.request.id", chosen(id)));
     }
     if let Some(version) = &note.protocol_version {
-        attributes.push(KeyValue::new(
-            "mcp.protocol.version",
-            telemetry.clean(version),
-        ));
+        attributes.push(KeyValue::new("mcp.protocol.version", chosen(version)));
     }
     if let Some(session) = &note.session_id {
-        attributes.push(KeyValue::new("mcp.session.id", telemetry.clean(session)));
+        attributes.push(KeyValue::new("mcp.session.id", chosen(session)));
     }
     attributes.extend(server_attributes(&note.address));
     attributes

@@ -7,7 +7,7 @@ use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
 
 use super::run_span::RunTrace;
-use super::semconv::{OTHER, clamp};
+use super::semconv::{ID_CAP, OTHER, clamp, cut};
 use crate::policy::chain::HookRun;
 use crate::protocol::StreamEvent;
 
@@ -76,13 +76,13 @@ impl RunTrace {
                     .iter()
                     .find_map(|name| headers?.get(name)?.as_str());
                 if let Some(id) = id {
-                    let id = self.telemetry.clean(id);
+                    let id = cut(self.telemetry.clean(id), ID_CAP);
                     span.set_attribute(KeyValue::new("leash.provider.request_id", id));
                 }
             }
             Some("response_id") => {
                 if let Some(id) = data.get("id").and_then(|id| id.as_str()) {
-                    let id = self.telemetry.clean(id);
+                    let id = cut(self.telemetry.clean(id), ID_CAP);
                     span.set_attribute(KeyValue::new("gen_ai.response.id", id));
                 }
             }

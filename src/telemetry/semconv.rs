@@ -38,6 +38,22 @@ pub fn finish_reasons(reason: &'static str) -> KeyValue {
     )
 }
 
+/// The most of an identifier a server chose (a response, request or
+/// session id, a protocol version) recorded.
+pub const ID_CAP: usize = 256;
+
+/// `text` cut at `cap` bytes, on a character boundary.
+pub fn cut(mut text: String, cap: usize) -> String {
+    if text.len() > cap {
+        let mut end = cap;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
 /// A count as an attribute (OTLP integers are signed).
 pub fn clamp(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -127,6 +143,12 @@ mod tests {
         let attributes = usage_attributes(&usage);
         assert_eq!(attributes[0].value, Value::I64(117));
         assert_eq!(attributes[2].value, Value::I64(100));
+    }
+
+    #[test]
+    fn a_servers_long_identifier_is_cut() {
+        assert_eq!(cut("é".repeat(200), ID_CAP).len(), ID_CAP);
+        assert_eq!(cut("abc".to_owned(), 2), "ab");
     }
 
     #[test]
