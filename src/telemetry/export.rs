@@ -204,6 +204,59 @@ impl HttpClient for LeashHttp {
     }
 }
 
+/// The most of a TLS file read (a PEM bundle is far smaller).
+const TLS_FILE_CAP: u64 = 1024 * 1024;
+
+/// A TLS file's bytes, or why not (its variable named, never its content).
+fn tls_file((variable, path): &(String, String)) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(TLS_FILE_CAP + 1).read_to_end(&mut bytes))
+        .map_err(|error| format!("{variable}: cannot read it ({})", error.kind()))?;
+    if bytes.len() as u64 > TLS_FILE_CAP {
+        return Err(format!("{variable}: it is larger than 1 MiB"));
+    }
+    Ok(bytes)
+}
+
+/// The client with the variables' CA certificates and client identity.
+fn with_tls(
+    mut builder: reqwest::ClientBuilder,
+    tls: &super::settings::TlsFiles,
+) -> Result<reqwest::ClientBuilder, String> {
+    if let Some(file) = &tls.certificate {
+        let certificates = reqwest::Certificate::from_pem_bundle(&tls_file(file)?)
+            .ok()
+            .filter(|certificates| !certificates.is_empty())
+            .ok_or_else(|| format!("{}: holds no PEM certificate", file.0))?;
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    match (&tls.client_certificate, &tls.client_key) {
+        (None, None) => {}
+        (Some(certificate), Some(key)) => {
+            let mut pem = tls_file(certificate)?;
+            pem.push(b'\n');
+            pem.extend(tls_file(key)?);
+            let identity = reqwest::Identity::from_pem(&pem).map_err(|_| {
+                format!(
+                    "{} and {}: no PEM certificate and private key",
+                    certificate.0, key.0
+                )
+            })?;
+            builder = builder.identity(identity);
+        }
+        (Some((variable, _)), None) | (None, Some((variable, _))) => {
+            return Err(format!(
+                "{variable} is set without its pair (_CLIENT_CERTIFICATE and _CLIENT_KEY go together)"
+            ));
+        }
+    }
+    Ok(builder)
+}
+
 /// The endpoint as it may be shown: no user, password or query (they
 /// may carry a token).
 pub fn shown_endpoint(endpoint: &str) -> String {
@@ -230,8 +283,9 @@ impl Exporter {
     pub fn new(exporting: &Exporting, resource: &Resource) -> Result<Exporter, String> {
         let shown = shown_endpoint(&exporting.endpoint);
         let failure = Arc::new(Mutex::new(None));
-        let client = reqwest::Client::builder()
-            .connect_timeout(exporting.timeout)
+        let builder = reqwest::Client::builder().connect_timeout(exporting.timeout);
+        let client = with_tls(builder, &exporting.tls)
+            .map_err(|why| format!("traces not exported to {shown}: {why}"))?
             .build()
             .map_err(|_| format!("traces not exported to {shown}: cannot build the HTTP client"))?;
         let mut builder = opentelemetry_otlp::SpanExporter::builder()

@@ -52,6 +52,9 @@ pub struct Exporting {
     pub timeout: Duration,
     /// `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION` (or `_COMPRESSION`) `gzip`.
     pub gzip: bool,
+    /// `OTEL_EXPORTER_OTLP_{,TRACES_}CERTIFICATE`, `_CLIENT_CERTIFICATE`,
+    /// `_CLIENT_KEY`: each variable's name and the file it names.
+    pub tls: TlsFiles,
     /// `OTEL_TRACES_SAMPLER` and `_ARG`.
     pub sampler: SamplerChoice,
     /// `OTEL_BSP_*`: how spans wait for their export.
@@ -131,6 +134,18 @@ impl Default for QueueSettings {
             delay: Duration::from_millis(5000),
         }
     }
+}
+
+/// The TLS files of the exporter's variables: (variable, path).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The CA certificates (PEM) the collector's certificate is checked
+    /// against, besides the system's.
+    pub certificate: Option<(String, String)>,
+    /// The client's certificate chain (PEM), for mutual TLS.
+    pub client_certificate: Option<(String, String)>,
+    /// The client's private key (PEM), for mutual TLS.
+    pub client_key: Option<(String, String)>,
 }
 
 /// The specification's default export timeout.
@@ -239,6 +254,11 @@ impl TraceSettings {
             }
             None => false,
         };
+        let tls = TlsFiles {
+            certificate: signal(&set, "CERTIFICATE"),
+            client_certificate: signal(&set, "CLIENT_CERTIFICATE"),
+            client_key: signal(&set, "CLIENT_KEY"),
+        };
         let sampler = sampler(&set, &mut warnings);
         let queue = QueueSettings {
             max_queue: count(&set, "OTEL_BSP_MAX_QUEUE_SIZE", &mut warnings).unwrap_or(2048),
@@ -264,6 +284,7 @@ impl TraceSettings {
             parent,
             timeout,
             gzip,
+            tls,
             sampler,
             queue,
             capture_content,
@@ -301,6 +322,15 @@ impl TraceSettings {
                 }
                 if let Some((parent, _)) = &exporting.parent {
                     lines.push(format!("traces parent: {parent} (TRACEPARENT)"));
+                }
+                let tls = &exporting.tls;
+                let files: Vec<&str> = [&tls.certificate, &tls.client_certificate, &tls.client_key]
+                    .into_iter()
+                    .flatten()
+                    .map(|(variable, _)| variable.as_str())
+                    .collect();
+                if !files.is_empty() {
+                    lines.push(format!("traces TLS: {}", files.join(", ")));
                 }
                 lines.push(format!(
                     "traces sampler: {}, timeout {} ms{}",

@@ -8,6 +8,7 @@
 mod collector;
 mod registry;
 mod rules;
+mod tls;
 mod trace;
 
 use std::path::{Path, PathBuf};
