@@ -98,7 +98,7 @@ impl McpTool {
 
     /// Tells the run's trace what the call `call_id` learned.
     fn note(&self, call_id: &str, request_id: Option<String>, error_type: Option<String>) {
-        let note = McpNote {
+        trace_context::mcp_call(call_id, || McpNote {
             request_id,
             protocol_version: self
                 .peer
@@ -112,8 +112,7 @@ impl McpTool {
                 .clone(),
             error_type,
             ..self.note.clone()
-        };
-        trace_context::mcp_call(call_id, note);
+        });
     }
 
     /// The error of a call the session failed: the message over the cap

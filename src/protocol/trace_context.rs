@@ -103,10 +103,11 @@ pub fn reserve(scope: Option<Scope<'_>>) -> Option<Reserved> {
     ask(|ambient| ambient.reserve(scope))
 }
 
-/// Notes what an MCP call learned, when traced.
-pub fn mcp_call(call_id: &str, note: McpNote) {
+/// Notes what an MCP call learned, when traced (`note` is only made
+/// then).
+pub fn mcp_call(call_id: &str, note: impl FnOnce() -> McpNote) {
     ask(|ambient| {
-        ambient.mcp_call(call_id, note);
+        ambient.mcp_call(call_id, note());
         None::<()>
     });
 }
@@ -132,7 +133,7 @@ mod tests {
     async fn outside_a_traced_run_nothing_is_answered() {
         assert_eq!(traceparent(Scope::Model), None);
         assert_eq!(reserve(None), None);
-        mcp_call("c", McpNote::default());
+        mcp_call("c", McpNote::default);
         let answer = within(None, async { traceparent(Scope::Model) }).await;
         assert_eq!(answer, None);
     }
