@@ -12,7 +12,8 @@ TOOLS := $(CURDIR)/.tools/venv
 # `test` names the stamp as a prerequisite, which make expands at once.
 OTLP_PROTO_VERSION := 1.45.2
 PROTOBUF_VERSION := 7.36.2
-OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)
+PYYAML_VERSION := 6.0.3
+OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)-pyyaml-$(PYYAML_VERSION)
 
 .PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools otlp-receiver
 
@@ -124,13 +125,16 @@ ci: check test
 
 # The OTLP receiver the tracing tests export to (tests/support/otlp_receiver.py)
 # decodes with the official definitions: opentelemetry-proto and its
-# protobuf, pinned, from PyPI into .tools/venv, never the machine's Python.
+# protobuf, pinned, from PyPI into .tools/venv, never the machine's Python;
+# PyYAML reads the conventions' registry the spans are checked against
+# (tests/data/semconv, tests/support/semconv_check.py).
 otlp-receiver: $(OTLP_STAMP)
 $(OTLP_STAMP):
 	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
 	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check \
 		opentelemetry-proto==$(OTLP_PROTO_VERSION) protobuf==$(PROTOBUF_VERSION) \
-		|| { echo "make: cannot install opentelemetry-proto and protobuf from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
+		pyyaml==$(PYYAML_VERSION) \
+		|| { echo "make: cannot install opentelemetry-proto, protobuf and pyyaml from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
 	@touch $@
 
 # What `make test` needs besides this checkout, checked before anything

@@ -33,6 +33,7 @@ use crate::policy::command_hooks::HookVerdict;
 use crate::policy::limits::LimitReport;
 use crate::policy::limits::RunLimits;
 use crate::protocol::Message;
+use crate::protocol::trace_context;
 use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::faux::FauxProvider;
@@ -174,9 +175,14 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
         trace: None,
     };
     job.begin_trace(shared);
-    let report = match job.prepare(&mut abort, shared).await {
+    // The run's trace context, for the model requests, the hooks and the
+    // MCP servers and calls of the run (none when traces are off).
+    let ambient = job.ambient();
+    let prepared = trace_context::within(ambient.clone(), job.prepare(&mut abort, shared)).await;
+    let report = match prepared {
         Ok(prepared) => {
-            let (messages, limits, verdict) = job.run_agent(prepared, &mut abort).await;
+            let ran = trace_context::within(ambient, job.run_agent(prepared, &mut abort)).await;
+            let (messages, limits, verdict) = ran;
             let cause = *abort.borrow();
             job.report(&messages, cause, limits, verdict)
         }
@@ -332,12 +338,14 @@ impl Job {
             .with_sandbox(self.plan.tools.as_ref().map(|t| Arc::clone(&t.sandbox)))
             .with_observers(self.trace_observers()),
         );
+        let tools = self.tools(mcp_tools, &keys);
+        self.trace_offered(&tools);
         let agent = Agent::with_queues(
             self.provider(),
             LoopConfig {
                 model: self.plan.model.clone(),
                 system: self.plan.system.clone(),
-                tools: self.tools(mcp_tools, &keys),
+                tools,
                 declarations: Declarations::Beside,
                 tool_execution: self.plan.tool_execution,
                 hooks: chain.clone(),
