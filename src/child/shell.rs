@@ -39,6 +39,8 @@ pub struct ShellSettings {
     pub bash: PathBuf,
     /// The environment, already rebuilt.
     pub env: Vec<super::env::Variable>,
+    /// What it may read beyond the root and the system ([`super::reach`]).
+    pub readable: Vec<PathBuf>,
 }
 
 /// How a command ended.
@@ -192,7 +194,11 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
         confined: settings.confined,
         abi: settings.abi,
         writable,
-        readable: READABLE.iter().map(PathBuf::from).collect(),
+        readable: READABLE
+            .iter()
+            .map(PathBuf::from)
+            .chain(settings.readable.iter().cloned())
+            .collect(),
         cgroup_procs: match tree.cap() {
             Some(Cap::Cgroup(dir)) => Some(dir.join("cgroup.procs")),
             _ => None,

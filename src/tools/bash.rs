@@ -102,7 +102,9 @@ pub struct Bash {
     changes: Arc<ChangeLog>,
     mode: ExecMode,
     bash: PathBuf,
-    env: Vec<crate::child::env::Variable>,
+    /// What the operator lets commands read and see beyond the policy.
+    access: crate::child::reach::Access,
+    keys: Vec<crate::secret::ApiKey>,
     /// The Landlock ABI commands are confined with.
     abi: u8,
     /// The run's private temporary directory, made at the first call.
@@ -112,24 +114,23 @@ pub struct Bash {
 impl Bash {
     /// A shell over `sandbox`'s root, run by the `bash` binary as `mode`
     /// says, whose commands get leash's allow-listed variables (none
-    /// holding one of `keys`).
+    /// holding one of `keys`), reaching what `access` allows.
     pub(crate) fn new(
         sandbox: Arc<Sandbox>,
         changes: Arc<ChangeLog>,
-        (mode, bash): (ExecMode, PathBuf),
+        (mode, bash, access): (ExecMode, PathBuf, crate::child::reach::Access),
         keys: &[crate::secret::ApiKey],
     ) -> Bash {
         // An orphan of a command becomes leash's, to be swept; no process
         // reads leash's memory or environment through /proc.
         let _ = crate::child::tree::become_subreaper();
-        let placeholder = std::path::Path::new("/");
-        let env = crate::child::env::for_shell(std::env::vars_os(), placeholder, keys);
         Bash {
             sandbox,
             changes,
             mode,
             bash,
-            env,
+            access,
+            keys: keys.to_vec(),
             abi: crate::child::confine::probe().abi_in_use(),
             temp: Mutex::new(None),
         }
@@ -152,14 +153,16 @@ impl Bash {
             .as_ref()
             .map(|dir| dir.path().to_owned())
             .ok_or_else(|| BashError::Temp("gone".to_owned()))?;
-        let env = self
-            .env
-            .iter()
-            .map(|(name, value)| match name.to_str() {
-                Some("HOME" | "TMPDIR" | "TMP" | "TEMP") => (name.clone(), temp.clone().into()),
-                _ => (name.clone(), value.clone()),
-            })
-            .collect();
+        let reach = &self.access.reach;
+        let extras = crate::child::env::ShellExtras {
+            allow_env: self.access.allow_env.clone(),
+            defaults: reach.defaults.clone(),
+            cargo_home: reach
+                .cargo_home
+                .as_ref()
+                .and_then(|real| crate::child::reach::private_cargo_home(&temp, real).ok()),
+        };
+        let env = crate::child::env::for_shell(std::env::vars_os(), &temp, &self.keys, &extras);
         Ok(ShellSettings {
             root: self.sandbox.root().to_owned(),
             temp,
@@ -167,6 +170,7 @@ impl Bash {
             abi: self.abi,
             bash: self.bash.clone(),
             env,
+            readable: reach.paths(),
         })
     }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::child::reach::{self, Access};
 use crate::child::shell::find_bash;
 use crate::cli::{AllowExec, Cli};
 use crate::config::error::named_by_source;
@@ -18,6 +19,10 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
     let named = |id: &'static str| named_by_source(inputs, id);
     let mut names = parse_tools(&cli.tools).map_err(named("tools"))?;
     let shell = shell(cli.allow_exec).map_err(named("allow_exec"))?;
+    let shell = match shell {
+        Some((mode, bash)) => Some((mode, bash, access(cli, inputs)?)),
+        None => None,
+    };
     if shell.is_some() && !names.contains(&ToolName::Bash) {
         names.push(ToolName::Bash);
     }
@@ -57,7 +62,7 @@ fn file_tools(
     mut names: Vec<ToolName>,
     sandbox: Arc<Sandbox>,
     default_list: bool,
-    shell: Option<(ExecMode, PathBuf)>,
+    shell: Option<(ExecMode, PathBuf, Access)>,
 ) -> Result<FileTools, ConfigError> {
     let named_git = names.contains(&ToolName::Git);
     let mut git_left_out = None;
@@ -83,6 +88,32 @@ fn file_tools(
         git,
         git_left_out,
         shell,
+    })
+}
+
+/// What the commands may read and see beyond the fixed policy: the
+/// toolchains of the operator's environment, `--allow-read` and
+/// `--allow-env`.
+pub(crate) fn access(cli: &Cli, inputs: &Inputs<'_>) -> Result<Access, ConfigError> {
+    let named = |id: &'static str| named_by_source(inputs, id);
+    if let Some(name) = cli
+        .allow_env
+        .iter()
+        .find(|name| name.is_empty() || reach::never_passed(std::ffi::OsStr::new(name)))
+    {
+        return Err(named("allow_env")(ConfigError::AllowEnv(name.clone())));
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let reach = reach::reach(
+        &|name| std::env::var_os(name),
+        reach::user_home(),
+        &cli.allow_read,
+        &cwd,
+    )
+    .map_err(|error| named("allow_read")(ConfigError::AllowRead(error)))?;
+    Ok(Access {
+        reach,
+        allow_env: cli.allow_env.clone(),
     })
 }
 
