@@ -394,6 +394,51 @@ fn venv_bases(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// What a confined command's output says when the sandbox refused it,
+/// as words for the file side and the network side.
+const FILE_REFUSALS: [&str; 4] = [
+    "Permission denied",
+    "EACCES",
+    "Operation not permitted",
+    "PermissionError",
+];
+const NETWORK_REFUSALS: [&str; 9] = [
+    "EAFNOSUPPORT",
+    "Address family not supported",
+    "Could not resolve host",
+    "EAI_AGAIN",
+    "Temporary failure in name resolution",
+    "ENOTCACHED",
+    "--offline was specified",
+    "Network is unreachable",
+    "Could not find a version that satisfies the requirement",
+];
+
+/// The note a confined command's result ends with when its output reads
+/// like a refusal of the sandbox: what refused it, and that it is the
+/// operator's to change — never a way around it (docs/src/tools.md
+/// "Toolchains").
+pub fn refusal_note(output: &str) -> Option<String> {
+    let files = FILE_REFUSALS.iter().any(|word| output.contains(word));
+    let network = NETWORK_REFUSALS.iter().any(|word| output.contains(word));
+    let mut notes = Vec::new();
+    if files {
+        notes.push(
+            "a denial of access above may be leash's sandbox: commands read only the root, \
+             their TMPDIR, the system's directories and the toolchains leash was started with, \
+             and write only the root and TMPDIR; reading more is the operator's to allow \
+             (--allow-read DIR), not the code's to change",
+        );
+    }
+    if network {
+        notes.push(
+            "commands have no network in leash's sandbox: a download fails; dependencies are \
+             the operator's to fetch before leash starts, not the code's to change",
+        );
+    }
+    (!notes.is_empty()).then(|| format!("[sandbox: {}]", notes.join("; ")))
+}
+
 /// The account's home directory from the user database.
 pub fn user_home() -> Option<PathBuf> {
     nix::unistd::User::from_uid(nix::unistd::getuid())
@@ -484,6 +529,18 @@ mod tests {
             super::reach(&env, None, &[home.join("nope")], Path::new("/")),
             Err(ReachError::Missing(_))
         ));
+    }
+
+    #[test]
+    fn a_refusal_is_named_once_per_side() {
+        assert_eq!(refusal_note("all good"), None);
+        let both = refusal_note("cat: x: Permission denied\nlisten EAFNOSUPPORT").unwrap();
+        assert!(
+            both.contains("--allow-read") && both.contains("fetch"),
+            "{both}"
+        );
+        let files = refusal_note("bash: /x: Permission denied").unwrap();
+        assert!(!files.contains("network"), "{files}");
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub struct Bash {
     abi: u8,
     /// The run's private temporary directory, made at the first call.
     temp: Mutex<Option<tempfile::TempDir>>,
+    /// What each command changed under the root.
+    tracker: Arc<Mutex<snapshot::Tracker>>,
 }
 
 impl Bash {
@@ -124,6 +126,7 @@ impl Bash {
         // An orphan of a command becomes leash's, to be swept; no process
         // reads leash's memory or environment through /proc.
         let _ = crate::child::tree::become_subreaper();
+        let sandbox_root = &sandbox.root().to_owned();
         Bash {
             sandbox,
             changes,
@@ -133,6 +136,7 @@ impl Bash {
             keys: keys.to_vec(),
             abi: crate::child::confine::probe().abi_in_use(),
             temp: Mutex::new(None),
+            tracker: Arc::new(Mutex::new(snapshot::Tracker::new(sandbox_root))),
         }
     }
 
@@ -218,22 +222,35 @@ impl TypedTool for Bash {
         let settings = self.settings()?;
         let changes = Arc::clone(&self.changes);
         let confined = settings.confined;
+        let tracker = Arc::clone(&self.tracker);
         run_blocking_call(Self::NAME, &cancel, move |cancel| {
-            let before = snapshot::Snapshot::take(&settings.root);
+            let mut tracker = tracker.lock().unwrap_or_else(PoisonError::into_inner);
+            let begun = tracker.begin();
             let ran = shell::run(&settings, &args.command, limit, MAX_BYTES, cancel)?;
-            let changed = before.changed(&snapshot::Snapshot::take(&settings.root));
+            let changed = tracker.end(begun);
             for path in &changed {
                 changes.record(path);
             }
             let cut = ran.output.cut(MAX_BYTES, MAX_LINES);
-            Ok(output(
+            let mut result = output(
                 &args.command,
                 &ran.ending,
                 ran.duration,
                 &cut,
                 confined,
                 &changed,
-            ))
+            );
+            // A refusal of the sandbox is named, as the operator's to change.
+            let note = confined
+                .then(|| crate::child::reach::refusal_note(&cut.text))
+                .flatten();
+            if let (Some(note), Some(Content::Text { text, .. })) =
+                (note, result.content.first_mut())
+            {
+                text.push('\n');
+                text.push_str(&note);
+            }
+            Ok(result)
         })
         .await
     }

@@ -252,3 +252,31 @@ fn npm_install_and_pip_install_fail_offline_within_seconds() {
     }
     assert!(started.elapsed() < Duration::from_secs(60));
 }
+
+#[test]
+fn a_refused_read_and_a_refused_socket_are_named_as_the_sandbox() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let outcome = parent
+        .run(&[
+            command(&format!("cat {}", parent.path("beside.txt").display())),
+            command("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9))'"),
+            command("echo fine"),
+        ])
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let texts = texts(&outcome);
+    assert!(
+        texts[0].contains("[sandbox: ") && texts[0].contains("--allow-read"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].contains("[sandbox: ") && texts[1].contains("no network"),
+        "{}",
+        texts[1]
+    );
+    assert!(!texts[2].contains("sandbox"), "{}", texts[2]);
+}
