@@ -3,7 +3,8 @@
 //! OpenAI server (start-up, the seed task, the seed task next to curl on a
 //! quiet and on a busy machine, replies of 1k to 1M deltas, the abort
 //! timer, the grep tool over a generated 100 MB tree next to `rg`,
-//! `leash batch` under a rate limit next to `xargs -P` and its memory);
+//! `leash batch` under a rate limit next to `xargs -P` and its memory, a
+//! `bash` call's cost beyond its command on a 100 000-file root);
 //! the tool batch and SSE decoding are timed in-process with the library.
 //! Needs no network beyond loopback.
 //!
@@ -14,7 +15,7 @@
 //!
 //! Under `cargo test` (no `--bench` argument) it only says how to run it:
 //! it is not part of the test suite. `cargo bench --bench costs -- --quick`
-//! takes fewer samples; `-- startup curl deltas abort batch sse grep fanout` (any
+//! takes fewer samples; `-- startup curl deltas abort batch sse grep fanout shell` (any
 //! of them) runs only those sections; `--serve seed|N` (on the built executable)
 //! only serves the mock, for profiling leash by hand.
 
@@ -26,6 +27,7 @@ mod grep;
 mod in_process;
 mod mock;
 mod process;
+mod shell;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -48,8 +50,8 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const DELTA: &str = "tok ";
 
 /// The sections, in the order they run; naming some runs only those.
-const SECTIONS: [&str; 8] = [
-    "startup", "curl", "deltas", "abort", "batch", "sse", "grep", "fanout",
+const SECTIONS: [&str; 9] = [
+    "startup", "curl", "deltas", "abort", "batch", "sse", "grep", "fanout", "shell",
 ];
 
 /// How many samples each measurement takes.
@@ -160,6 +162,10 @@ fn main() {
     if wanted("fanout") {
         eprintln!("costs: leash batch under a rate limit, next to xargs -P; its memory…");
         fanout::fan_out(&runner, &mock, &fixtures, runs.fanout, &mut rows);
+    }
+    if wanted("shell") {
+        eprintln!("costs: a bash call's cost beyond its command on a 100k-file root…");
+        shell::bash_overhead(&runner, runs.grep, &mut rows);
     }
     let bytes = std::fs::metadata(&leash).map(|m| m.len());
     let size = bytes.as_ref().map_or(f64::NAN, |&bytes| bytes as f64 / MIB);

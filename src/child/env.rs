@@ -112,14 +112,73 @@ pub fn for_git(
     env
 }
 
+/// The toolchain variables a command inherits as they are: where the
+/// toolchains are, which version to use (docs/src/tools.md "Toolchains").
+pub const TOOLCHAIN_VARIABLES: [&str; 22] = [
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "RUSTFLAGS",
+    "CARGO_TARGET_DIR",
+    "VIRTUAL_ENV",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "UV_PYTHON_INSTALL_DIR",
+    "POETRY_VIRTUALENVS_PATH",
+    "WORKON_HOME",
+    "NVM_DIR",
+    "NVM_BIN",
+    "NVM_INC",
+    "NODE_PATH",
+    "JAVA_HOME",
+    "GOROOT",
+    "GOPATH",
+    "GOMODCACHE",
+    "CI",
+    "GITHUB_ACTIONS",
+    "RUST_BACKTRACE",
+    "PYTHONDONTWRITEBYTECODE",
+];
+
+/// The standard switches that make package managers fail at once,
+/// offline, in their own words, rather than wait on a network a command
+/// does not have (docs/src/tools.md "Toolchains").
+pub const OFFLINE: [(&str, &str); 12] = [
+    ("CARGO_NET_OFFLINE", "true"),
+    ("npm_config_offline", "true"),
+    ("npm_config_audit", "false"),
+    ("npm_config_fund", "false"),
+    ("npm_config_update_notifier", "false"),
+    ("PIP_NO_INDEX", "1"),
+    ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+    ("UV_OFFLINE", "1"),
+    ("GOFLAGS", "-mod=mod"),
+    ("GOPROXY", "off"),
+    ("GOTOOLCHAIN", "local"),
+    ("RUSTUP_AUTO_INSTALL", "0"),
+];
+
+/// What a command's environment takes besides the fixed policy.
+#[derive(Debug, Clone, Default)]
+pub struct ShellExtras {
+    /// The operator's `--allow-env` names, passed as they are.
+    pub allow_env: Vec<String>,
+    /// Toolchain variables found at their defaults (`RUSTUP_HOME`…).
+    pub defaults: Vec<Variable>,
+    /// The command's private cargo home (`CARGO_HOME`).
+    pub cargo_home: Option<std::path::PathBuf>,
+}
+
 /// A shell command's environment (the `bash` tool): from `inherited`
-/// only `PATH` (absolute entries), the locale, `TERM` and `TZ`, none
-/// holding one of `keys`; `temp` as `HOME`, `TMPDIR`, `TMP` and `TEMP`.
-/// Nothing else: no key variable, no `LEASH_*`, no proxy, no token.
+/// only `PATH` (absolute entries), the locale, `TERM`, `TZ`, the
+/// toolchain variables and the operator's `--allow-env` names, none
+/// holding one of `keys` and none a key's or a token's name; `temp` as
+/// `HOME`, `TMPDIR`, `TMP` and `TEMP`; the offline switches. Nothing
+/// else: no key variable, no `LEASH_*`, no proxy, no token.
 pub fn for_shell(
     inherited: impl Iterator<Item = Variable>,
     temp: &Path,
     keys: &[ApiKey],
+    extras: &ShellExtras,
 ) -> Vec<Variable> {
     const KEPT: [&str; 7] = [
         "LANG",
@@ -130,6 +189,13 @@ pub fn for_shell(
         "TERM",
         "TZ",
     ];
+    let allowed = |name: &OsStr| {
+        extras
+            .allow_env
+            .iter()
+            .any(|allowed| OsStr::new(allowed) == name)
+            && !super::reach::never_passed(name)
+    };
     let mut env: Vec<Variable> = Vec::new();
     for (name, value) in inherited {
         if carries_a_key(&value, keys) {
@@ -139,12 +205,30 @@ pub fn for_shell(
             if let Some(path) = absolute_entries(&value) {
                 env.push((name, path));
             }
-        } else if KEPT.iter().any(|kept| OsStr::new(kept) == name) {
+        } else if KEPT.iter().any(|kept| OsStr::new(kept) == name)
+            || TOOLCHAIN_VARIABLES
+                .iter()
+                .any(|kept| OsStr::new(kept) == name)
+            || allowed(&name)
+        {
             env.push((name, value));
         }
     }
     if !env.iter().any(|(name, _)| name == "PATH") {
         env.push(("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()));
+    }
+    for (name, value) in &extras.defaults {
+        if !env.iter().any(|(set, _)| set == name) && !carries_a_key(value, keys) {
+            env.push((name.clone(), value.clone()));
+        }
+    }
+    for (name, value) in OFFLINE {
+        if !env.iter().any(|(set, _)| set == name) {
+            env.push((name.into(), value.into()));
+        }
+    }
+    if let Some(cargo) = &extras.cargo_home {
+        env.push(("CARGO_HOME".into(), cargo.into()));
     }
     for name in ["HOME", "TMPDIR", "TMP", "TEMP"] {
         env.push((name.into(), temp.into()));
@@ -214,14 +298,39 @@ mod tests {
         let mut inherited: Vec<(&str, &str)> = INHERITED.to_vec();
         inherited.push(("TERM", "xterm"));
         inherited.push(("LC_ALL", "sk-run"));
+        inherited.push(("RUSTUP_HOME", "/opt/rustup"));
+        inherited.push(("GITHUB_TOKEN", "ghp"));
+        inherited.push(("MY_FLAG", "1"));
+        inherited.push(("npm_config_offline", "false"));
+        let extras = ShellExtras {
+            allow_env: vec!["MY_FLAG".into(), "GITHUB_TOKEN".into()],
+            ..ShellExtras::default()
+        };
         let env = for_shell(
             vars(&inherited),
             Path::new("/tmp/s"),
             &[ApiKey::new("sk-run")],
+            &extras,
         );
+        let mut kept = names(&env);
+        kept.retain(|name| !OFFLINE.iter().any(|(offline, _)| offline == name));
         assert_eq!(
-            names(&env),
-            ["PATH", "LANG", "TERM", "HOME", "TMPDIR", "TMP", "TEMP"]
+            kept,
+            [
+                "PATH",
+                "LANG",
+                "TERM",
+                "RUSTUP_HOME",
+                "MY_FLAG",
+                "HOME",
+                "TMPDIR",
+                "TMP",
+                "TEMP"
+            ]
+        );
+        assert!(
+            env.iter()
+                .any(|(name, value)| name == "CARGO_NET_OFFLINE" && value == "true")
         );
         assert!(env.iter().all(|(_, value)| value != "/h"), "the real HOME");
     }

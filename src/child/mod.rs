@@ -12,6 +12,8 @@
 //! - `capped` and `lines`: output read up to a cap fixed by the caller,
 //!   checked before anything past it is buffered.
 //!
+//! - `reach`: what a confined command may read beyond the root and the
+//!   system (the operator's toolchains), never a secret of the home.
 //! - `confine`, `shell`, `tail` and `tree`: the `bash` tool's command,
 //!   started through leash itself as a launcher that confines it with
 //!   Landlock and seccomp, its output's tail, its process cap, and the
@@ -25,6 +27,7 @@ pub mod confine;
 pub mod env;
 pub mod group;
 pub mod lines;
+pub mod reach;
 pub mod shell;
 pub mod stop;
 pub mod tail;

@@ -44,6 +44,8 @@ pub struct ShellSettings {
     pub bash: PathBuf,
     /// The environment, already rebuilt.
     pub env: Vec<super::env::Variable>,
+    /// What it may read beyond the root and the system ([`super::reach`]).
+    pub readable: Vec<PathBuf>,
 }
 
 /// How a command ended.
@@ -200,7 +202,11 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
         confined: settings.confined,
         abi: settings.abi,
         writable,
-        readable: READABLE.iter().map(PathBuf::from).collect(),
+        readable: READABLE
+            .iter()
+            .map(PathBuf::from)
+            .chain(settings.readable.iter().cloned())
+            .collect(),
         never_readable: super::confine::SYSTEM_SECRETS
             .iter()
             .map(PathBuf::from)

@@ -198,6 +198,29 @@ pub struct Cli {
                        without the confinement")]
     pub allow_exec: AllowExec,
 
+    /// Let bash commands read DIR too (repeatable).
+    #[arg(
+        long = "allow-read",
+        env = "LEASH_ALLOW_READ",
+        value_name = "DIR",
+        help_heading = "Writing",
+        long_help = "Let bash commands read (and run) DIR too, beyond --root, the system and the \
+                       toolchains the environment points at (repeatable). A directory holding a \
+                       secret of the home (~/.ssh, ~/.aws, ...) is granted without it"
+    )]
+    pub allow_read: Vec<PathBuf>,
+
+    /// Pass the variable NAME to bash commands (repeatable).
+    #[arg(
+        long = "allow-env",
+        env = "LEASH_ALLOW_ENV",
+        value_name = "NAME",
+        help_heading = "Writing",
+        long_help = "Pass the variable NAME, as leash has it, to bash commands (repeatable); \
+                       never a key, a token or leash's own settings"
+    )]
+    pub allow_env: Vec<String>,
+
     /// How a batch runs: parallel or sequential.
     #[arg(long, env = "LEASH_TOOL_EXECUTION", value_enum, default_value_t = ToolExecutionArg::Parallel,
           value_name = "MODE", hide_possible_values = true)]

@@ -112,6 +112,15 @@ pub enum ConfigError {
          the confinement"
     )]
     ExecUnavailable(String),
+    /// An `--allow-read` that cannot be granted.
+    #[error(transparent)]
+    AllowRead(crate::child::reach::ReachError),
+    /// An `--allow-env` name a command must never see.
+    #[error(
+        "--allow-env {0:?}: a command never gets a key, a token or leash's own settings; \
+         name another variable"
+    )]
+    AllowEnv(String),
     /// A file input could not be read (or is too large).
     #[error("cannot read {flag} {path}: {source}")]
     ReadFile {

@@ -166,8 +166,9 @@ pub struct FileTools {
     /// Why `git`, which would have joined the default tools, was left out
     /// (the repository around the root is refused): a notice for the run.
     pub git_left_out: Option<String>,
-    /// With `--allow-exec`: how commands run, and the `bash` binary.
-    pub shell: Option<(ExecMode, PathBuf)>,
+    /// With `--allow-exec`: how commands run, the `bash` binary, and what
+    /// they may read and see beyond the fixed policy.
+    pub shell: Option<(ExecMode, PathBuf, crate::child::reach::Access)>,
     /// Files a confined command must not read (the `.env` a key came
     /// from), hidden by its private mounts.
     pub shell_hidden: Vec<PathBuf>,
@@ -177,20 +178,20 @@ impl FileTools {
     /// The notices the run starts with: `git` left out, a shell without
     /// the kernel's confinement, or on a kernel that holds less.
     pub fn notices(&self) -> Vec<String> {
-        let unconfined = matches!(self.shell, Some((ExecMode::Unconfined, _))).then(|| {
+        let unconfined = matches!(self.shell, Some((ExecMode::Unconfined, ..))).then(|| {
             "--allow-exec=unconfined: bash commands run WITHOUT the kernel's confinement \
              (they may read and write any file leash can, use the network, and signal \
              leash)"
                 .to_owned()
         });
-        let weaker = matches!(self.shell, Some((ExecMode::Confined, _)))
+        let weaker = matches!(self.shell, Some((ExecMode::Confined, ..)))
             .then(|| {
                 let abi = crate::child::confine::probe().abi_in_use();
                 crate::child::confine::Support::weaker_footing(abi)
             })
             .flatten()
             .map(|footing| format!("--allow-exec: {footing}"));
-        let no_mounts = (matches!(self.shell, Some((ExecMode::Confined, _)))
+        let no_mounts = (matches!(self.shell, Some((ExecMode::Confined, _, _)))
             && !crate::child::confine::private_mounts_available())
         .then(|| {
             "--allow-exec: this system gives leash no private mount namespace (root with \
@@ -199,14 +200,40 @@ impl FileTools {
              read-only"
                 .to_owned()
         });
+        let reach = match &self.shell {
+            Some((ExecMode::Confined, _, access)) => reach_notices(&access.reach),
+            _ => Vec::new(),
+        };
         self.git_left_out
             .iter()
             .cloned()
             .chain(unconfined)
             .chain(weaker)
             .chain(no_mounts)
+            .chain(reach)
             .collect()
     }
+}
+
+/// What a confined command may read beyond the root and the system, and
+/// each path of the environment it may not (with the flag that would
+/// allow it), as the run's start-up notices.
+pub fn reach_notices(reach: &crate::child::reach::Reach) -> Vec<String> {
+    let read = match reach.describe() {
+        lines if lines.is_empty() => "nothing more".to_owned(),
+        lines => lines.join(", "),
+    };
+    std::iter::once(format!(
+        "--allow-exec: commands may read the root, their TMPDIR, the system's directories and: \
+         {read}"
+    ))
+    .chain(
+        reach
+            .withheld
+            .iter()
+            .map(|withheld| format!("--allow-exec: {}", withheld.why)),
+    )
+    .collect()
 }
 
 /// Everything besides the parsed flags that a config is resolved from.

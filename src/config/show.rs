@@ -137,10 +137,17 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                 }
                 _ => generic,
             },
-            "hook" | "deny-tool" | "allow-tool" => {
+            "hook" | "deny-tool" | "allow-tool" | "allow-read" | "allow-env" => {
+                let read: Vec<String> = cli
+                    .allow_read
+                    .iter()
+                    .map(|path| path.display().to_string())
+                    .collect();
                 let values = match key.as_str() {
                     "hook" => &cli.hook,
                     "deny-tool" => &cli.deny_tool,
+                    "allow-read" => &read,
+                    "allow-env" => &cli.allow_env,
                     _ => &cli.allow_tool,
                 };
                 let list = (!values.is_empty()).then(|| serde_json::json!(values).to_string());
@@ -222,7 +229,43 @@ fn provider_name(provider: ProviderName) -> String {
 }
 
 /// The keys of repeatable flags, shown as a list of strings.
-const LIST_KEYS: [&str; 3] = ["hook", "deny-tool", "allow-tool"];
+const LIST_KEYS: [&str; 5] = ["hook", "deny-tool", "allow-tool", "allow-read", "allow-env"];
+
+/// With `--allow-exec`: what the commands may read beyond the root and
+/// the system, and why, and what the environment points at that they may
+/// not, as `leash config`'s comment lines.
+pub fn describe_reach(cli: &crate::cli::Cli) -> Vec<String> {
+    if cli.allow_exec == crate::cli::AllowExec::Off {
+        return Vec::new();
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    let Ok(reach) = crate::child::reach::reach(
+        &|name| std::env::var_os(name),
+        crate::child::reach::user_home(),
+        &cli.allow_read,
+        &cwd,
+    ) else {
+        return Vec::new();
+    };
+    let mut lines = vec![
+        "the shell may read: the root, its TMPDIR and the system's directories (/usr, /etc, \
+         /opt...)"
+            .to_owned(),
+    ];
+    lines.extend(
+        reach
+            .describe()
+            .into_iter()
+            .map(|line| format!("the shell may read: {line}")),
+    );
+    lines.extend(
+        reach
+            .withheld
+            .iter()
+            .map(|withheld| format!("the shell may not read: {}", withheld.why)),
+    );
+    lines
+}
 
 /// The settings as TOML lines with the source as a comment, aligned. A
 /// default is shown commented out, so the listing used as a config file

@@ -18,7 +18,7 @@ pub mod usage;
 use crate::cli::{Cli, CommandName, Invocation, PrintCommand, RunArgs, command_tree, run_command};
 use crate::config::file::{ConfigFile, ConfigFileChoice, ConfigFileError, config_file_choice};
 use crate::config::layers::{Environment, ParseError, ParsedRun, parse_flags, parse_run};
-use crate::config::show::{describe, render_settings};
+use crate::config::show::{describe, describe_reach, render_settings};
 use crate::config::{self, Inputs};
 use crate::dispatch::usage::clap_reason;
 use crate::exit::{Outcome, Status};
@@ -316,6 +316,9 @@ fn show_config(
     text.push_str(&format!("# .env: {}\n", env.dotenv()));
     // Where traces go: the process environment only, header values withheld.
     for line in TraceSettings::from_env(&|name| env.exported(name)).describe() {
+        text.push_str(&format!("# {line}\n"));
+    }
+    for line in describe_reach(&parsed.cli) {
         text.push_str(&format!("# {line}\n"));
     }
     text.push_str(&render_settings(&describe(&parsed, &inputs)));

@@ -109,7 +109,9 @@ pub struct Bash {
     changes: Arc<ChangeLog>,
     mode: ExecMode,
     bash: PathBuf,
-    env: Vec<crate::child::env::Variable>,
+    /// What the operator lets commands read and see beyond the policy.
+    access: crate::child::reach::Access,
+    keys: Vec<crate::secret::ApiKey>,
     /// The Landlock ABI commands are confined with.
     abi: u8,
     /// Whether commands get a private mount namespace.
@@ -118,35 +120,39 @@ pub struct Bash {
     hidden: Vec<PathBuf>,
     /// The run's private temporary directory, made at the first call.
     temp: Mutex<Option<tempfile::TempDir>>,
+    /// What each command changed under the root.
+    tracker: Arc<Mutex<snapshot::Tracker>>,
 }
 
 impl Bash {
     /// A shell over `sandbox`'s root, run by the `bash` binary as `mode`
     /// says, whose commands get leash's allow-listed variables (none
-    /// holding one of `keys`) and never read `hidden`.
+    /// holding one of `keys`), reaching what `access` allows, never
+    /// reading `hidden`.
     pub(crate) fn new(
         sandbox: Arc<Sandbox>,
         changes: Arc<ChangeLog>,
-        (mode, bash): (ExecMode, PathBuf),
+        (mode, bash, access): (ExecMode, PathBuf, crate::child::reach::Access),
         keys: &[crate::secret::ApiKey],
         hidden: Vec<PathBuf>,
     ) -> Bash {
         // An orphan of a command becomes leash's, to be swept; no process
         // reads leash's memory or environment through /proc.
         let _ = crate::child::tree::become_subreaper();
-        let placeholder = std::path::Path::new("/");
-        let env = crate::child::env::for_shell(std::env::vars_os(), placeholder, keys);
+        let sandbox_root = &sandbox.root().to_owned();
         Bash {
             sandbox,
             changes,
             mode,
             bash,
-            env,
+            access,
+            keys: keys.to_vec(),
             abi: crate::child::confine::probe().abi_in_use(),
             private_mounts: mode == ExecMode::Confined
                 && crate::child::confine::private_mounts_available(),
             hidden,
             temp: Mutex::new(None),
+            tracker: Arc::new(Mutex::new(snapshot::Tracker::new(sandbox_root))),
         }
     }
 
@@ -167,14 +173,16 @@ impl Bash {
             .as_ref()
             .map(|dir| dir.path().to_owned())
             .ok_or_else(|| BashError::Temp("gone".to_owned()))?;
-        let env = self
-            .env
-            .iter()
-            .map(|(name, value)| match name.to_str() {
-                Some("HOME" | "TMPDIR" | "TMP" | "TEMP") => (name.clone(), temp.clone().into()),
-                _ => (name.clone(), value.clone()),
-            })
-            .collect();
+        let reach = &self.access.reach;
+        let extras = crate::child::env::ShellExtras {
+            allow_env: self.access.allow_env.clone(),
+            defaults: reach.defaults.clone(),
+            cargo_home: reach
+                .cargo_home
+                .as_ref()
+                .and_then(|real| crate::child::reach::private_cargo_home(&temp, real).ok()),
+        };
+        let env = crate::child::env::for_shell(std::env::vars_os(), &temp, &self.keys, &extras);
         Ok(ShellSettings {
             root: self.sandbox.root().to_owned(),
             temp,
@@ -184,6 +192,7 @@ impl Bash {
             hidden: self.hidden.clone(),
             bash: self.bash.clone(),
             env,
+            readable: reach.paths(),
         })
     }
 }
@@ -236,8 +245,10 @@ impl TypedTool for Bash {
         // Without a private mount namespace `.git` is writable: what git
         // obeys is put back after the command, and named.
         let guard_git = confined && !settings.private_mounts;
+        let tracker = Arc::clone(&self.tracker);
         run_blocking_call(Self::NAME, &cancel, move |cancel| {
-            let before = snapshot::Snapshot::take(&settings.root);
+            let mut tracker = tracker.lock().unwrap_or_else(PoisonError::into_inner);
+            let begun = tracker.begin();
             let git = guard_git
                 .then(|| git_guard::GitGuard::take(&settings.root))
                 .flatten();
@@ -250,8 +261,12 @@ impl TypedTool for Bash {
             );
             let restored = git.map(|git| git.restore()).unwrap_or_default();
             let ran = ran?;
-            let mut changed = before.changed(&snapshot::Snapshot::take(&settings.root));
-            changed.extend(restored.iter().cloned());
+            let mut changed = tracker.end(begun);
+            for path in &restored {
+                if !changed.contains(path) {
+                    changed.push(path.clone());
+                }
+            }
             for path in &changed {
                 changes.record(path);
             }
@@ -268,6 +283,16 @@ impl TypedTool for Bash {
             );
             if !restored.is_empty() {
                 note_restored(&mut result, &restored);
+            }
+            // A refusal of the sandbox is named, as the operator's to change.
+            let note = confined
+                .then(|| crate::child::reach::refusal_note(&cut.text))
+                .flatten();
+            if let (Some(note), Some(Content::Text { text, .. })) =
+                (note, result.content.first_mut())
+            {
+                text.push('\n');
+                text.push_str(&note);
             }
             Ok(result)
         })

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::child::reach::{self, Access};
 use crate::child::shell::find_bash;
 use crate::cli::{AllowExec, Cli};
 use crate::config::dotenv::DotEnvStatus;
@@ -20,6 +21,10 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
     let named = |id: &'static str| named_by_source(inputs, id);
     let mut names = parse_tools(&cli.tools).map_err(named("tools"))?;
     let shell = shell(cli.allow_exec).map_err(named("allow_exec"))?;
+    let shell = match shell {
+        Some((mode, bash)) => Some((mode, bash, access(cli, inputs)?)),
+        None => None,
+    };
     match (shell.is_some(), names.contains(&ToolName::Bash)) {
         (true, false) => names.push(ToolName::Bash),
         (false, true) => return Err(named("tools")(ConfigError::BashWithoutExec)),
@@ -42,7 +47,7 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
         shell,
     )
     .map_err(named("tools"))?;
-    if matches!(tools.shell, Some((ExecMode::Confined, _))) {
+    if matches!(tools.shell, Some((ExecMode::Confined, _, _))) {
         tools.shell_hidden =
             key_file_in_root(inputs.env, tools.sandbox.root()).map_err(named("allow_exec"))?;
     }
@@ -91,7 +96,7 @@ fn file_tools(
     mut names: Vec<ToolName>,
     sandbox: Arc<Sandbox>,
     default_list: bool,
-    shell: Option<(ExecMode, PathBuf)>,
+    shell: Option<(ExecMode, PathBuf, Access)>,
 ) -> Result<FileTools, ConfigError> {
     let named_git = names.contains(&ToolName::Git);
     let mut git_left_out = None;
@@ -118,6 +123,32 @@ fn file_tools(
         git_left_out,
         shell,
         shell_hidden: Vec::new(),
+    })
+}
+
+/// What the commands may read and see beyond the fixed policy: the
+/// toolchains of the operator's environment, `--allow-read` and
+/// `--allow-env`.
+pub(crate) fn access(cli: &Cli, inputs: &Inputs<'_>) -> Result<Access, ConfigError> {
+    let named = |id: &'static str| named_by_source(inputs, id);
+    if let Some(name) = cli
+        .allow_env
+        .iter()
+        .find(|name| name.is_empty() || reach::never_passed(std::ffi::OsStr::new(name)))
+    {
+        return Err(named("allow_env")(ConfigError::AllowEnv(name.clone())));
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let reach = reach::reach(
+        &|name| std::env::var_os(name),
+        reach::user_home(),
+        &cli.allow_read,
+        &cwd,
+    )
+    .map_err(|error| named("allow_read")(ConfigError::AllowRead(error)))?;
+    Ok(Access {
+        reach,
+        allow_env: cli.allow_env.clone(),
     })
 }
 

@@ -11,6 +11,7 @@ mod escape;
 mod processes;
 mod side_doors;
 mod tool;
+mod toolchains;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,282 @@
+//! The toolchains a confined command may use, and the secrets it may not
+//! read whatever is allowed (docs/src/tools.md "Toolchains"): the real
+//! binary on the scripted model, with this machine's real toolchains
+//! (rustup and cargo in root's home, pyenv's Python, the system's npm).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{Parent, command, confinable, texts};
+
+/// Every never-readable path of a home, as a file to plant a canary in.
+const CANARIES: [&str; 23] = [
+    ".ssh/id_ed25519",
+    ".aws/credentials",
+    ".azure/token",
+    ".config/gh/hosts.yml",
+    ".config/hub",
+    ".config/gcloud/credentials.db",
+    ".config/git/credentials",
+    ".docker/config.json",
+    ".git-credentials",
+    ".netrc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".kube/config",
+    ".gnupg/private-keys-v1.d/key",
+    ".password-store/token.gpg",
+    ".vault-token",
+    ".local/share/keyrings/login.keyring",
+];
+
+const CANARY: &str = "canary-5ec2e7";
+
+/// Plants a canary in every never-readable path of `home`, and a file
+/// beside them that may be read once allowed.
+fn plant(home: &Path) {
+    for (n, path) in CANARIES.iter().enumerate() {
+        let path = home.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{CANARY}-{n}\n")).unwrap();
+    }
+    std::fs::create_dir_all(home.join("bin")).unwrap();
+    std::fs::write(home.join("bin/tool"), "tool-in-home-bin\n").unwrap();
+    std::fs::create_dir_all(home.join(".config/nvim")).unwrap();
+    std::fs::write(home.join(".config/nvim/init.lua"), "nvim-config\n").unwrap();
+    std::fs::write(home.join(".cargo/config.toml"), "cargo-config\n").unwrap();
+}
+
+#[test]
+fn every_secret_of_the_home_stays_unread_with_the_home_on_path_and_allowed() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let home = parent.path("home");
+    plant(&home);
+    let path = format!(
+        "{}:{}:{}",
+        home.display(),
+        home.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let reader = format!(
+        "cat {0}/bin/tool {0}/.config/nvim/init.lua; grep -r {CANARY} {0} 2>&1 | head -50; \
+         for f in {1}; do cat {0}/$f; done 2>&1; ls -la {0}/.ssh {0}/.aws 2>&1",
+        home.display(),
+        CANARIES.join(" ")
+    );
+    let outcome = parent
+        .run(&[command(&reader)])
+        .env("PATH", &path)
+        .args(["--allow-read", &home.display().to_string()])
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let text = &texts(&outcome)[0];
+    assert!(!text.contains(CANARY), "a secret was read: {text}");
+    // The controls: what the home holds beside the secrets is read.
+    assert!(text.contains("tool-in-home-bin"), "{text}");
+    assert!(text.contains("nvim-config"), "{text}");
+    // The home on PATH is withheld, and said so with the flag.
+    let stderr = outcome.stderr();
+    assert!(
+        stderr.contains(&format!(
+            "PATH {} is not readable by the shell",
+            home.display()
+        )) && stderr.contains("--allow-read"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_allow_read_of_a_secret_is_a_usage_error_and_a_dotenv_cannot_allow_anything() {
+    let parent = Parent::new();
+    let home = parent.path("home");
+    plant(&home);
+    let outcome = parent
+        .run(&[])
+        .args(["--allow-read", &home.join(".ssh").display().to_string()])
+        .output();
+    assert_eq!(outcome.code(), Some(2), "{}", outcome.stderr());
+    assert!(
+        outcome.last_line().contains("never readable"),
+        "{}",
+        outcome.stderr()
+    );
+    let outcome = parent
+        .run(&[])
+        .args(["--allow-env", "GITHUB_TOKEN"])
+        .output();
+    assert_eq!(outcome.code(), Some(2), "{}", outcome.stderr());
+    assert!(
+        outcome.last_line().contains("--allow-env"),
+        "{}",
+        outcome.stderr()
+    );
+    for planted in ["LEASH_ALLOW_READ=/", "LEASH_ALLOW_ENV=SSH_AUTH_SOCK"] {
+        std::fs::write(parent.path(".env"), format!("{planted}\n")).unwrap();
+        let outcome = parent.run(&[]).output();
+        assert_eq!(outcome.code(), Some(2), "{planted}: {}", outcome.stderr());
+        assert!(
+            outcome.last_line().contains("which a .env may not set"),
+            "{planted}: {}",
+            outcome.stderr()
+        );
+    }
+}
+
+/// The version of `name` in leash's own lock file: a crate this machine's
+/// cargo registry holds, so the test fetches nothing from the internet.
+fn locked_version(name: &str) -> String {
+    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).unwrap();
+    let at = lock
+        .find(&format!("name = \"{name}\"\nversion = \""))
+        .unwrap();
+    let rest = &lock[at..];
+    rest.lines()
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .nth(1)
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn rust_from_rustup_in_the_home_tests_a_crate_with_a_fetched_dependency() {
+    if !confinable()
+        || std::process::Command::new("cargo")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        return;
+    }
+    let parent = Parent::new();
+    let root = parent.path("root");
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"fixme\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nitoa = \"={}\"\n",
+            locked_version("itoa")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "pub fn show(n: u32) -> String { itoa::Buffer::new().format(n).to_owned() }\n\
+         #[test]\nfn shows() { assert_eq!(show(42), \"42\"); }\n",
+    )
+    .unwrap();
+    // The step before leash: the dependency fetched into the real cargo
+    // home (from its cache: no network).
+    let fetched = std::process::Command::new("cargo")
+        .args(["fetch", "--offline"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(
+        fetched.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fetched.stderr)
+    );
+    let outcome = parent
+        .run(&[json!({"command": "cargo test --lib 2>&1 | tail -4", "timeout": 300})])
+        .timeout(Duration::from_secs(400))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let text = &texts(&outcome)[0];
+    assert!(text.contains("test result: ok. 1 passed"), "{text}");
+}
+
+#[test]
+fn pyenv_python_and_a_venv_built_from_it_in_the_checkout_run() {
+    if !confinable() || std::env::var_os("PYENV_ROOT").is_none() {
+        return;
+    }
+    let parent = Parent::new();
+    let outcome = parent
+        .run(&[command(
+            "python3 -m venv .venv && .venv/bin/python -c 'import sys, json; print(\"VENV\", sys.prefix != sys.base_prefix)'",
+        )])
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let text = &texts(&outcome)[0];
+    assert!(text.contains("VENV True"), "{text}");
+}
+
+#[test]
+fn npm_install_and_pip_install_fail_offline_within_seconds() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    std::fs::write(
+        parent.path("root/package.json"),
+        "{\"name\":\"x\",\"version\":\"1.0.0\"}",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let outcome = parent
+        .run(&[
+            json!({"command": "npm install left-pad-leash-none 2>&1 | tail -5", "timeout": 60}),
+            json!({"command": "pip install leash-none-pkg 2>&1 | tail -5", "timeout": 60}),
+        ])
+        .timeout(Duration::from_secs(120))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let texts = texts(&outcome);
+    assert!(
+        texts[0].contains("offline") || texts[0].contains("ENOTCACHED"),
+        "{}",
+        texts[0]
+    );
+    assert!(texts[1].contains("ERROR"), "{}", texts[1]);
+    for text in &texts {
+        let seconds: f64 = text
+            .rsplit_once("· ")
+            .and_then(|(_, rest)| rest.split(' ').next())
+            .and_then(|number| number.parse().ok())
+            .unwrap_or(f64::MAX);
+        assert!(seconds < 15.0, "{text}");
+    }
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn a_refused_read_and_a_refused_socket_are_named_as_the_sandbox() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let outcome = parent
+        .run(&[
+            command(&format!("cat {}", parent.path("beside.txt").display())),
+            command("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9))'"),
+            command("echo fine"),
+        ])
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let texts = texts(&outcome);
+    assert!(
+        texts[0].contains("[sandbox: ") && texts[0].contains("--allow-read"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].contains("[sandbox: ") && texts[1].contains("no network"),
+        "{}",
+        texts[1]
+    );
+    assert!(!texts[2].contains("sandbox"), "{}", texts[2]);
+}
