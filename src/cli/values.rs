@@ -15,6 +15,9 @@ pub enum ProviderName {
     Openai,
     /// The Anthropic Messages API.
     Anthropic,
+    /// Azure OpenAI: `-m` is the deployment; Chat Completions, or the
+    /// Responses API with `--api responses`.
+    Azure,
     /// The scripted offline model.
     Faux,
 }

@@ -18,8 +18,13 @@ pub struct ProviderInfo {
     pub base_url_variable: &'static str,
     /// The base URL without `--base-url` or a variable.
     pub default_base_url: &'static str,
-    /// The model without `--model`.
+    /// The model without `--model`; empty when the provider has none (an
+    /// Azure deployment is the user's own name): then `-m` is required.
     pub default_model: &'static str,
+    /// The provider's other variables besides its key and base URL (Azure's
+    /// `OPENAI_API_VERSION`): read from the environment, a `.env` and the
+    /// config file like the base URL.
+    pub settings: &'static [&'static str],
 }
 
 /// The Chat Completions API.
@@ -29,6 +34,7 @@ pub const OPENAI: ProviderInfo = ProviderInfo {
     base_url_variable: "OPENAI_BASE_URL",
     default_base_url: crate::provider::openai::DEFAULT_BASE_URL,
     default_model: "gpt-4.1-mini",
+    settings: &[],
 };
 
 /// The Anthropic Messages API.
@@ -38,10 +44,25 @@ pub const ANTHROPIC: ProviderInfo = ProviderInfo {
     base_url_variable: "ANTHROPIC_BASE_URL",
     default_base_url: crate::provider::anthropic::DEFAULT_BASE_URL,
     default_model: "claude-sonnet-4-5",
+    settings: &[],
 };
 
+/// Azure OpenAI: the endpoint of the resource (`https://NAME.openai.azure.com`),
+/// `-m` the deployment.
+pub const AZURE: ProviderInfo = ProviderInfo {
+    name: "azure",
+    key_variable: "AZURE_OPENAI_API_KEY",
+    base_url_variable: "AZURE_OPENAI_ENDPOINT",
+    default_base_url: "",
+    default_model: "",
+    settings: &[AZURE_API_VERSION],
+};
+
+/// Azure's `api-version`, under the name the `openai` SDK reads.
+pub const AZURE_API_VERSION: &str = "OPENAI_API_VERSION";
+
 /// Every provider that speaks HTTP, in the order help texts list them.
-pub const PROVIDERS: [ProviderInfo; 2] = [OPENAI, ANTHROPIC];
+pub const PROVIDERS: [ProviderInfo; 3] = [OPENAI, ANTHROPIC, AZURE];
 
 pub use crate::secret::ANY_KEY_VARIABLE;
 
@@ -58,11 +79,17 @@ impl ProviderInfo {
 }
 
 /// The variables the table names: every key variable, then every base-URL
-/// variable (`LEASH_API_KEY`, `OPENAI_API_KEY`, ..., `OPENAI_BASE_URL`, ...).
+/// variable, then the providers' other settings (`LEASH_API_KEY`,
+/// `OPENAI_API_KEY`, ..., `OPENAI_BASE_URL`, ..., `OPENAI_API_VERSION`, ...).
 pub fn variables() -> Vec<&'static str> {
     std::iter::once(ANY_KEY_VARIABLE)
         .chain(key_variables().skip(1))
         .chain(PROVIDERS.iter().map(|provider| provider.base_url_variable))
+        .chain(
+            PROVIDERS
+                .iter()
+                .flat_map(|provider| provider.settings.iter().copied()),
+        )
         .collect()
 }
 
@@ -90,8 +117,11 @@ mod tests {
                 "LEASH_API_KEY",
                 "OPENAI_API_KEY",
                 "ANTHROPIC_API_KEY",
+                "AZURE_OPENAI_API_KEY",
                 "OPENAI_BASE_URL",
-                "ANTHROPIC_BASE_URL"
+                "ANTHROPIC_BASE_URL",
+                "AZURE_OPENAI_ENDPOINT",
+                "OPENAI_API_VERSION",
             ]
         );
         assert_eq!(ANTHROPIC.key_file_key(), "anthropic-api-key");

@@ -9,6 +9,7 @@
 //! stream is dropped (that is how abort works).
 
 pub mod anthropic;
+pub mod azure;
 pub(crate) mod catalog;
 pub(crate) mod content;
 pub(crate) mod driver;
@@ -202,6 +203,9 @@ pub struct HttpSettings {
     /// formats (it routes requests that share a prefix to the same cache);
     /// Anthropic has no such field.
     pub prompt_cache_key: Option<String>,
+    /// Azure OpenAI's `api-version` query parameter (`OPENAI_API_VERSION`);
+    /// `None` on every other provider, and on Azure for its default.
+    pub api_version: Option<String>,
 }
 
 impl HttpSettings {
@@ -227,6 +231,7 @@ impl HttpSettings {
             gate: None,
             client: None,
             prompt_cache_key: None,
+            api_version: None,
         }
     }
 }

@@ -35,6 +35,7 @@ use crate::policy::limits::RunLimits;
 use crate::protocol::Message;
 use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
+use crate::provider::azure::{AzureProvider, AzureResponsesProvider};
 use crate::provider::faux::FauxProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::openai_responses::ResponsesProvider;
@@ -140,12 +141,10 @@ impl Shared {
 
 /// The run's key and every other key leash knows, longest first.
 pub(crate) fn keys_of(plan: &RunPlan) -> Arc<[ApiKey]> {
-    let run_key = match &plan.provider {
-        ProviderConfig::OpenAi(settings)
-        | ProviderConfig::OpenAiResponses(settings)
-        | ProviderConfig::Anthropic(settings) => settings.api_key.clone(),
-        ProviderConfig::Faux(_) => None,
-    };
+    let run_key = plan
+        .provider
+        .http()
+        .and_then(|settings| settings.api_key.clone());
     key_set(run_key.into_iter().chain(plan.known_keys.clone()))
 }
 
@@ -437,6 +436,10 @@ impl Job {
             }
             ProviderConfig::Anthropic(settings) => {
                 Arc::new(AnthropicProvider::new(settings.clone()))
+            }
+            ProviderConfig::Azure(settings) => Arc::new(AzureProvider::new(settings.clone())),
+            ProviderConfig::AzureResponses(settings) => {
+                Arc::new(AzureResponsesProvider::new(settings.clone()))
             }
         }
     }

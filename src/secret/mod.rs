@@ -17,7 +17,12 @@ pub const ANY_KEY_VARIABLE: &str = "LEASH_API_KEY";
 
 /// Every variable that may hold a key, whichever provider runs: the
 /// provider table (`provider::catalog`) names one of these per provider.
-pub const KEY_VARIABLES: [&str; 3] = [ANY_KEY_VARIABLE, "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+pub const KEY_VARIABLES: [&str; 4] = [
+    ANY_KEY_VARIABLE,
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+];
 
 /// An API key. Its `Debug` and `Display` print `***`, so it cannot reach a
 /// log, an event or an error message by accident; `expose` is the one way

@@ -21,5 +21,6 @@ pub mod docs;
 pub mod hostile;
 pub mod otlp;
 pub mod run;
+pub mod sdk;
 pub mod shell;
 pub mod sse;

@@ -106,6 +106,7 @@ impl Run {
     pub fn on(mut self, name: &str, base_url: impl Into<String>, model: &str) -> Self {
         self.key_var = Some(match name {
             "anthropic" => "ANTHROPIC_API_KEY",
+            "azure" => "AZURE_OPENAI_API_KEY",
             _ => "OPENAI_API_KEY",
         });
         self.provider = Some((name.to_owned(), base_url.into(), model.to_owned()));
@@ -125,6 +126,11 @@ impl Run {
     /// The Anthropic provider at `server`.
     pub fn anthropic(server: &impl Endpoint) -> Self {
         Self::provider("anthropic", server.root(), "claude-test")
+    }
+
+    /// Azure OpenAI at `server` (its endpoint), deployment `dep-1`.
+    pub fn azure(server: &impl Endpoint) -> Self {
+        Self::provider("azure", server.root(), "dep-1")
     }
 
     /// The faux provider playing `script` (written into the run's own
@@ -385,6 +391,10 @@ fn inherited() -> Vec<String> {
             name.starts_with("LEASH_")
                 || name.starts_with("OPENAI_")
                 || name.starts_with("ANTHROPIC_")
+                || name.starts_with("AZURE_")
+                || name.starts_with("GEMINI_")
+                || name.starts_with("GOOGLE_")
+                || name.starts_with("AWS_")
                 || name.starts_with("GITHUB_")
                 || name.starts_with("SSL_CERT_")
                 || name.starts_with("XDG_")

@@ -35,8 +35,11 @@ fn the_allowed_variables_are_the_keys_and_the_model_selection() {
             "LEASH_API_KEY",
             "OPENAI_API_KEY",
             "ANTHROPIC_API_KEY",
+            "AZURE_OPENAI_API_KEY",
             "OPENAI_BASE_URL",
             "ANTHROPIC_BASE_URL",
+            "AZURE_OPENAI_ENDPOINT",
+            "OPENAI_API_VERSION",
             "LEASH_PROVIDER",
             "LEASH_MODEL",
             "LEASH_API",
@@ -105,9 +108,9 @@ fn a_provider_or_api_that_does_not_exist_is_named() {
         error.to_string(),
         ".env /x/.env: LEASH_API: invalid value 'chatty' (one of chat, responses)"
     );
-    let error = read("LEASH_PROVIDER=gemini\n").unwrap_err().to_string();
+    let error = read("LEASH_PROVIDER=mistral\n").unwrap_err().to_string();
     assert!(
-        error.contains("(one of openai, anthropic, faux)"),
+        error.contains("(one of openai, anthropic, azure, faux)"),
         "{error}"
     );
     assert!(read("LEASH_PROVIDER=anthropic\nLEASH_API=\n").is_ok());

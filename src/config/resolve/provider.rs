@@ -8,7 +8,8 @@ use super::prompt::read_input;
 use crate::cli::{ApiName, Cli, ProviderName};
 use crate::config::error::{in_source, named_by_source};
 use crate::config::precedence::{
-    api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url, provider_info,
+    api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url,
+    choose_variable, provider_info,
 };
 use crate::config::{ConfigError, Inputs, ProviderConfig};
 use crate::provider::HttpSettings;
@@ -27,7 +28,8 @@ pub(super) fn resolve(
     let (api, _) = choose_api(cli, inputs.origins, provider_name);
     let mut notices: Vec<String> = api_notice(cli, provider_name, api).into_iter().collect();
     notices.extend(thinking_temperature_notice(cli, provider_name));
-    if provider_name != ProviderName::Openai && cli.api.is_some() {
+    let two_apis = matches!(provider_name, ProviderName::Openai | ProviderName::Azure);
+    if !two_apis && cli.api.is_some() {
         let provider = match provider_name {
             ProviderName::Faux => "faux",
             http => provider_info(http).name,
@@ -51,6 +53,18 @@ pub(super) fn resolve(
             ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
         },
         ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
+        ProviderName::Azure => {
+            azure_needs(cli, inputs)?;
+            let settings = HttpSettings {
+                api_version: choose_variable(inputs, catalog::AZURE_API_VERSION)
+                    .map(|(value, _)| value),
+                ..http(provider_name)?
+            };
+            match api {
+                ApiName::Chat => ProviderConfig::Azure(settings),
+                ApiName::Responses => ProviderConfig::AzureResponses(settings),
+            }
+        }
     };
     Ok((provider, notices))
 }
@@ -126,6 +140,33 @@ fn http_settings(
         prompt_cache_key: cli.prompt_cache_key.clone(),
         ..HttpSettings::new(base_url, api_key)
     })
+}
+
+/// What Azure needs besides a key: an endpoint the user named (there is
+/// no default one) and a deployment (`-m`).
+fn azure_needs(cli: &Cli, inputs: &Inputs<'_>) -> Result<(), ConfigError> {
+    if choose_base_url(cli, inputs, ProviderName::Azure)
+        .0
+        .trim()
+        .is_empty()
+    {
+        return Err(ConfigError::ProviderNeeds {
+            provider: "azure",
+            what: "the resource's endpoint: set AZURE_OPENAI_ENDPOINT \
+                   (https://NAME.openai.azure.com) or pass --base-url",
+        });
+    }
+    if cli
+        .model
+        .as_deref()
+        .is_none_or(|model| model.trim().is_empty())
+    {
+        return Err(ConfigError::ProviderNeeds {
+            provider: "azure",
+            what: "-m DEPLOYMENT: the name of the deployment to call",
+        });
+    }
+    Ok(())
 }
 
 /// Every key value the layers hold, whichever provider runs (see

@@ -54,6 +54,17 @@ pub trait WireFormat: Send + Sync + 'static {
 
     /// The JSON body of one request.
     fn body(request: &Request<'_>, settings: &HttpSettings) -> serde_json::Result<Vec<u8>>;
+
+    /// The URL one request for `model` goes to: by default the base URL
+    /// with [`WireFormat::path`]; a cloud that names the model (Azure's
+    /// deployment, Gemini's model) or a query in the URL says its own.
+    fn url(settings: &HttpSettings, model: &str) -> String
+    where
+        Self: Sized,
+    {
+        let _ = model;
+        endpoint::<Self>(&settings.base_url)
+    }
 }
 
 /// The URL a request of `F` goes to: the base (or `F`'s default when it
@@ -118,7 +129,7 @@ impl<F: WireFormat> HttpProvider<F> {
         let client = self.client.clone()?;
         let body = F::body(request, &self.settings)
             .map_err(|err| format!("could not encode the request: {err}"))?;
-        let url = endpoint::<F>(&self.settings.base_url);
+        let url = F::url(&self.settings, request.model);
         let parsed =
             reqwest::Url::parse(&url).map_err(|err| format!("invalid base URL {url}: {err}"))?;
         let mut builder = client

@@ -37,6 +37,10 @@ pub enum Wire {
     Responses,
     /// Anthropic Messages.
     Anthropic,
+    /// Azure OpenAI's Chat Completions.
+    AzureChat,
+    /// Azure OpenAI's Responses API.
+    AzureResponses,
 }
 
 impl Wire {
@@ -47,6 +51,8 @@ impl Wire {
             Wire::Chat => "openai-chat",
             Wire::Responses => "openai-responses",
             Wire::Anthropic => "anthropic-messages",
+            Wire::AzureChat => "azure-openai-chat",
+            Wire::AzureResponses => "azure-openai-responses",
         }
     }
 
@@ -56,13 +62,21 @@ impl Wire {
             Wire::Faux => "faux",
             Wire::Chat | Wire::Responses => "openai",
             Wire::Anthropic => "anthropic",
+            Wire::AzureChat | Wire::AzureResponses => "azure",
         }
     }
 
     fn parse(api: &str) -> Option<Wire> {
-        [Wire::Faux, Wire::Chat, Wire::Responses, Wire::Anthropic]
-            .into_iter()
-            .find(|wire| wire.as_str() == api)
+        [
+            Wire::Faux,
+            Wire::Chat,
+            Wire::Responses,
+            Wire::Anthropic,
+            Wire::AzureChat,
+            Wire::AzureResponses,
+        ]
+        .into_iter()
+        .find(|wire| wire.as_str() == api)
     }
 }
 
@@ -72,8 +86,8 @@ impl From<Wire> for crate::media::limits::Wire {
         use crate::media::limits::Wire as Caps;
         match wire {
             Wire::Faux => Caps::Faux,
-            Wire::Chat => Caps::ChatCompletions,
-            Wire::Responses => Caps::Responses,
+            Wire::Chat | Wire::AzureChat => Caps::ChatCompletions,
+            Wire::Responses | Wire::AzureResponses => Caps::Responses,
             Wire::Anthropic => Caps::Anthropic,
         }
     }
@@ -337,7 +351,9 @@ fn check_id(id: &str, step: Wire, target: Wire, line: usize) -> Result<(), Resum
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         }
-        Wire::Chat | Wire::Responses => !id.is_empty() && id.chars().count() <= 40,
+        Wire::Chat | Wire::Responses | Wire::AzureChat | Wire::AzureResponses => {
+            !id.is_empty() && id.chars().count() <= 40
+        }
         Wire::Faux => true,
     };
     if fits {

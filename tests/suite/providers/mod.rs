@@ -8,6 +8,7 @@ mod anthropic;
 mod apis;
 mod attach_confined;
 mod attachments;
+mod azure;
 mod hostile_models;
 mod hostile_servers;
 mod openai;
