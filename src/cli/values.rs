@@ -18,6 +18,8 @@ pub enum ProviderName {
     /// Azure OpenAI: `-m` is the deployment; Chat Completions, or the
     /// Responses API with `--api responses`.
     Azure,
+    /// Google's own Gemini API (`streamGenerateContent`).
+    Gemini,
     /// The scripted offline model.
     Faux,
 }

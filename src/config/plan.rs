@@ -59,6 +59,8 @@ pub enum ProviderConfig {
     Azure(HttpSettings),
     /// Azure OpenAI's Responses API (`--api responses`).
     AzureResponses(HttpSettings),
+    /// Google's Gemini API.
+    Gemini(HttpSettings),
 }
 
 impl ProviderConfig {
@@ -72,6 +74,7 @@ impl ProviderConfig {
             ProviderConfig::Anthropic(_) => Wire::Anthropic,
             ProviderConfig::Azure(_) => Wire::AzureChat,
             ProviderConfig::AzureResponses(_) => Wire::AzureResponses,
+            ProviderConfig::Gemini(_) => Wire::Gemini,
         }
     }
 
@@ -82,6 +85,7 @@ impl ProviderConfig {
             ProviderConfig::OpenAi(_) | ProviderConfig::OpenAiResponses(_) => "openai",
             ProviderConfig::Anthropic(_) => "anthropic",
             ProviderConfig::Azure(_) | ProviderConfig::AzureResponses(_) => "azure",
+            ProviderConfig::Gemini(_) => "gemini",
         }
     }
 
@@ -92,7 +96,8 @@ impl ProviderConfig {
             | ProviderConfig::OpenAiResponses(settings)
             | ProviderConfig::Anthropic(settings)
             | ProviderConfig::Azure(settings)
-            | ProviderConfig::AzureResponses(settings) => Some(settings),
+            | ProviderConfig::AzureResponses(settings)
+            | ProviderConfig::Gemini(settings) => Some(settings),
             ProviderConfig::Faux(_) => None,
         }
     }
@@ -104,7 +109,8 @@ impl ProviderConfig {
             | ProviderConfig::OpenAiResponses(settings)
             | ProviderConfig::Anthropic(settings)
             | ProviderConfig::Azure(settings)
-            | ProviderConfig::AzureResponses(settings) => Some(settings),
+            | ProviderConfig::AzureResponses(settings)
+            | ProviderConfig::Gemini(settings) => Some(settings),
             ProviderConfig::Faux(_) => None,
         }
     }

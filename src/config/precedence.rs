@@ -19,6 +19,7 @@ pub fn provider_info(provider: ProviderName) -> &'static ProviderInfo {
     match provider {
         ProviderName::Anthropic => &catalog::ANTHROPIC,
         ProviderName::Azure => &catalog::AZURE,
+        ProviderName::Gemini => &catalog::GEMINI,
         ProviderName::Openai | ProviderName::Faux => &catalog::OPENAI,
     }
 }
@@ -95,6 +96,7 @@ pub fn choose_wire(cli: &Cli, origins: &Origins, provider: ProviderName) -> Wire
     match provider {
         ProviderName::Faux => Wire::Faux,
         ProviderName::Anthropic => Wire::Anthropic,
+        ProviderName::Gemini => Wire::Gemini,
         ProviderName::Openai => match choose_api(cli, origins, provider).0 {
             ApiName::Chat => Wire::Chat,
             ApiName::Responses => Wire::Responses,
@@ -191,11 +193,16 @@ pub fn choose_api_key(inputs: &Inputs<'_>, provider: ProviderName) -> Option<(Ap
             .filter(|value| !value.trim().is_empty())
             .map(|value| (value.to_owned(), Source::File))
     };
+    let more = info.more_key_variables;
     let candidates = [
         inputs.env.non_empty(catalog::ANY_KEY_VARIABLE),
         inputs.env.non_empty(info.key_variable),
+        more.iter()
+            .find_map(|variable| inputs.env.non_empty(variable)),
         from_file(&catalog::file_key(catalog::ANY_KEY_VARIABLE)),
         from_file(&info.key_file_key()),
+        more.iter()
+            .find_map(|variable| from_file(&catalog::file_key(variable))),
     ];
     highest_layer(candidates).map(|(key, source)| (ApiKey::new(key.trim()), source))
 }

@@ -22,6 +22,8 @@ pub enum Wire {
     ChatCompletions,
     /// OpenAI Responses.
     Responses,
+    /// Google's Gemini API.
+    Gemini,
     /// The scripted model: the strictest of all, so a script that passes
     /// offline passes on every wire.
     Faux,
@@ -97,6 +99,24 @@ pub const OPENAI_RESPONSES: Caps = Caps {
     ..OPENAI_CHAT
 };
 
+/// Gemini: everything inline in one request of at most 20 MB (base64
+/// included); up to 3600 images and 1000 pages of PDF a request; no GIF
+/// among its image types (docs: "Image understanding", "Document
+/// understanding"). No dimension is stated: the server scales.
+pub const GEMINI: Caps = Caps {
+    api: "gemini",
+    image_bytes: 20_000_000 / 4 * 3,
+    image_side: u32::MAX,
+    many_images: usize::MAX,
+    many_side: u32::MAX,
+    media_count: 3600,
+    pdf_bytes: 20_000_000 / 4 * 3,
+    pdf_pages: 1000,
+    animated_gif: false,
+    text_bytes: TEXT_BYTES,
+    request_bytes: 20_000_000,
+};
+
 /// The strictest of all, for the scripted model.
 pub const FAUX: Caps = Caps {
     api: "faux (the strictest caps of every provider)",
@@ -117,6 +137,7 @@ impl Wire {
             Wire::Anthropic => &ANTHROPIC,
             Wire::ChatCompletions => &OPENAI_CHAT,
             Wire::Responses => &OPENAI_RESPONSES,
+            Wire::Gemini => &GEMINI,
             Wire::Faux => &FAUX,
         }
     }

@@ -25,6 +25,9 @@ pub struct ProviderInfo {
     /// `OPENAI_API_VERSION`): read from the environment, a `.env` and the
     /// config file like the base URL.
     pub settings: &'static [&'static str],
+    /// Variables read for the key after `key_variable`, in order (Gemini's
+    /// `GOOGLE_API_KEY`).
+    pub more_key_variables: &'static [&'static str],
 }
 
 /// The Chat Completions API.
@@ -35,6 +38,7 @@ pub const OPENAI: ProviderInfo = ProviderInfo {
     default_base_url: crate::provider::openai::DEFAULT_BASE_URL,
     default_model: "gpt-4.1-mini",
     settings: &[],
+    more_key_variables: &[],
 };
 
 /// The Anthropic Messages API.
@@ -45,6 +49,7 @@ pub const ANTHROPIC: ProviderInfo = ProviderInfo {
     default_base_url: crate::provider::anthropic::DEFAULT_BASE_URL,
     default_model: "claude-sonnet-4-5",
     settings: &[],
+    more_key_variables: &[],
 };
 
 /// Azure OpenAI: the endpoint of the resource (`https://NAME.openai.azure.com`),
@@ -56,13 +61,25 @@ pub const AZURE: ProviderInfo = ProviderInfo {
     default_base_url: "",
     default_model: "",
     settings: &[AZURE_API_VERSION],
+    more_key_variables: &[],
+};
+
+/// Google's own Gemini API (not Vertex AI).
+pub const GEMINI: ProviderInfo = ProviderInfo {
+    name: "gemini",
+    key_variable: "GEMINI_API_KEY",
+    base_url_variable: "GOOGLE_GEMINI_BASE_URL",
+    default_base_url: crate::provider::gemini::DEFAULT_BASE_URL,
+    default_model: "gemini-2.5-flash",
+    settings: &[],
+    more_key_variables: &["GOOGLE_API_KEY"],
 };
 
 /// Azure's `api-version`, under the name the `openai` SDK reads.
 pub const AZURE_API_VERSION: &str = "OPENAI_API_VERSION";
 
 /// Every provider that speaks HTTP, in the order help texts list them.
-pub const PROVIDERS: [ProviderInfo; 3] = [OPENAI, ANTHROPIC, AZURE];
+pub const PROVIDERS: [ProviderInfo; 4] = [OPENAI, ANTHROPIC, AZURE, GEMINI];
 
 pub use crate::secret::ANY_KEY_VARIABLE;
 
@@ -118,9 +135,12 @@ mod tests {
                 "OPENAI_API_KEY",
                 "ANTHROPIC_API_KEY",
                 "AZURE_OPENAI_API_KEY",
+                "GEMINI_API_KEY",
+                "GOOGLE_API_KEY",
                 "OPENAI_BASE_URL",
                 "ANTHROPIC_BASE_URL",
                 "AZURE_OPENAI_ENDPOINT",
+                "GOOGLE_GEMINI_BASE_URL",
                 "OPENAI_API_VERSION",
             ]
         );
@@ -136,7 +156,10 @@ mod tests {
         // environments use; a provider whose key is missing from it
         // would leak that key to a hook.
         let table: Vec<&str> = std::iter::once(ANY_KEY_VARIABLE)
-            .chain(PROVIDERS.iter().map(|provider| provider.key_variable))
+            .chain(PROVIDERS.iter().flat_map(|provider| {
+                std::iter::once(provider.key_variable)
+                    .chain(provider.more_key_variables.iter().copied())
+            }))
             .collect();
         assert_eq!(table, crate::secret::KEY_VARIABLES);
     }

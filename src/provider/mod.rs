@@ -14,6 +14,7 @@ pub(crate) mod catalog;
 pub(crate) mod content;
 pub(crate) mod driver;
 pub mod faux;
+pub mod gemini;
 pub(crate) mod http;
 pub mod openai;
 pub mod openai_responses;

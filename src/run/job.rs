@@ -37,6 +37,7 @@ use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::azure::{AzureProvider, AzureResponsesProvider};
 use crate::provider::faux::FauxProvider;
+use crate::provider::gemini::GeminiProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::openai_responses::ResponsesProvider;
 use crate::render::lane::Lane;
@@ -441,6 +442,7 @@ impl Job {
             ProviderConfig::AzureResponses(settings) => {
                 Arc::new(AzureResponsesProvider::new(settings.clone()))
             }
+            ProviderConfig::Gemini(settings) => Arc::new(GeminiProvider::new(settings.clone())),
         }
     }
 

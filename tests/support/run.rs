@@ -107,6 +107,7 @@ impl Run {
         self.key_var = Some(match name {
             "anthropic" => "ANTHROPIC_API_KEY",
             "azure" => "AZURE_OPENAI_API_KEY",
+            "gemini" => "GEMINI_API_KEY",
             _ => "OPENAI_API_KEY",
         });
         self.provider = Some((name.to_owned(), base_url.into(), model.to_owned()));
@@ -131,6 +132,11 @@ impl Run {
     /// Azure OpenAI at `server` (its endpoint), deployment `dep-1`.
     pub fn azure(server: &impl Endpoint) -> Self {
         Self::provider("azure", server.root(), "dep-1")
+    }
+
+    /// Google's Gemini API at `server`, model `gemini-test`.
+    pub fn gemini(server: &impl Endpoint) -> Self {
+        Self::provider("gemini", server.root(), "gemini-test")
     }
 
     /// The faux provider playing `script` (written into the run's own

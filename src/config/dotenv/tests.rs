@@ -36,9 +36,12 @@ fn the_allowed_variables_are_the_keys_and_the_model_selection() {
             "OPENAI_API_KEY",
             "ANTHROPIC_API_KEY",
             "AZURE_OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
             "OPENAI_BASE_URL",
             "ANTHROPIC_BASE_URL",
             "AZURE_OPENAI_ENDPOINT",
+            "GOOGLE_GEMINI_BASE_URL",
             "OPENAI_API_VERSION",
             "LEASH_PROVIDER",
             "LEASH_MODEL",
@@ -110,7 +113,7 @@ fn a_provider_or_api_that_does_not_exist_is_named() {
     );
     let error = read("LEASH_PROVIDER=mistral\n").unwrap_err().to_string();
     assert!(
-        error.contains("(one of openai, anthropic, azure, faux)"),
+        error.contains("(one of openai, anthropic, azure, gemini, faux)"),
         "{error}"
     );
     assert!(read("LEASH_PROVIDER=anthropic\nLEASH_API=\n").is_ok());

@@ -53,6 +53,7 @@ pub(super) fn resolve(
             ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
         },
         ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
+        ProviderName::Gemini => ProviderConfig::Gemini(http(provider_name)?),
         ProviderName::Azure => {
             azure_needs(cli, inputs)?;
             let settings = HttpSettings {

@@ -41,6 +41,8 @@ pub enum Wire {
     AzureChat,
     /// Azure OpenAI's Responses API.
     AzureResponses,
+    /// Google's Gemini API (`streamGenerateContent`).
+    Gemini,
 }
 
 impl Wire {
@@ -53,6 +55,7 @@ impl Wire {
             Wire::Anthropic => "anthropic-messages",
             Wire::AzureChat => "azure-openai-chat",
             Wire::AzureResponses => "azure-openai-responses",
+            Wire::Gemini => "gemini-generate-content",
         }
     }
 
@@ -63,6 +66,7 @@ impl Wire {
             Wire::Chat | Wire::Responses => "openai",
             Wire::Anthropic => "anthropic",
             Wire::AzureChat | Wire::AzureResponses => "azure",
+            Wire::Gemini => "gemini",
         }
     }
 
@@ -74,6 +78,7 @@ impl Wire {
             Wire::Anthropic,
             Wire::AzureChat,
             Wire::AzureResponses,
+            Wire::Gemini,
         ]
         .into_iter()
         .find(|wire| wire.as_str() == api)
@@ -88,6 +93,7 @@ impl From<Wire> for crate::media::limits::Wire {
             Wire::Faux => Caps::Faux,
             Wire::Chat | Wire::AzureChat => Caps::ChatCompletions,
             Wire::Responses | Wire::AzureResponses => Caps::Responses,
+            Wire::Gemini => Caps::Gemini,
             Wire::Anthropic => Caps::Anthropic,
         }
     }
@@ -354,7 +360,8 @@ fn check_id(id: &str, step: Wire, target: Wire, line: usize) -> Result<(), Resum
         Wire::Chat | Wire::Responses | Wire::AzureChat | Wire::AzureResponses => {
             !id.is_empty() && id.chars().count() <= 40
         }
-        Wire::Faux => true,
+        // Gemini sends back the ids it gave; any other it leaves out.
+        Wire::Gemini | Wire::Faux => true,
     };
     if fits {
         Ok(())

@@ -30,7 +30,10 @@ fn a_bad_value_from_the_environment_names_the_variable_and_its_layer() {
         line.starts_with("leash: env LEASH_PROVIDER: invalid value 'mistral'"),
         "{line}"
     );
-    assert!(line.contains("openai, anthropic, azure, faux"), "{line}");
+    assert!(
+        line.contains("openai, anthropic, azure, gemini, faux"),
+        "{line}"
+    );
     // The same value on the command line is the flag's.
     let line = refused(&["--max-turns", "abc", "go"], &[]);
     assert!(
