@@ -20,6 +20,9 @@ pub enum ProviderName {
     Azure,
     /// Google's own Gemini API (`streamGenerateContent`).
     Gemini,
+    /// Amazon Bedrock's ConverseStream: `-m` the model id, SigV4 or a
+    /// Bedrock API key.
+    Bedrock,
     /// The scripted offline model.
     Faux,
 }

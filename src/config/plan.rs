@@ -61,6 +61,8 @@ pub enum ProviderConfig {
     AzureResponses(HttpSettings),
     /// Google's Gemini API.
     Gemini(HttpSettings),
+    /// Amazon Bedrock's ConverseStream.
+    Bedrock(HttpSettings),
 }
 
 impl ProviderConfig {
@@ -75,6 +77,7 @@ impl ProviderConfig {
             ProviderConfig::Azure(_) => Wire::AzureChat,
             ProviderConfig::AzureResponses(_) => Wire::AzureResponses,
             ProviderConfig::Gemini(_) => Wire::Gemini,
+            ProviderConfig::Bedrock(_) => Wire::Bedrock,
         }
     }
 
@@ -86,6 +89,7 @@ impl ProviderConfig {
             ProviderConfig::Anthropic(_) => "anthropic",
             ProviderConfig::Azure(_) | ProviderConfig::AzureResponses(_) => "azure",
             ProviderConfig::Gemini(_) => "gemini",
+            ProviderConfig::Bedrock(_) => "bedrock",
         }
     }
 
@@ -97,7 +101,8 @@ impl ProviderConfig {
             | ProviderConfig::Anthropic(settings)
             | ProviderConfig::Azure(settings)
             | ProviderConfig::AzureResponses(settings)
-            | ProviderConfig::Gemini(settings) => Some(settings),
+            | ProviderConfig::Gemini(settings)
+            | ProviderConfig::Bedrock(settings) => Some(settings),
             ProviderConfig::Faux(_) => None,
         }
     }
@@ -110,7 +115,8 @@ impl ProviderConfig {
             | ProviderConfig::Anthropic(settings)
             | ProviderConfig::Azure(settings)
             | ProviderConfig::AzureResponses(settings)
-            | ProviderConfig::Gemini(settings) => Some(settings),
+            | ProviderConfig::Gemini(settings)
+            | ProviderConfig::Bedrock(settings) => Some(settings),
             ProviderConfig::Faux(_) => None,
         }
     }

@@ -20,6 +20,7 @@ pub fn provider_info(provider: ProviderName) -> &'static ProviderInfo {
         ProviderName::Anthropic => &catalog::ANTHROPIC,
         ProviderName::Azure => &catalog::AZURE,
         ProviderName::Gemini => &catalog::GEMINI,
+        ProviderName::Bedrock => &catalog::BEDROCK,
         ProviderName::Openai | ProviderName::Faux => &catalog::OPENAI,
     }
 }
@@ -97,6 +98,7 @@ pub fn choose_wire(cli: &Cli, origins: &Origins, provider: ProviderName) -> Wire
         ProviderName::Faux => Wire::Faux,
         ProviderName::Anthropic => Wire::Anthropic,
         ProviderName::Gemini => Wire::Gemini,
+        ProviderName::Bedrock => Wire::Bedrock,
         ProviderName::Openai => match choose_api(cli, origins, provider).0 {
             ApiName::Chat => Wire::Chat,
             ApiName::Responses => Wire::Responses,

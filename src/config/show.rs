@@ -99,6 +99,15 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                 Setting::new(&key, name, source)
             }
             "base-url" if provider == ProviderName::Faux => generic.note("not used by faux"),
+            "base-url" if provider == ProviderName::Bedrock => {
+                match super::resolve::bedrock::region(inputs) {
+                    Some((region, _)) => {
+                        let (url, source) = super::resolve::bedrock::endpoint(cli, inputs, &region);
+                        Setting::new(&key, Some(url), source)
+                    }
+                    None => generic.note("the region's endpoint: set AWS_REGION"),
+                }
+            }
             "base-url" => {
                 let (url, source) = choose_base_url(cli, inputs, provider);
                 Setting::new(&key, Some(url), source)

@@ -24,6 +24,8 @@ pub enum Wire {
     Responses,
     /// Google's Gemini API.
     Gemini,
+    /// Amazon Bedrock's Converse.
+    Bedrock,
     /// The scripted model: the strictest of all, so a script that passes
     /// offline passes on every wire.
     Faux,
@@ -117,6 +119,23 @@ pub const GEMINI: Caps = Caps {
     request_bytes: 20_000_000,
 };
 
+/// Bedrock's Converse: an image at most 3.75 MB and 8000 px a side, at
+/// most 20 images and 5 documents of 4.5 MB each a request (docs:
+/// "ImageBlock", "DocumentBlock"); the PDF pages as Anthropic's.
+pub const BEDROCK: Caps = Caps {
+    api: "bedrock",
+    image_bytes: 3_750_000,
+    image_side: 8000,
+    many_images: 20,
+    many_side: 2000,
+    media_count: 20,
+    pdf_bytes: 4_500_000,
+    pdf_pages: 100,
+    animated_gif: true,
+    text_bytes: TEXT_BYTES,
+    request_bytes: 20_000_000,
+};
+
 /// The strictest of all, for the scripted model.
 pub const FAUX: Caps = Caps {
     api: "faux (the strictest caps of every provider)",
@@ -138,6 +157,7 @@ impl Wire {
             Wire::ChatCompletions => &OPENAI_CHAT,
             Wire::Responses => &OPENAI_RESPONSES,
             Wire::Gemini => &GEMINI,
+            Wire::Bedrock => &BEDROCK,
             Wire::Faux => &FAUX,
         }
     }

@@ -78,8 +78,25 @@ pub const GEMINI: ProviderInfo = ProviderInfo {
 /// Azure's `api-version`, under the name the `openai` SDK reads.
 pub const AZURE_API_VERSION: &str = "OPENAI_API_VERSION";
 
+/// Amazon Bedrock: a Bedrock API key (`key_variable`), or access keys to
+/// sign with; `-m` the model id.
+pub const BEDROCK: ProviderInfo = ProviderInfo {
+    name: "bedrock",
+    key_variable: "AWS_BEARER_TOKEN_BEDROCK",
+    base_url_variable: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+    default_base_url: "",
+    default_model: "",
+    settings: &[
+        "AWS_ACCESS_KEY_ID",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ENDPOINT_URL",
+    ],
+    more_key_variables: &["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
+};
+
 /// Every provider that speaks HTTP, in the order help texts list them.
-pub const PROVIDERS: [ProviderInfo; 4] = [OPENAI, ANTHROPIC, AZURE, GEMINI];
+pub const PROVIDERS: [ProviderInfo; 5] = [OPENAI, ANTHROPIC, AZURE, GEMINI, BEDROCK];
 
 pub use crate::secret::ANY_KEY_VARIABLE;
 
@@ -137,11 +154,19 @@ mod tests {
                 "AZURE_OPENAI_API_KEY",
                 "GEMINI_API_KEY",
                 "GOOGLE_API_KEY",
+                "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN",
                 "OPENAI_BASE_URL",
                 "ANTHROPIC_BASE_URL",
                 "AZURE_OPENAI_ENDPOINT",
                 "GOOGLE_GEMINI_BASE_URL",
+                "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
                 "OPENAI_API_VERSION",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_REGION",
+                "AWS_DEFAULT_REGION",
+                "AWS_ENDPOINT_URL",
             ]
         );
         assert_eq!(ANTHROPIC.key_file_key(), "anthropic-api-key");

@@ -10,6 +10,7 @@
 
 pub mod anthropic;
 pub mod azure;
+pub mod bedrock;
 pub(crate) mod catalog;
 pub(crate) mod content;
 pub(crate) mod driver;
@@ -207,6 +208,10 @@ pub struct HttpSettings {
     /// Azure OpenAI's `api-version` query parameter (`OPENAI_API_VERSION`);
     /// `None` on every other provider, and on Azure for its default.
     pub api_version: Option<String>,
+    /// Amazon Bedrock's region and access keys (`None` on every other
+    /// provider); with keys, requests are signed with SigV4 and `api_key`
+    /// holds the secret key only so that errors are redacted of it.
+    pub aws: Option<bedrock::auth::AwsAuth>,
 }
 
 impl HttpSettings {
@@ -233,6 +238,7 @@ impl HttpSettings {
             client: None,
             prompt_cache_key: None,
             api_version: None,
+            aws: None,
         }
     }
 }

@@ -36,6 +36,7 @@ use crate::protocol::Message;
 use crate::provider::Provider;
 use crate::provider::anthropic::AnthropicProvider;
 use crate::provider::azure::{AzureProvider, AzureResponsesProvider};
+use crate::provider::bedrock::BedrockProvider;
 use crate::provider::faux::FauxProvider;
 use crate::provider::gemini::GeminiProvider;
 use crate::provider::openai::OpenAiProvider;
@@ -443,6 +444,7 @@ impl Job {
                 Arc::new(AzureResponsesProvider::new(settings.clone()))
             }
             ProviderConfig::Gemini(settings) => Arc::new(GeminiProvider::new(settings.clone())),
+            ProviderConfig::Bedrock(settings) => Arc::new(BedrockProvider::new(settings.clone())),
         }
     }
 

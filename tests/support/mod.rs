@@ -23,4 +23,5 @@ pub mod otlp;
 pub mod run;
 pub mod sdk;
 pub mod shell;
+pub mod sigv4;
 pub mod sse;

@@ -108,6 +108,7 @@ impl Run {
             "anthropic" => "ANTHROPIC_API_KEY",
             "azure" => "AZURE_OPENAI_API_KEY",
             "gemini" => "GEMINI_API_KEY",
+            "bedrock" => "AWS_SECRET_ACCESS_KEY",
             _ => "OPENAI_API_KEY",
         });
         self.provider = Some((name.to_owned(), base_url.into(), model.to_owned()));
@@ -137,6 +138,18 @@ impl Run {
     /// Google's Gemini API at `server`, model `gemini-test`.
     pub fn gemini(server: &impl Endpoint) -> Self {
         Self::provider("gemini", server.root(), "gemini-test")
+    }
+
+    /// Amazon Bedrock at `server` (its endpoint), a Claude model id, in
+    /// `us-east-1` with the access key id `AKIDLEASHTEST`.
+    pub fn bedrock(server: &impl Endpoint) -> Self {
+        Self::provider(
+            "bedrock",
+            server.root(),
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        )
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "AKIDLEASHTEST")
     }
 
     /// The faux provider playing `script` (written into the run's own

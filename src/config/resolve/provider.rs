@@ -23,6 +23,7 @@ pub(super) fn resolve(
     inputs: &Inputs<'_>,
     provider_name: ProviderName,
     bounds: &Bounds,
+    bedrock: impl FnOnce() -> Result<HttpSettings, ConfigError>,
 ) -> Result<(ProviderConfig, Vec<String>), ConfigError> {
     let named = |id: &'static str| named_by_source(inputs, id);
     let (api, _) = choose_api(cli, inputs.origins, provider_name);
@@ -54,6 +55,8 @@ pub(super) fn resolve(
         },
         ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
         ProviderName::Gemini => ProviderConfig::Gemini(http(provider_name)?),
+        // Its own step (`resolve/bedrock.rs`), which the caller hands in.
+        ProviderName::Bedrock => ProviderConfig::Bedrock(bedrock()?),
         ProviderName::Azure => {
             azure_needs(cli, inputs)?;
             let settings = HttpSettings {
@@ -93,7 +96,6 @@ fn http_settings(
     let trust = cli
         .trust_base_url
         .then(|| inputs.origins.source("trust_base_url"));
-    let (deadline, output_schema) = (bounds.deadline, &bounds.settings.output_schema);
     let (base_url, url_source) = choose_base_url(cli, inputs, provider);
     let base_file_key = provider_info(provider).base_url_file_key();
     let base_id = match url_source == inputs.origins.source("base_url") {
@@ -131,16 +133,12 @@ fn http_settings(
             provider: info.name,
         });
     }
-    Ok(HttpSettings {
-        retries: cli.retries,
-        max_tokens: cli.max_tokens,
-        temperature: cli.temperature,
-        deadline,
-        output_schema: output_schema.as_ref().map(|schema| schema.schema().clone()),
-        cache: !cli.no_cache,
-        prompt_cache_key: cli.prompt_cache_key.clone(),
-        ..HttpSettings::new(base_url, api_key)
-    })
+    Ok(super::http::run_settings(
+        cli,
+        bounds.for_http(),
+        base_url,
+        api_key,
+    ))
 }
 
 /// What Azure needs besides a key: an endpoint the user named (there is

@@ -43,6 +43,8 @@ pub enum Wire {
     AzureResponses,
     /// Google's Gemini API (`streamGenerateContent`).
     Gemini,
+    /// Amazon Bedrock's ConverseStream.
+    Bedrock,
 }
 
 impl Wire {
@@ -56,6 +58,7 @@ impl Wire {
             Wire::AzureChat => "azure-openai-chat",
             Wire::AzureResponses => "azure-openai-responses",
             Wire::Gemini => "gemini-generate-content",
+            Wire::Bedrock => "bedrock-converse",
         }
     }
 
@@ -67,6 +70,7 @@ impl Wire {
             Wire::Anthropic => "anthropic",
             Wire::AzureChat | Wire::AzureResponses => "azure",
             Wire::Gemini => "gemini",
+            Wire::Bedrock => "bedrock",
         }
     }
 
@@ -79,6 +83,7 @@ impl Wire {
             Wire::AzureChat,
             Wire::AzureResponses,
             Wire::Gemini,
+            Wire::Bedrock,
         ]
         .into_iter()
         .find(|wire| wire.as_str() == api)
@@ -94,6 +99,7 @@ impl From<Wire> for crate::media::limits::Wire {
             Wire::Chat | Wire::AzureChat => Caps::ChatCompletions,
             Wire::Responses | Wire::AzureResponses => Caps::Responses,
             Wire::Gemini => Caps::Gemini,
+            Wire::Bedrock => Caps::Bedrock,
             Wire::Anthropic => Caps::Anthropic,
         }
     }
@@ -351,7 +357,8 @@ fn check_id(id: &str, step: Wire, target: Wire, line: usize) -> Result<(), Resum
         return Ok(());
     }
     let fits = match target {
-        Wire::Anthropic => {
+        // Converse's toolUseId: letters, digits, `_` and `-`, as Anthropic's.
+        Wire::Anthropic | Wire::Bedrock => {
             !id.is_empty()
                 && id
                     .chars()

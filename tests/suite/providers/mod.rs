@@ -9,6 +9,7 @@ mod apis;
 mod attach_confined;
 mod attachments;
 mod azure;
+mod bedrock;
 mod gemini;
 mod hostile_models;
 mod hostile_servers;
