@@ -322,3 +322,22 @@ fn leash_config_shows_where_each_azure_value_came_from() {
     assert!(text.contains("# env OPENAI_API_VERSION"), "{text}");
     output.assert_key_absent(KEY);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_in_no_trace() {
+    use crate::support::otlp::{Mode, Receiver};
+    let server = azure(call_then_answer(), GA).await;
+    let receiver = Receiver::start(Mode::Ok);
+    let output = Run::azure(&server)
+        .key(KEY)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .args(["--root", "fixtures", "--no-stdin"])
+        .prompt("q")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    assert!(!receiver.spans().is_empty());
+    let raw = String::from_utf8_lossy(&receiver.raw()).into_owned();
+    assert!(raw.contains("azure"), "the spans name the provider");
+    assert!(!raw.contains(KEY));
+}

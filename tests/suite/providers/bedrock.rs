@@ -389,3 +389,23 @@ fn leash_config_shows_the_region_and_endpoint_with_their_layers() {
     output.assert_key_absent(SECRET);
     output.assert_key_absent(TOKEN);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_secrets_are_in_no_trace() {
+    use crate::support::otlp::{Mode, Receiver};
+    let server = bedrock(call_then_answer(), known(Some(TOKEN))).await;
+    let receiver = Receiver::start(Mode::Ok);
+    let output = Run::bedrock(&server)
+        .key(SECRET)
+        .env("AWS_SESSION_TOKEN", TOKEN)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .args(["--root", "fixtures", "--no-stdin"])
+        .prompt("q")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    assert!(!receiver.spans().is_empty());
+    let raw = String::from_utf8_lossy(&receiver.raw()).into_owned();
+    assert!(raw.contains("bedrock"), "the spans name the provider");
+    assert!(!raw.contains(SECRET) && !raw.contains(TOKEN));
+}

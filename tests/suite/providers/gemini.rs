@@ -271,3 +271,22 @@ fn a_missing_key_is_named_with_exit_2_and_config_shows_the_layers() {
     );
     output.assert_key_absent(KEY);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_in_no_trace() {
+    use crate::support::otlp::{Mode, Receiver};
+    let server = gemini(call_then_answer()).await;
+    let receiver = Receiver::start(Mode::Ok);
+    let output = Run::gemini(&server)
+        .key(KEY)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .args(["--root", "fixtures", "--no-stdin"])
+        .prompt("q")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    assert!(!receiver.spans().is_empty());
+    let raw = String::from_utf8_lossy(&receiver.raw()).into_owned();
+    assert!(raw.contains("gemini"), "the spans name the provider");
+    assert!(!raw.contains(KEY));
+}
