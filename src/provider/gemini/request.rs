@@ -201,7 +201,7 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
         let (role, parts) = match message {
             Message::User(user) => ("user", user.content.iter().map(user_part).collect()),
             Message::Assistant(assistant) => ("model", model_parts(&assistant.content)),
-            Message::ToolResult(result) => ("user", vec![result_part(result)]),
+            Message::ToolResult(result) => ("user", result_parts(result)),
             _ => continue,
         };
         if parts.is_empty() {
@@ -271,17 +271,25 @@ fn model_parts(content: &[AssistantContent]) -> Vec<Part<'_>> {
     parts
 }
 
-fn result_part(result: &crate::protocol::ToolResultMessage) -> Part<'_> {
+/// A tool's result: its text as the `functionResponse`, then each file
+/// it returned (an image `read_file` read) as a part of its own right
+/// after it, in the same turn: `functionResponse` holds JSON only.
+fn result_parts(result: &crate::protocol::ToolResultMessage) -> Vec<Part<'_>> {
     let text = result.text();
     let response = match result.is_error {
         true => serde_json::json!({ "error": text }),
         false => serde_json::json!({ "output": text }),
     };
-    plain(PartData::FunctionResponse(FunctionResponse {
+    let answer = plain(PartData::FunctionResponse(FunctionResponse {
         id: (!result.tool_call_id.starts_with(MADE_UP)).then_some(result.tool_call_id.as_str()),
         name: &result.tool_name,
         response,
-    }))
+    }));
+    let files = result.content.iter().filter_map(|content| match content {
+        Content::Attachment(attachment) => Some(plain(attachment_part(attachment))),
+        Content::Text { .. } => None,
+    });
+    std::iter::once(answer).chain(files).collect()
 }
 
 #[cfg(test)]

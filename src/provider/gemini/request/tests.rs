@@ -149,3 +149,40 @@ fn the_budgets_grow_with_the_level() {
         ]
     );
 }
+
+#[test]
+fn a_file_a_tool_returned_follows_its_function_response() {
+    let image = Attachment {
+        name: "a.png".into(),
+        media_type: MediaType::Png,
+        size: 2,
+        sha256: String::new(),
+        data: b"hi".to_vec().into(),
+    };
+    let messages = vec![Message::ToolResult(ToolResultMessage {
+        tool_call_id: "fc-1".into(),
+        tool_name: "read_file".into(),
+        content: vec![Content::text("an image"), Content::Attachment(image)],
+        details: Value::Null,
+        is_error: false,
+        duration_ms: None,
+        usage: None,
+        timestamp: 0,
+    })];
+    let request = Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+        transcript: &[],
+        options: RequestOptions::default(),
+    };
+    let sent = body(&request, &HttpSettings::new("", None));
+    assert_eq!(
+        sent["contents"],
+        json!([{"role": "user", "parts": [
+            {"functionResponse": {"id": "fc-1", "name": "read_file", "response": {"output": "an image"}}},
+            {"inlineData": {"mimeType": "image/png", "data": "aGk="}}
+        ]}])
+    );
+}
