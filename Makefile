@@ -12,7 +12,8 @@ TOOLS := $(CURDIR)/.tools/venv
 # `test` names the stamp as a prerequisite, which make expands at once.
 OTLP_PROTO_VERSION := 1.45.2
 PROTOBUF_VERSION := 7.36.2
-OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)
+PYYAML_VERSION := 6.0.3
+OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)-pyyaml-$(PYYAML_VERSION)
 # The clouds' official SDKs (`make cloud-sdks`, below), which the provider
 # tests run against the same loopback mocks leash is tested against.
 OPENAI_SDK_VERSION := 3.63.0
@@ -104,11 +105,26 @@ $(ACTIONS_STAMP):
 lint: check
 
 # `make test`: every test (unit, integration, doc) and the embedding
-# example run once.
+# example run once, then the shell's escape suite on the footings this
+# kernel is not (shell-footings).
 test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP)
 	$(CARGO) test --locked --all-targets
 	$(CARGO) test --locked --doc
 	$(CARGO) run --locked --quiet --example embed
+	$(MAKE) --no-print-directory shell-footings
+
+# The shell's escape suite again at Landlock's floor (ABI 3), at GitHub's
+# runners' (4), at the last before the scopes (5) and without a private
+# mount view (docs/src/tools.md "What the kernel holds, ABI by ABI"): a
+# debug build reads these process variables, a release build never.
+SHELL_FOOTINGS := _LEASH_TEST_LANDLOCK_ABI=3 _LEASH_TEST_LANDLOCK_ABI=4 \
+	_LEASH_TEST_LANDLOCK_ABI=5 _LEASH_TEST_NO_PRIVATE_MOUNTS=1
+.PHONY: shell-footings
+shell-footings:
+	@for footing in $(SHELL_FOOTINGS); do \
+		echo "make: the escape suite with $$footing"; \
+		env $$footing $(CARGO) test --locked --test all suite::shell || exit 1; \
+	done
 
 # The vendors' own SDKs the cloud providers' mocks are proven against
 # (tests/support/sdk.rs): openai (AzureOpenAI), google-genai (Gemini) and
@@ -127,13 +143,16 @@ ci: check test
 
 # The OTLP receiver the tracing tests export to (tests/support/otlp_receiver.py)
 # decodes with the official definitions: opentelemetry-proto and its
-# protobuf, pinned, from PyPI into .tools/venv, never the machine's Python.
+# protobuf, pinned, from PyPI into .tools/venv, never the machine's Python;
+# PyYAML reads the conventions' registry the spans are checked against
+# (tests/data/semconv, tests/support/semconv_check.py).
 otlp-receiver: $(OTLP_STAMP)
 $(OTLP_STAMP):
 	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
 	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check \
 		opentelemetry-proto==$(OTLP_PROTO_VERSION) protobuf==$(PROTOBUF_VERSION) \
-		|| { echo "make: cannot install opentelemetry-proto and protobuf from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
+		pyyaml==$(PYYAML_VERSION) \
+		|| { echo "make: cannot install opentelemetry-proto, protobuf and pyyaml from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
 	@touch $@
 
 # What `make test` needs besides this checkout, checked before anything
@@ -177,12 +196,17 @@ fmt:
 
 # Built first with cargo's own progress on stderr (a cold build takes
 # minutes; it must not look like a hang), then run: the events on stderr,
-# the reply alone on stdout.
+# the reply alone on stdout. Last, on stderr (after the events, and out
+# of a piped `make -s demo | …`, which gets the reply alone): where the
+# binary is and the one line that puts it on this shell's PATH, as the
+# recipes call `leash`.
 DEMO_BIN = $(or $(CARGO_TARGET_DIR),target)/debug/leash
 demo:
 	$(CARGO) build
 	"$(DEMO_BIN)" --provider faux --faux-script fixtures/demo.json \
 		--root fixtures --system "$(DEMO_SYSTEM)" "$(DEMO_PROMPT)"
+	@echo 'make: leash is $(abspath $(DEMO_BIN)); to type `leash` in this shell, run:' >&2
+	@echo '  export PATH="$(abspath $(dir $(DEMO_BIN))):$$PATH"' >&2
 
 # What leash costs next to the model, as one table (start-up, the seed task,
 # the seed task next to curl on a quiet machine and with a busy loop on

@@ -12,8 +12,9 @@
 #   GITHUB_STEP_SUMMARY, ids and messages escaped (action/lib.sh);
 # - on a non-zero exit prints an `::error::` annotation with leash's last
 #   `leash:` line, escaped, and exits with leash's exit code.
-# It only reads the key from the environment leash inherits; nothing here
-# prints it. Runs on the bash 3.2 of macOS runners too.
+# It only reads the key from the environment leash inherits (action/run.sh
+# masked it and exported any key input first); nothing here prints it.
+# Runs on the bash 3.2 of macOS runners too.
 set -euo pipefail
 # shellcheck source=action/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by action/setup.sh, action/run.sh and action/batch.sh
 # (docs/src/github-action.md "The GitHub Action"): what the steps share — the input checks'
-# failure, the flags every run takes from the inputs, and the three ways
+# failure, the provider keys, the flags every run takes from the inputs, and the three ways
 # untrusted text (an input, the reply, a file name, an error message, an
 # item id) leaves a step, each of which keeps it data (docs/src/github-action.md "What the
 # Action checks"):
@@ -65,6 +65,61 @@ def fenced: tostring | visible
   | ("`" * ([([scan("`+") | length] | max // 0) + 1, 3] | max)) as $f
   | "\($f)text\n\(.)\n\($f)";
 '
+
+# A value the runner must hide from here on (`::add-mask::`), escaped as
+# workflow commands escape data so the runner masks the value itself; a
+# value with a line break is masked line by line as well, as the runner
+# may print one line of it alone. Nothing but this command carries it to
+# the log. A blank value is no key, and masking it would hide every
+# blank of the log.
+mask() {
+  [ -n "${1//[[:space:]]/}" ] || return 0
+  echo "::add-mask::$(escape "$1")"
+  case $1 in
+    *$'\n'* | *$'\r'*)
+      local line
+      while IFS= read -r line || [ -n "$line" ]; do
+        [ -z "$line" ] || echo "::add-mask::$(escape "$line")"
+      done <<<"${1//$'\r'/$'\n'}"
+      ;;
+  esac
+}
+
+# The provider keys (docs/src/github-action.md "The key"): every key the
+# step holds is masked first, from the step's `env` (OPENAI_API_KEY,
+# ANTHROPIC_API_KEY, LEASH_API_KEY, which the runner masks only when they
+# come from `secrets`) or from an input (openai-api-key, anthropic-api-key,
+# or claude-code-action's anthropic_api_key). An input is exported for
+# leash and wins over the step's `env`, with a notice that names both
+# and never the key. Nothing writes a key to an output, GITHUB_ENV or the
+# log.
+take_keys() {
+  local anthropic=${INPUT_ANTHROPIC_API_KEY:-} alias=${INPUT_ANTHROPIC_API_KEY_ALIAS:-}
+  mask "${OPENAI_API_KEY:-}"
+  mask "${ANTHROPIC_API_KEY:-}"
+  mask "${LEASH_API_KEY:-}"
+  mask "${INPUT_OPENAI_API_KEY:-}"
+  mask "$anthropic"
+  mask "$alias"
+  if [ -n "${alias//[[:space:]]/}" ]; then
+    [ -z "${anthropic//[[:space:]]/}" ] || [ "$anthropic" = "$alias" ] \
+      || fail "anthropic-api-key and anthropic_api_key hold different keys; set one of them"
+    anthropic=$alias
+  fi
+  take_key OPENAI_API_KEY openai-api-key "${INPUT_OPENAI_API_KEY:-}"
+  take_key ANTHROPIC_API_KEY anthropic-api-key "$anthropic"
+}
+
+# take_key VARIABLE INPUT VALUE: VALUE (an input's) becomes VARIABLE for
+# leash; a different value in the step's `env` gets a notice. A blank
+# input (an unset secret is empty) leaves the step's `env` as it is.
+take_key() {
+  [ -n "${3//[[:space:]]/}" ] || return 0
+  if [ -n "${!1:-}" ] && [ "${!1}" != "$3" ]; then
+    echo "::notice::leash action: the $2 input replaces $1 from the step's env"
+  fi
+  export "$1=$3"
+}
 
 # Appends to the array `args` the flags of the inputs provider, model,
 # system, allow-write and args. Free text goes as `--flag=VALUE`, so a

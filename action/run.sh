@@ -11,8 +11,9 @@
 #   reason (the result's `message`, else the `run_end` event's), escaped,
 #   and exits with leash's exit code, so the step fails as leash did.
 # The JSONL events go to LEASH_ACTION_EVENTS (action.yml uploads them as an
-# artifact), never to the log. It only reads the key from the environment
-# leash inherits; nothing here prints it.
+# artifact), never to the log. The key reaches leash only through the
+# environment it inherits (the step's `env`, or a key input exported by
+# take_keys in action/lib.sh); nothing here prints it.
 #
 # Inputs arrive as INPUT_* variables (action.yml maps them, a composite
 # action gets none by itself); LEASH_BIN is the leash to run. Runs on the
@@ -21,6 +22,10 @@ set -euo pipefail
 # shellcheck source=action/lib.sh
 . "$(dirname "$0")/lib.sh"
 : "${GITHUB_STEP_SUMMARY:?GITHUB_STEP_SUMMARY is not set: run this as a GitHub Actions step}"
+
+# The keys first: masked before anything can print, exported for leash
+# (and action/batch.sh) from the key inputs.
+take_keys
 
 # `command`: run (one run, this script), batch (action/batch.sh) or
 # install (the install steps did it all; nothing runs here).

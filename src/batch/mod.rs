@@ -32,6 +32,7 @@ use crate::cli::batch::{BatchArgs, BatchInvocation};
 use crate::config::file::{ConfigFile, config_file_choice};
 use crate::config::layers::Environment;
 use crate::exit::{Signal, Status};
+use crate::protocol::trace_context;
 use crate::render;
 use crate::render::format::{EventsFormat, OutputFormat};
 use crate::run::ending::{self, AbortCause};
@@ -275,8 +276,11 @@ impl Batch<'_> {
             abort_sender,
         ));
         let mut abort_changed = abort.clone();
+        // The batch's span begins first: its MCP servers start under it.
+        let trace = self.begin_trace(total);
+        let ambient = trace.as_ref().map(BatchTrace::ambient);
         let (mut servers, shared) = tokio::select! {
-            started = Shared::start(self.probe) => started,
+            started = trace_context::within(ambient, Shared::start(self.probe)) => started,
             // Stopped while the servers start: dropping the start stops
             // every server it began (each child's group is killed).
             _ = abort_changed.wait_for(Option::is_some) => {
@@ -302,11 +306,18 @@ impl Batch<'_> {
                     return self.end(&Tally::new(total), total, cause, None);
                 }
                 watcher.abort();
-                let _ = render::write_reason(&mut self.stderr, &error.to_string());
+                let why = error.to_string();
+                if let Some(trace) = trace
+                    && let Some(failure) = trace
+                        .finish(Status::Mcp.code(), Status::Mcp.as_str(), Some(&why))
+                        .await
+                {
+                    let _ = render::write_reason(&mut self.stderr, &failure);
+                }
+                let _ = render::write_reason(&mut self.stderr, &why);
                 return Status::Mcp;
             }
         };
-        let trace = self.begin_trace(total);
         shared.tracing = trace
             .as_ref()
             .map_or(Tracing::Off, |trace| Tracing::Under(trace.parent()));
@@ -385,18 +396,13 @@ impl Batch<'_> {
     /// The batch's trace, its root span begun now, when traces are on;
     /// why traces that were asked for are off, said on stderr.
     fn begin_trace(&mut self, items: u64) -> Option<BatchTrace> {
-        let mut attributes = vec![
-            ("leash.batch.items", items.to_string()),
-            ("leash.batch.parallel", self.parallel.to_string()),
-        ];
-        if let Some(shard) = self.args.shard {
-            attributes.push((
-                "leash.batch.shard",
-                format!("{}/{}", shard.index, shard.count),
-            ));
-        }
+        let shard = self
+            .args
+            .shard
+            .map(|shard| format!("{}/{}", shard.index, shard.count));
         let keys = keys_of(self.probe);
-        let (trace, notices) = BatchTrace::start(&self.probe.traces, keys, attributes);
+        let parallel = u64::try_from(self.parallel).unwrap_or(u64::MAX);
+        let (trace, notices) = BatchTrace::start(&self.probe.traces, keys, items, parallel, shard);
         for notice in notices {
             let _ = render::write_reason(&mut self.stderr, &notice);
         }

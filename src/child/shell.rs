@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::confine::{Spec, launcher_args};
+use super::confine::{Guarded, LAUNCHER, Launch, Spec};
 use super::tail::Tail;
 use super::tree::{Cap, Tree};
 use super::{Stop, spawn};
@@ -33,6 +33,13 @@ pub struct ShellSettings {
     pub temp: PathBuf,
     /// Landlock and seccomp on.
     pub confined: bool,
+    /// The Landlock ABI to confine with.
+    pub abi: u8,
+    /// A private mount namespace: `.git` read-only, `hidden` gone,
+    /// everything outside the root and `temp` read-only.
+    pub private_mounts: bool,
+    /// Files the command must not read.
+    pub hidden: Vec<PathBuf>,
     /// The `bash` binary.
     pub bash: PathBuf,
     /// The environment, already rebuilt.
@@ -94,12 +101,13 @@ pub const READABLE: [&str; 14] = [
 const DEVICES: [&str; 2] = ["/dev/null", "/dev/full"];
 
 /// Runs `command` under `settings`, killed with its whole tree at `limit`
-/// or when `cancel` fires; `keep` bytes of output's tail are kept.
+/// or when `cancel` fires; `keep` bytes of output's tail and `head` of
+/// its start are kept.
 pub fn run(
     settings: &ShellSettings,
     command: &str,
     limit: Duration,
-    keep: usize,
+    (keep, head): (usize, usize),
     cancel: &CancellationToken,
 ) -> Result<Ran, ShellError> {
     let tree = Tree::new();
@@ -108,11 +116,11 @@ pub fn run(
     let (reader, writer) = io::pipe().map_err(ShellError::Spawn)?;
     let mut launcher = Command::new(exe);
     launcher
-        .args(launcher_args(&spec, command))
+        .arg(LAUNCHER)
         .env_clear()
         .envs(settings.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&settings.root)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(writer.try_clone().map_err(ShellError::Spawn)?)
         .stderr(writer);
     let started = Instant::now();
@@ -121,7 +129,15 @@ pub fn run(
     drop(launcher);
     let (mut child, group) = spawned.map_err(ShellError::Spawn)?;
     tree.started(child.id());
-    let tail = Arc::new(Mutex::new(Tail::new(keep)));
+    if let Some(mut stdin) = child.stdin.take() {
+        let launch = Launch {
+            spec,
+            command: command.to_owned(),
+        };
+        // A supervisor that died first is seen below, as its ending.
+        let _ = io::Write::write_all(&mut stdin, &launch.to_bytes());
+    }
+    let tail = Arc::new(Mutex::new(Tail::with_head(keep, head)));
     let (done_tx, done) = mpsc::channel();
     let sink = Arc::clone(&tail);
     std::thread::spawn(move || {
@@ -148,7 +164,9 @@ pub fn run(
         }
         std::thread::sleep(POLL);
     };
-    let duration = started.elapsed();
+    // A command past its limit ran for the limit; the sweep after it is
+    // leash's time, not the command's.
+    let duration = if timed_out { limit } else { started.elapsed() };
     // Nothing the command started outlives it.
     drop(group);
     tree.sweep();
@@ -180,8 +198,13 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
     writable.extend(DEVICES.iter().map(PathBuf::from));
     Spec {
         confined: settings.confined,
+        abi: settings.abi,
         writable,
         readable: READABLE.iter().map(PathBuf::from).collect(),
+        never_readable: super::confine::SYSTEM_SECRETS
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
         cgroup_procs: match tree.cap() {
             Some(Cap::Cgroup(dir)) => Some(dir.join("cgroup.procs")),
             _ => None,
@@ -191,6 +214,16 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
             _ => None,
         },
         bash: settings.bash.clone(),
+        leash: Guarded::this_process(),
+        private_mounts: settings.private_mounts,
+        // `.git` (a directory, or the file naming one) and where it leads,
+        // when that is under the root.
+        read_only: [settings.root.join(".git")]
+            .into_iter()
+            .filter_map(|dot_git| dot_git.canonicalize().ok())
+            .filter(|git| git.starts_with(&settings.root))
+            .collect(),
+        hidden: settings.hidden.clone(),
     }
 }
 

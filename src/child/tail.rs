@@ -1,25 +1,37 @@
-//! The tail of a stream too long to keep: the last bytes, at most a cap,
-//! and the count of everything that went by, so a note can say how much
-//! was dropped. Nothing but the kept tail is ever held.
+//! The two ends of a stream too long to keep: its first bytes (where a
+//! compiler's first error is) and its last (where a test run's summary
+//! is), each at most a cap, and the count of everything that went by, so
+//! a note can say how much was dropped between them. Nothing but the two
+//! ends is ever held.
 
-/// The last bytes of a stream, and how much went by.
+/// The first and last bytes of a stream, and how much went by.
 #[derive(Debug, Default)]
 pub struct Tail {
     keep: usize,
+    /// The stream's first bytes, at most `head_keep`.
+    head: Vec<u8>,
+    head_keep: usize,
     kept: Vec<u8>,
     total_bytes: u64,
     newlines: u64,
     last_byte: Option<u8>,
 }
 
-/// The tail cut to whole lines: the text, and what was dropped before it.
+/// The stream cut to whole lines: its first lines, its last, and what was
+/// dropped between them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
-    /// The kept text (UTF-8, invalid bytes replaced).
+    /// The first lines kept (empty when nothing was dropped, or no head
+    /// was asked for).
+    pub head: String,
+    /// Lines in `head`.
+    pub head_lines: u64,
+    /// The last lines kept, or the whole stream (UTF-8, invalid bytes
+    /// replaced).
     pub text: String,
-    /// Bytes dropped from the start.
+    /// Bytes dropped between the head and the text.
     pub dropped_bytes: u64,
-    /// Lines dropped from the start.
+    /// Lines dropped between the head and the text.
     pub dropped_lines: u64,
     /// Every byte that went by.
     pub total_bytes: u64,
@@ -36,11 +48,22 @@ impl Tail {
         }
     }
 
+    /// A tail that also keeps the stream's first `head` bytes.
+    pub fn with_head(keep: usize, head: usize) -> Tail {
+        Tail {
+            keep,
+            head_keep: head,
+            ..Tail::default()
+        }
+    }
+
     /// Takes more of the stream.
     pub fn push(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
+        let room = self.head_keep.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
         self.total_bytes += u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         self.newlines += u64::try_from(bytes.iter().filter(|b| **b == b'\n').count()).unwrap_or(0);
         self.last_byte = bytes.last().copied();
@@ -51,6 +74,46 @@ impl Tail {
             let excess = self.kept.len() - self.keep;
             self.kept.drain(..excess);
         }
+    }
+
+    /// The first whole lines within `head_bytes` and `head_lines` and the
+    /// last within the rest of `max_bytes` and `max_lines`; the whole
+    /// stream when it fits.
+    pub fn cut_ends(
+        &self,
+        (max_bytes, max_lines): (usize, usize),
+        (head_bytes, head_lines): (usize, usize),
+    ) -> Cut {
+        let whole = self.cut(max_bytes, max_lines);
+        if whole.dropped_bytes == 0 || head_bytes == 0 || head_lines == 0 {
+            return whole;
+        }
+        let mut head = &self.head[..self.head.len().min(head_bytes)];
+        // Whole lines only, at most `head_lines`.
+        let ends: Vec<usize> = head
+            .iter()
+            .enumerate()
+            .filter(|(_, byte)| **byte == b'\n')
+            .map(|(at, _)| at + 1)
+            .take(head_lines)
+            .collect();
+        head = &head[..ends.last().copied().unwrap_or(0)];
+        let head_count = u64::try_from(ends.len()).unwrap_or(0);
+        let head_len = u64::try_from(head.len()).unwrap_or(0);
+        let mut tail = self.cut(
+            max_bytes.saturating_sub(head.len()),
+            max_lines.saturating_sub(ends.len()),
+        );
+        // The tail never reaches back into the head.
+        let tail_start = self.total_bytes - u64::try_from(tail.text.len()).unwrap_or(0);
+        if tail_start < head_len {
+            return whole;
+        }
+        tail.head = String::from_utf8_lossy(head).into_owned();
+        tail.head_lines = head_count;
+        tail.dropped_bytes -= head_len;
+        tail.dropped_lines = tail.dropped_lines.saturating_sub(head_count);
+        tail
     }
 
     /// The last whole lines within `max_bytes` and `max_lines`.
@@ -80,6 +143,8 @@ impl Tail {
         let kept_bytes = u64::try_from(kept.len()).unwrap_or(0);
         let kept_lines = lines_kept(kept);
         Cut {
+            head: String::new(),
+            head_lines: 0,
             text: String::from_utf8_lossy(kept).into_owned(),
             dropped_bytes: self.total_bytes - kept_bytes,
             dropped_lines: total_lines.saturating_sub(kept_lines),
@@ -122,5 +187,30 @@ mod tests {
         let by_lines = tail.cut(20, 1);
         assert_eq!(by_lines.text, "line 999\n");
         assert_eq!(by_lines.dropped_lines, 999);
+    }
+
+    #[test]
+    fn a_long_stream_keeps_its_first_lines_too_and_counts_the_middle() {
+        let mut tail = Tail::with_head(30, 20);
+        tail.push(b"error: first\n");
+        for i in 0..1000 {
+            tail.push(format!("line {i}\n").as_bytes());
+        }
+        // 19 bytes hold "error: first\n" and part of "line 0\n": whole
+        // lines only.
+        let cut = tail.cut_ends((40, 100), (19, 5));
+        assert_eq!(cut.head, "error: first\n");
+        assert_eq!(cut.head_lines, 1);
+        assert_eq!(cut.text, "line 998\nline 999\n");
+        assert_eq!(cut.dropped_lines, 998);
+        assert_eq!(
+            cut.total_bytes,
+            cut.dropped_bytes + 13 + u64::try_from(cut.text.len()).unwrap()
+        );
+        // A stream that fits is whole, with no head apart.
+        let mut short = Tail::with_head(100, 20);
+        short.push(b"a\nb\n");
+        let cut = short.cut_ends((100, 10), (20, 5));
+        assert_eq!((cut.head.as_str(), cut.text.as_str()), ("", "a\nb\n"));
     }
 }

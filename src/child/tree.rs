@@ -53,6 +53,9 @@ type Entry = (u64, Option<PathBuf>, Option<i32>);
 /// The trees alive.
 static TREES: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
+/// leash's children from before it was the subreaper: the operator's
+/// (`exec leash … 2> >(tee log)` makes the `tee` one), never swept.
+static OPERATORS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// The shells' temporary directories, removed at the exit.
 static TEMP_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -71,6 +74,21 @@ pub fn remove_at_exit(dir: &Path) {
 /// through `/proc`). Called once a shell is offered.
 #[cfg(target_os = "linux")]
 pub fn become_subreaper() -> nix::Result<()> {
+    static ONCE: std::sync::OnceLock<nix::Result<()>> = std::sync::OnceLock::new();
+    *ONCE.get_or_init(subreaper_once)
+}
+
+#[cfg(target_os = "linux")]
+fn subreaper_once() -> nix::Result<()> {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let mut before = OPERATORS.lock().unwrap_or_else(PoisonError::into_inner);
+    before.extend(
+        process_table()
+            .into_iter()
+            .filter(|(_, (ppid, _))| *ppid == me)
+            .map(|(pid, _)| pid),
+    );
+    drop(before);
     nix::sys::prctl::set_child_subreaper(true)?;
     nix::sys::prctl::set_dumpable(false)
 }
@@ -209,19 +227,23 @@ fn members(cgroup: Option<&Path>, launcher: Option<i32>) -> Vec<i32> {
         );
     }
     let me = i32::try_from(std::process::id()).unwrap_or(0);
-    let leaders: HashSet<i32> = group::leaders().into_iter().collect();
+    let leaders = not_orphans();
     // The launcher counts while it is leash's child (not a pid reused
     // after its owner reaped it).
     let mut roots: Vec<i32> = launcher
         .filter(|pid| table.get(pid).is_some_and(|(ppid, _)| *ppid == me))
         .into_iter()
         .collect();
-    roots.extend(
-        table
-            .iter()
-            .filter(|(pid, (ppid, _))| *ppid == me && !leaders.contains(pid))
-            .map(|(pid, _)| *pid),
-    );
+    // A tree that never started a command (the start-up probe's) has no
+    // orphans to claim.
+    if launcher.is_some() {
+        roots.extend(
+            table
+                .iter()
+                .filter(|(pid, (ppid, _))| *ppid == me && !leaders.contains(pid))
+                .map(|(pid, _)| *pid),
+        );
+    }
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for (pid, (ppid, _)) in &table {
         children.entry(*ppid).or_default().push(*pid);
@@ -236,10 +258,39 @@ fn members(cgroup: Option<&Path>, launcher: Option<i32>) -> Vec<i32> {
     found.into_iter().collect()
 }
 
+/// Every live process below `ancestor` (children, theirs, and so on);
+/// the supervisor's sweep, where every orphan below it is its own.
+pub fn descendants(ancestor: i32) -> Vec<i32> {
+    let table = process_table();
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (pid, (ppid, _)) in &table {
+        children.entry(*ppid).or_default().push(*pid);
+    }
+    let mut found = HashSet::new();
+    let mut next: Vec<i32> = children.get(&ancestor).cloned().unwrap_or_default();
+    while let Some(pid) = next.pop() {
+        if found.insert(pid) {
+            next.extend(children.get(&pid).into_iter().flatten());
+        }
+    }
+    found.retain(|pid| table.get(pid).is_some_and(|(_, zombie)| !zombie));
+    found.into_iter().collect()
+}
+
+/// leash's children that are not adopted orphans: the leaders of its
+/// registered groups and the operator's own.
+fn not_orphans() -> HashSet<i32> {
+    let operators = OPERATORS.lock().unwrap_or_else(PoisonError::into_inner);
+    group::leaders()
+        .into_iter()
+        .chain(operators.iter().copied())
+        .collect()
+}
+
 /// Reaps every adopted orphan that has ended (never the launcher).
 fn reap_orphans(launcher: Option<i32>) {
     let me = i32::try_from(std::process::id()).unwrap_or(0);
-    let leaders: HashSet<i32> = group::leaders().into_iter().collect();
+    let leaders = not_orphans();
     for (pid, (ppid, _)) in process_table() {
         if ppid == me && Some(pid) != launcher && !leaders.contains(&pid) {
             let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));

@@ -1,7 +1,8 @@
 //! Flags people bring from the peers (`claude -p`, `gemini`, `codex
 //! exec`), and the answer leash gives each instead of clap's generic
 //! "unexpected argument": which of leash's own flags does that job. (`-p`
-//! itself is a flag of leash's: the prompt.)
+//! itself is a flag of leash's: the prompt.) `codex exec PROMPT` gets the
+//! same kind of answer: leash has no `exec`, the prompt is the argument.
 
 /// A peer's flag leash refuses, and what to use instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,8 +21,14 @@ const BLANKET: &str = "there is no blanket switch: --allow-write lets the model 
                        files under --root; --tools, --allow-tool and --deny-tool say what \
                        else it may call";
 
+const SANDBOX: &str = "leash reads only, unless told: --allow-write lets the model change \
+                       files under --root, --allow-exec lets it run commands there \
+                       (confined by the kernel)";
+const DIRECTORY: &str = "the tools work in --root DIR (default: the current directory): \
+                         use --root DIR, or cd DIR first";
+
 /// The peers' flags leash answers, each with what to use instead.
-pub const PEER_FLAGS: [PeerFlag; 5] = [
+pub const PEER_FLAGS: [PeerFlag; 9] = [
     PeerFlag {
         flag: "--json",
         instead: JSON,
@@ -42,6 +49,22 @@ pub const PEER_FLAGS: [PeerFlag; 5] = [
         flag: "--dangerously-skip-permissions",
         instead: BLANKET,
     },
+    PeerFlag {
+        flag: "--full-auto",
+        instead: SANDBOX,
+    },
+    PeerFlag {
+        flag: "--sandbox",
+        instead: SANDBOX,
+    },
+    PeerFlag {
+        flag: "-C",
+        instead: DIRECTORY,
+    },
+    PeerFlag {
+        flag: "--cd",
+        instead: DIRECTORY,
+    },
 ];
 
 /// The one line for `word` (a refused argument, `--flag` or
@@ -50,6 +73,24 @@ pub fn peer_flag_reason(word: &str) -> Option<String> {
     let flag = word.split_once('=').map_or(word, |(flag, _)| flag);
     let peer = PEER_FLAGS.iter().find(|peer| peer.flag == flag)?;
     Some(format!("{flag} is no flag of leash's: {}", peer.instead))
+}
+
+/// The peers' commands that take the prompt after them (`codex exec
+/// PROMPT`); leash takes the prompt itself.
+const PEER_COMMANDS: [&str; 1] = ["exec"];
+
+/// The one line for a command line whose words (no flags, no flag
+/// values) start with a peer's command and go on with its prompt:
+/// `leash exec "hi"` is told `leash [OPTIONS] "hi"`.
+pub fn peer_command_reason(words: &[&str]) -> Option<String> {
+    let (first, prompt) = words.split_first()?;
+    if prompt.is_empty() || !PEER_COMMANDS.contains(first) {
+        return None;
+    }
+    Some(format!(
+        "{first} is no command of leash's: the prompt is the argument, so: leash [OPTIONS] \"{}\"",
+        prompt.join(" ")
+    ))
 }
 
 #[cfg(test)]
@@ -66,7 +107,24 @@ mod tests {
                 .contains("--allow-write")
         );
         assert!(peer_flag_reason("--verbose").unwrap().contains("--events"));
+        assert!(peer_flag_reason("-C").unwrap().contains("--root DIR"));
+        assert!(
+            peer_flag_reason("--sandbox=workspace-write")
+                .unwrap()
+                .starts_with("--sandbox is no flag of leash's")
+        );
         assert_eq!(peer_flag_reason("--jsonl"), None);
         assert_eq!(peer_flag_reason("--output"), None);
+    }
+
+    #[test]
+    fn a_peer_command_with_a_prompt_gets_the_prompt_as_the_argument() {
+        assert_eq!(
+            peer_command_reason(&["exec", "fix", "it"]).unwrap(),
+            "exec is no command of leash's: the prompt is the argument, so: leash [OPTIONS] \"fix it\""
+        );
+        assert_eq!(peer_command_reason(&["exec"]), None);
+        assert_eq!(peer_command_reason(&["fix", "exec"]), None);
+        assert_eq!(peer_command_reason(&[]), None);
     }
 }

@@ -7,6 +7,7 @@ use crate::config::layers::Source;
 use crate::config::precedence::KeyRedirect;
 use crate::policy::cost::CostError;
 use crate::policy::output_schema::SchemaError;
+use crate::provider::catalog::file_key;
 use crate::provider::faux::ScriptError;
 use crate::tools::git::GitUnavailable;
 
@@ -15,14 +16,17 @@ use crate::tools::git::GitUnavailable;
 pub enum ConfigError {
     /// No key for a provider that needs one.
     #[error(
-        "{var} is not set (needed by --provider {provider}); set it in the environment or in .env, \
-         or try leash offline without a key: leash --provider faux \"hi\""
+        "{var} is not set (needed by --provider {provider}); {}, \
+         or try leash offline without a key: leash --provider faux \"hi\"",
+        place.advice(var)
     )]
     MissingKey {
         /// The variable to set.
         var: &'static str,
         /// The provider.
         provider: &'static str,
+        /// Where this run could read it from.
+        place: KeyPlace,
     },
     /// A provider's setting other than its key is missing (Azure's
     /// endpoint and deployment).
@@ -97,9 +101,15 @@ pub enum ConfigError {
     Hook(#[from] crate::policy::command_hooks::SpecError),
     /// `--tools` named an unknown tool.
     #[error(
-        "unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, or none)"
+        "unknown tool '{0}' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, bash with --allow-exec, or none)"
     )]
     UnknownTool(String),
+    /// `--tools` named `bash` without `--allow-exec`, which alone offers it.
+    #[error(
+        "--tools names bash, which leash offers only with --allow-exec: add --allow-exec \
+         (commands run in --root, confined by the kernel)"
+    )]
+    BashWithoutExec,
     /// `--tools` named `git`, but it cannot be offered for the root.
     #[error(
         "--tools names git, but {0}; drop git from --tools or point --root into a git work tree"
@@ -207,6 +217,36 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+}
+
+/// Where a missing key can be set, as the missing-key error says it:
+/// only places this run would read (docs/src/configuration.md
+/// "Configuration"), so `--bare` is never told to use a `.env` and a
+/// GitHub Actions step is never told to commit one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyPlace {
+    /// The environment, or the `.env` in the working directory.
+    EnvOrDotEnv,
+    /// The environment alone: `--bare` or `--no-env-file` reads no `.env`.
+    Env,
+    /// A GitHub Actions step (`GITHUB_ACTIONS=true`): the step's `env:`,
+    /// or the leash Action's input for the key.
+    GitHubStep,
+}
+
+impl KeyPlace {
+    /// The clause that says where to set `var`.
+    pub fn advice(self, var: &str) -> String {
+        match self {
+            KeyPlace::EnvOrDotEnv => "set it in the environment or in .env".to_owned(),
+            KeyPlace::Env => "set it in the environment".to_owned(),
+            KeyPlace::GitHubStep => format!(
+                "in GitHub Actions set it in the step's env: ({var}: ${{{{ secrets.{var} }}}}) \
+                 or in the leash Action's {} input",
+                file_key(var)
+            ),
+        }
+    }
 }
 
 /// Names where a bad value of the argument `id` came from: the config

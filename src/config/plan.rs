@@ -211,11 +211,14 @@ pub struct FileTools {
     pub git_left_out: Option<String>,
     /// With `--allow-exec`: how commands run, and the `bash` binary.
     pub shell: Option<(ExecMode, PathBuf)>,
+    /// Files a confined command must not read (the `.env` a key came
+    /// from), hidden by its private mounts.
+    pub shell_hidden: Vec<PathBuf>,
 }
 
 impl FileTools {
     /// The notices the run starts with: `git` left out, a shell without
-    /// the kernel's confinement.
+    /// the kernel's confinement, or on a kernel that holds less.
     pub fn notices(&self) -> Vec<String> {
         let unconfined = matches!(self.shell, Some((ExecMode::Unconfined, _))).then(|| {
             "--allow-exec=unconfined: bash commands run WITHOUT the kernel's confinement \
@@ -223,10 +226,28 @@ impl FileTools {
              leash)"
                 .to_owned()
         });
+        let weaker = matches!(self.shell, Some((ExecMode::Confined, _)))
+            .then(|| {
+                let abi = crate::child::confine::probe().abi_in_use();
+                crate::child::confine::Support::weaker_footing(abi)
+            })
+            .flatten()
+            .map(|footing| format!("--allow-exec: {footing}"));
+        let no_mounts = (matches!(self.shell, Some((ExecMode::Confined, _)))
+            && !crate::child::confine::private_mounts_available())
+        .then(|| {
+            "--allow-exec: this system gives leash no private mount namespace (root with \
+             CAP_SYS_ADMIN does): a command may change the mode, owner or times of files it \
+             owns outside the root, and .git is put back after each command rather than kept \
+             read-only"
+                .to_owned()
+        });
         self.git_left_out
             .iter()
             .cloned()
             .chain(unconfined)
+            .chain(weaker)
+            .chain(no_mounts)
             .collect()
     }
 }

@@ -233,11 +233,13 @@ fn tools_parse_with_none_and_reject_unknown_names() {
             ToolName::Find
         ]
     );
-    let error = parse_tools("read_file,bash").unwrap_err();
+    let error = parse_tools("read_file,shell").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, or none)"
+        "unknown tool 'shell' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, bash with --allow-exec, or none)"
     );
+    // `bash` is a name; only `--allow-exec` offers it (resolve checks).
+    assert_eq!(parse_tools("bash").unwrap(), [ToolName::Bash]);
 }
 
 #[test]
@@ -286,6 +288,35 @@ fn a_missing_openai_key_is_a_usage_error_naming_the_variable() {
         "OPENAI_API_KEY is not set (needed by --provider openai); set it in the environment or in .env, \
          or try leash offline without a key: leash --provider faux \"hi\""
     );
+}
+
+#[test]
+fn a_missing_key_in_github_actions_names_the_steps_env_and_the_input() {
+    let error = resolve_with(
+        &["--provider", "anthropic", "hi"],
+        &[("GITHUB_ACTIONS", "true")],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains(
+            "in GitHub Actions set it in the step's env: \
+             (ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}) \
+             or in the leash Action's anthropic-api-key input"
+        ),
+        "{error}"
+    );
+    assert!(!error.contains(".env"), "{error}");
+    // Only the runner's own variable counts, never a `.env`'s.
+    let error = resolve_dotenv(
+        &["hi"],
+        &[("GITHUB_ACTIONS", "true")],
+        &["GITHUB_ACTIONS"],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("in the environment or in .env"), "{error}");
 }
 
 #[test]
@@ -466,11 +497,20 @@ fn a_bad_config_file_value_names_the_file_and_the_key() {
         error.starts_with("config file /c/config.toml: timeout: invalid --timeout 'forever'"),
         "{error}"
     );
+    let error = resolve_layered(&local, &[], Some("tools = [\"shell\"]"), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("config file /c/config.toml: tools: unknown tool 'shell'"),
+        "{error}"
+    );
     let error = resolve_layered(&local, &[], Some("tools = [\"bash\"]"), false)
         .unwrap_err()
         .to_string();
     assert!(
-        error.starts_with("config file /c/config.toml: tools: unknown tool 'bash'"),
+        error.starts_with(
+            "config file /c/config.toml: tools: --tools names bash, which leash offers only with --allow-exec"
+        ),
         "{error}"
     );
 }

@@ -12,7 +12,7 @@ use clap::Command;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::cli::parser::takes_value;
-use crate::cli::peers::peer_flag_reason;
+use crate::cli::peers::{peer_command_reason, peer_flag_reason};
 use crate::cli::{command_name, command_tree, run_command};
 use crate::config::layers::{Environment, Source};
 
@@ -154,7 +154,8 @@ fn flag_given(args: &[OsString], long: Option<&str>, short: Option<char>) -> boo
 }
 
 /// `leash what does x do`: the second word of an unquoted prompt is an
-/// unexpected argument. Say to quote it, with the words quoted.
+/// unexpected argument. Say to quote it, with the words quoted; a peer's
+/// command first (`leash exec "hi"`) is told the prompt is the argument.
 fn unquoted_prompt(error: &clap::Error, args: &[OsString]) -> Option<String> {
     if error.kind() != ErrorKind::UnknownArgument || command_name(args).is_some() {
         return None;
@@ -166,6 +167,9 @@ fn unquoted_prompt(error: &clap::Error, args: &[OsString]) -> Option<String> {
         return None;
     }
     let words = prompt_words(args);
+    if let Some(reason) = peer_command_reason(&words) {
+        return Some(reason);
+    }
     Some(format!(
         "unexpected argument '{word}': a prompt of several words is one argument, so quote it: \
          leash [OPTIONS] \"{}\"",

@@ -57,6 +57,8 @@ pub struct CappedHttpClient {
     inner: reqwest::Client,
     cap: usize,
     overflow: Overflow,
+    /// Where the session's id is noted, for the trace.
+    session: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl CappedHttpClient {
@@ -67,7 +69,21 @@ impl CappedHttpClient {
             inner,
             cap,
             overflow,
+            session: Arc::default(),
         }
+    }
+
+    /// The same client, noting the session's id in `session`.
+    pub fn with_session(mut self, session: Arc<std::sync::Mutex<Option<String>>>) -> Self {
+        self.session = session;
+        self
+    }
+
+    fn note_session(&self, id: &str) {
+        *self
+            .session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(id.to_owned());
     }
 
     fn refuse_after_overflow(&self) -> Result<(), Failed> {
@@ -267,7 +283,13 @@ impl StreamableHttpClient for CappedHttpClient {
             request = request.bearer_auth(token);
         }
         if let Some(session_id) = session_id {
+            self.note_session(&session_id);
             request = request.header(HEADER_SESSION_ID, session_id.as_ref());
+        }
+        // A traced request's span (its `params._meta.traceparent`, set by
+        // the tool call) is the HTTP request's `traceparent` too.
+        if let Some(traceparent) = meta_traceparent(&message) {
+            request = request.header("traceparent", traceparent);
         }
         let body = serde_json::to_vec(&message)?;
         let response = request
@@ -299,6 +321,9 @@ impl StreamableHttpClient for CappedHttpClient {
             .get(HEADER_SESSION_ID)
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
+        if let Some(id) = &session_id {
+            self.note_session(id);
+        }
         let kind = response.headers().get(CONTENT_TYPE).cloned();
         match kind {
             Some(kind)
@@ -324,6 +349,20 @@ impl StreamableHttpClient for CappedHttpClient {
             )),
         }
     }
+}
+
+/// The `traceparent` a request carries in `params._meta`, when it is a
+/// valid header value.
+fn meta_traceparent(message: &ClientJsonRpcMessage) -> Option<reqwest::header::HeaderValue> {
+    let rmcp::model::JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let rmcp::model::ClientRequest::CallToolRequest(call) = &request.request else {
+        return None;
+    };
+    let meta = call.params.meta.as_ref()?;
+    let traceparent = meta.0.get("traceparent")?.as_str()?;
+    reqwest::header::HeaderValue::from_str(traceparent).ok()
 }
 
 fn client_error(error: reqwest::Error) -> Failed {

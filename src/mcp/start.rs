@@ -31,6 +31,7 @@ use super::witness::{MAX_MESSAGE_BYTES, StderrTail, Witness, short};
 use crate::child::lines::{CappedLines, Overflow};
 use crate::child::{self, Stop};
 use crate::protocol::ToolSpec;
+use crate::protocol::trace_context::{self, McpNote};
 use crate::secret::ApiKey;
 use crate::tools::Tool;
 
@@ -84,6 +85,11 @@ pub async fn start_all(
         match result {
             Ok((session, tools)) => {
                 listed.push((
+                    specs
+                        .iter()
+                        .find(|spec| spec.name == session.name)
+                        .map(note_of)
+                        .unwrap_or_default(),
                     session.name.clone(),
                     session.service.peer().clone(),
                     session.witness.clone(),
@@ -101,7 +107,7 @@ pub async fn start_all(
     }
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for (server, peer, witness, server_tools) in listed {
+    for (note, server, peer, witness, server_tools) in listed {
         let server: Arc<str> = Arc::from(server);
         let fail = |problem: String| McpStartError {
             server: server.to_string(),
@@ -128,13 +134,16 @@ pub async fn start_all(
                 description: tool.description.as_deref().unwrap_or_default().to_owned(),
                 parameters,
             };
-            tools.push(Arc::new(McpTool::new(
-                spec,
-                Arc::clone(&server),
-                tool.name.into_owned(),
-                peer.clone(),
-                witness.clone(),
-            )));
+            tools.push(Arc::new(
+                McpTool::new(
+                    spec,
+                    Arc::clone(&server),
+                    tool.name.into_owned(),
+                    peer.clone(),
+                    witness.clone(),
+                )
+                .with_note(note.clone()),
+            ));
         }
     }
     Ok(Started { sessions, tools })
@@ -170,8 +179,30 @@ async fn start_one(
         processes: processes.clone(),
         stderr: StderrTail::default(),
         overflow: Overflow::default(),
+        session: Arc::default(),
     });
-    let started = tokio::time::timeout(timeout, connect(spec, keys, &witness)).await;
+    // Traced: the start's own span, which a stdio server gets as its
+    // TRACEPARENT (docs/src/tracing.md).
+    let reserved = trace_context::reserve(None);
+    let began = std::time::SystemTime::now();
+    let traceparent = reserved.as_ref().map(|span| span.traceparent.as_str());
+    let started = tokio::time::timeout(timeout, connect(spec, keys, &witness, traceparent)).await;
+    if let Some(reserved) = &reserved {
+        let mut note = note_of(spec);
+        if let Ok(Ok((session, _))) = &started {
+            note.protocol_version = session
+                .service
+                .peer()
+                .peer_info()
+                .map(|info| info.protocol_version.to_string());
+            note.session_id = witness
+                .session
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+        }
+        trace_context::mcp_started(reserved, began, note, !matches!(started, Ok(Ok(_))));
+    }
     let mut problem = match started {
         Ok(Ok(listed)) => return Ok(listed),
         Ok(Err(Failure::Spawn(problem))) => return Err(fail(problem)),
@@ -217,10 +248,31 @@ enum Failure {
     Protocol(String),
 }
 
+/// What the trace says of a server: its name, transport and address.
+pub(super) fn note_of(spec: &ServerSpec) -> McpNote {
+    match &spec.transport {
+        Transport::Stdio { .. } => McpNote {
+            server: spec.name.clone(),
+            transport: "pipe",
+            ..McpNote::default()
+        },
+        Transport::Http { url, .. } => McpNote {
+            server: spec.name.clone(),
+            transport: "tcp",
+            address: reqwest::Url::parse(url).ok().and_then(|url| {
+                let host = url.host_str()?.trim_matches(['[', ']']).to_owned();
+                Some((host, url.port_or_known_default()?))
+            }),
+            ..McpNote::default()
+        },
+    }
+}
+
 async fn connect(
     spec: &ServerSpec,
     keys: &[ApiKey],
     witness: &Arc<Witness>,
+    traceparent: Option<&str>,
 ) -> Result<Listed, Failure> {
     let service = match &spec.transport {
         Transport::Stdio { command, args, env } => {
@@ -233,6 +285,9 @@ async fn connect(
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .kill_on_drop(true);
+            if let Some(traceparent) = traceparent {
+                child.env("TRACEPARENT", traceparent);
+            }
             let (mut child, group) = child::spawn_async(&mut child, Stop::Politely)
                 .map_err(|error| Failure::Spawn(format!("cannot start '{command}': {error}")))?;
             let pipes = (child.stdout.take(), child.stdin.take(), child.stderr.take());
@@ -262,7 +317,8 @@ async fn connect(
                 .default_headers(map)
                 .build()
                 .map_err(|error| Failure::Spawn(format!("cannot make an HTTP client: {error}")))?;
-            let client = CappedHttpClient::new(client, MAX_MESSAGE_BYTES, witness.overflow.clone());
+            let client = CappedHttpClient::new(client, MAX_MESSAGE_BYTES, witness.overflow.clone())
+                .with_session(Arc::clone(&witness.session));
             let transport = StreamableHttpClientTransport::with_client(
                 client,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()),

@@ -15,13 +15,14 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, RawContent, ResourceContents, ServerResult,
+    ClientRequest, Meta, RawContent, ResourceContents, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::witness::{Witness, short};
+use crate::protocol::trace_context::{self, McpNote};
 use crate::protocol::{ToolOutput, ToolSpec};
 use crate::tools::{Tool, ToolError, ToolUpdates};
 
@@ -63,6 +64,8 @@ pub struct McpTool {
     tool: String,
     peer: Peer<RoleClient>,
     witness: Arc<Witness>,
+    /// The server's transport and address, for the call's span.
+    note: McpNote,
 }
 
 impl McpTool {
@@ -82,7 +85,34 @@ impl McpTool {
             tool,
             peer,
             witness,
+            note: McpNote::default(),
         }
+    }
+
+    /// The same tool, its calls' spans told the server's transport and
+    /// address.
+    pub fn with_note(mut self, note: McpNote) -> Self {
+        self.note = note;
+        self
+    }
+
+    /// Tells the run's trace what the call `call_id` learned.
+    fn note(&self, call_id: &str, request_id: Option<String>, error_type: Option<String>) {
+        trace_context::mcp_call(call_id, || McpNote {
+            request_id,
+            protocol_version: self
+                .peer
+                .peer_info()
+                .map(|info| info.protocol_version.to_string()),
+            session_id: self
+                .witness
+                .session
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+            error_type,
+            ..self.note.clone()
+        });
     }
 
     /// The error of a call the session failed: the message over the cap
@@ -107,14 +137,27 @@ impl McpTool {
         .into()
     }
 
-    async fn call(&self, args: Value, cancel: CancellationToken) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         let arguments = match args {
             Value::Object(map) => Some(map),
             Value::Null => None,
             _ => return Err("the arguments must be a JSON object".into()),
         };
+        // Traced: the call's span goes with the request, as the MCP
+        // conventions say (`params._meta.traceparent`).
+        let meta = trace_context::traceparent(trace_context::Scope::Tool(call_id)).map(|parent| {
+            let mut meta = Meta::new();
+            meta.0
+                .insert("traceparent".to_owned(), Value::String(parent));
+            meta
+        });
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams {
-            meta: None,
+            meta,
             name: self.tool.clone().into(),
             arguments,
             task: None,
@@ -128,8 +171,12 @@ impl McpTool {
             .await
         {
             Ok(handle) => handle,
-            Err(error) => return Err(self.failed(error).await),
+            Err(error) => {
+                self.note(call_id, None, Some(error_type(&error)));
+                return Err(self.failed(error).await);
+            }
         };
+        let request_id = Some(handle.id.to_string());
         let answer = tokio::select! {
             answer = handle.rx => answer,
             // A reply past the cap never arrives: give up at once.
@@ -148,9 +195,19 @@ impl McpTool {
             .map_err(|_| rmcp::ServiceError::TransportClosed)
             .and_then(|answer| answer)
         {
-            Ok(ServerResult::CallToolResult(result)) => result_output(result),
-            Ok(_) => Err(self.failed(rmcp::ServiceError::UnexpectedResponse).await),
-            Err(error) => Err(self.failed(error).await),
+            Ok(ServerResult::CallToolResult(result)) => {
+                let failed = result.is_error == Some(true);
+                self.note(call_id, request_id, failed.then(|| "tool_error".to_owned()));
+                result_output(result)
+            }
+            Ok(_) => {
+                self.note(call_id, request_id, Some("_OTHER".to_owned()));
+                Err(self.failed(rmcp::ServiceError::UnexpectedResponse).await)
+            }
+            Err(error) => {
+                self.note(call_id, request_id, Some(error_type(&error)));
+                Err(self.failed(error).await)
+            }
         }
     }
 }
@@ -162,12 +219,21 @@ impl Tool for McpTool {
 
     fn execute<'a>(
         &'a self,
-        _call_id: &'a str,
+        call_id: &'a str,
         args: Value,
         cancel: CancellationToken,
         _updates: ToolUpdates,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.call(args, cancel))
+        Box::pin(self.call(call_id, args, cancel))
+    }
+}
+
+/// The conventions' `error.type` of a failed call: the JSON-RPC error
+/// code, or `_OTHER`.
+fn error_type(error: &rmcp::ServiceError) -> String {
+    match error {
+        rmcp::ServiceError::McpError(data) => data.code.0.to_string(),
+        _ => "_OTHER".to_owned(),
     }
 }
 

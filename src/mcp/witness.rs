@@ -31,6 +31,9 @@ pub struct Witness {
     pub(super) processes: ServerProcesses,
     pub(super) stderr: StderrTail,
     pub(super) overflow: Overflow,
+    /// An HTTP server's `Mcp-Session-Id`, once it gave one (for the
+    /// trace's `mcp.session.id`).
+    pub(super) session: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Witness {

@@ -34,6 +34,7 @@ use crate::agent::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, QueueHandle, ToolCallContext,
 };
 use crate::policy::limits::{LimitSettings, RunLimits, budget_exceeded};
+use crate::protocol::trace_context;
 use crate::protocol::{Content, Message, StopReason, Usage};
 use crate::secret::ApiKey;
 use crate::tools::sandbox::Sandbox;
@@ -105,6 +106,8 @@ pub struct HookRun<'a> {
     pub started: std::time::SystemTime,
     /// `answered`, `blocked`, `failed` or `aborted`.
     pub outcome: &'static str,
+    /// The span id its `TRACEPARENT` named, when traced.
+    pub span_id: Option<u64>,
 }
 
 impl HookChain {
@@ -164,7 +167,10 @@ impl HookChain {
         tool_call_id: Option<&str>,
     ) -> Result<Answer, Problem> {
         let started = std::time::SystemTime::now();
-        let asked = answer::ask(hook, input, self.timeout, cancel, &self.keys).await;
+        // Traced: the hook's own span, named first: its `TRACEPARENT`.
+        let reserved = trace_context::reserve(tool_call_id.map(trace_context::Scope::Tool));
+        let traceparent = reserved.as_ref().map(|span| span.traceparent.as_str());
+        let asked = answer::ask(hook, input, self.timeout, cancel, &self.keys, traceparent).await;
         if let Some(observer) = &self.observers.hooks {
             let outcome = match &asked {
                 Ok(Answer::Stdout(_)) => "answered",
@@ -178,6 +184,7 @@ impl HookChain {
                 tool_call_id,
                 started,
                 outcome,
+                span_id: reserved.map(|span| span.span_id),
             });
         }
         asked

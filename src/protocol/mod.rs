@@ -15,6 +15,7 @@ use serde_json::Value;
 
 mod attachment;
 mod sections;
+pub mod trace_context;
 mod transcript_roles;
 mod usage;
 

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use crate::agent::types::AgentEvent;
 
 use crate::agent::{Agent, Declarations, LoopConfig, QueueHandle, QueueMode, Subscription};
-use crate::config::{FileTools, ProviderConfig, RunPlan, ToolName};
+use crate::config::{FileTools, RunPlan, ToolName};
 use crate::exit::Status;
 use crate::mcp::{McpServers, McpStartError};
 use crate::policy::chain::HookChain;
@@ -33,14 +33,8 @@ use crate::policy::command_hooks::HookVerdict;
 use crate::policy::limits::LimitReport;
 use crate::policy::limits::RunLimits;
 use crate::protocol::Message;
+use crate::protocol::trace_context;
 use crate::provider::Provider;
-use crate::provider::anthropic::AnthropicProvider;
-use crate::provider::azure::{AzureProvider, AzureResponsesProvider};
-use crate::provider::bedrock::BedrockProvider;
-use crate::provider::faux::FauxProvider;
-use crate::provider::gemini::GeminiProvider;
-use crate::provider::openai::OpenAiProvider;
-use crate::provider::openai_responses::ResponsesProvider;
 use crate::render::lane::Lane;
 use crate::render::transcript::Transcript;
 use crate::render::{EventRenderer, Interest};
@@ -62,6 +56,7 @@ use crate::tools::redact::Redacted;
 use crate::tools::write_file::WriteFile;
 
 mod create;
+mod provider;
 mod trace;
 
 use create::{create_output, event_renderer, not_created};
@@ -175,9 +170,14 @@ pub async fn run_with(plan: RunPlan, streams: Streams, shared: &Shared) -> Statu
         trace: None,
     };
     job.begin_trace(shared);
-    let report = match job.prepare(&mut abort, shared).await {
+    // The run's trace context, for the model requests, the hooks and the
+    // MCP servers and calls of the run (none when traces are off).
+    let ambient = job.ambient();
+    let prepared = trace_context::within(ambient.clone(), job.prepare(&mut abort, shared)).await;
+    let report = match prepared {
         Ok(prepared) => {
-            let (messages, limits, verdict) = job.run_agent(prepared, &mut abort).await;
+            let ran = trace_context::within(ambient, job.run_agent(prepared, &mut abort)).await;
+            let (messages, limits, verdict) = ran;
             let cause = *abort.borrow();
             job.report(&messages, cause, limits, verdict)
         }
@@ -333,12 +333,14 @@ impl Job {
             .with_sandbox(self.plan.tools.as_ref().map(|t| Arc::clone(&t.sandbox)))
             .with_observers(self.trace_observers()),
         );
+        let tools = self.tools(mcp_tools, &keys);
+        self.trace_offered(&tools);
         let agent = Agent::with_queues(
             self.provider(),
             LoopConfig {
                 model: self.plan.model.clone(),
                 system: self.plan.system.clone(),
-                tools: self.tools(mcp_tools, &keys),
+                tools,
                 declarations: Declarations::Beside,
                 tool_execution: self.plan.tool_execution,
                 hooks: chain.clone(),
@@ -430,22 +432,7 @@ impl Job {
     }
 
     fn provider(&self) -> Arc<dyn Provider> {
-        match &self.plan.provider {
-            ProviderConfig::Faux(script) => Arc::new(FauxProvider::new(script.clone())),
-            ProviderConfig::OpenAi(settings) => Arc::new(OpenAiProvider::new(settings.clone())),
-            ProviderConfig::OpenAiResponses(settings) => {
-                Arc::new(ResponsesProvider::new(settings.clone()))
-            }
-            ProviderConfig::Anthropic(settings) => {
-                Arc::new(AnthropicProvider::new(settings.clone()))
-            }
-            ProviderConfig::Azure(settings) => Arc::new(AzureProvider::new(settings.clone())),
-            ProviderConfig::AzureResponses(settings) => {
-                Arc::new(AzureResponsesProvider::new(settings.clone()))
-            }
-            ProviderConfig::Gemini(settings) => Arc::new(GeminiProvider::new(settings.clone())),
-            ProviderConfig::Bedrock(settings) => Arc::new(BedrockProvider::new(settings.clone())),
-        }
+        provider::of(&self.plan.provider)
     }
 
     /// The run's key and every other key leash knows, longest first.
@@ -484,6 +471,7 @@ impl Job {
                             Arc::clone(&self.changes),
                             tools.shell.clone()?,
                             keys,
+                            tools.shell_hidden.clone(),
                         )),
                     })
                 })

@@ -1,27 +1,38 @@
 //! OpenTelemetry traces of runs and batches (docs/src/tracing.md): the
 //! standard `OTEL_*` settings ([`settings`]), spans after the GenAI
-//! semantic conventions built from the run's own events ([`run_span`]), a
-//! batch as one trace, and the one bounded export at the end ([`export`]).
+//! semantic conventions built from the run's own events ([`run_span`],
+//! [`semconv`], [`observed`]), a batch as one trace, the run's trace context for the
+//! code below ([`ambient`]), and the export by the OTLP exporter rules
+//! ([`export`]).
 //!
 //! Off means off: with no endpoint set nothing here is constructed — no
 //! provider, no exporter, no thread, no connection. *Never* exports a
 //! prompt, a reply, a tool's arguments or result, a file's content, a
 //! header value or a known key; never changes how a run ends.
 
+pub mod ambient;
+pub mod content;
 pub mod export;
+pub mod observed;
 pub mod run_span;
+pub mod semconv;
 pub mod settings;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider as _};
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::trace::{
+    SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceId, Tracer, TracerProvider as _,
+};
+use opentelemetry::{Context, InstrumentationScope, KeyValue};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::resource::TelemetryResourceDetector;
+use opentelemetry_sdk::trace::{
+    IdGenerator, RandomIdGenerator, Sampler, SdkTracer, SdkTracerProvider,
+};
 
 use crate::secret::ApiKey;
 use crate::secret::{holds_a_key, redact_keys};
@@ -29,21 +40,90 @@ use crate::secret::{holds_a_key, redact_keys};
 pub use run_span::RunTrace;
 pub use settings::TraceSettings;
 
-use export::Collect;
-use settings::Exporting;
+use export::{Exporter, Queue, Worker};
+use settings::{Exporting, ParentRoot, SamplerChoice};
 
 /// The instrumentation scope every span is recorded under.
 const SCOPE: &str = "leash";
 
+/// The export's time when the run's timer has (nearly) run out: a run cut
+/// by its timer still says so to the collector, at most this late.
+pub const LAST_WORD: Duration = Duration::from_millis(250);
+
+/// The schema URL of the conventions' version leash follows.
+pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.41.0";
+
+/// Span ids: random, except the one reserved for the next span begun
+/// under [`Telemetry::ids`]'s lock (a child process's span, whose id its
+/// `TRACEPARENT` named before the span was made).
+#[derive(Debug, Default)]
+struct Ids {
+    /// Held while a span is begun, so a reserved id goes to its own span.
+    building: Mutex<()>,
+    next: Mutex<Option<SpanId>>,
+    random: RandomIdGenerator,
+}
+
+/// The generator the SDK holds: shares [`Ids`].
+#[derive(Debug, Clone, Default)]
+struct SharedIds(Arc<Ids>);
+
+impl IdGenerator for SharedIds {
+    fn new_trace_id(&self) -> TraceId {
+        self.0.random.new_trace_id()
+    }
+
+    fn new_span_id(&self) -> SpanId {
+        let reserved = self
+            .0
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        reserved.unwrap_or_else(|| self.0.random.new_span_id())
+    }
+}
+
+/// The SDK's sampler for the settings' choice.
+fn sdk_sampler(choice: SamplerChoice) -> Sampler {
+    let root = |root: ParentRoot| match root {
+        ParentRoot::AlwaysOn => Sampler::AlwaysOn,
+        ParentRoot::AlwaysOff => Sampler::AlwaysOff,
+        ParentRoot::Ratio(ratio) => Sampler::TraceIdRatioBased(ratio),
+    };
+    match choice {
+        SamplerChoice::AlwaysOn => Sampler::AlwaysOn,
+        SamplerChoice::AlwaysOff => Sampler::AlwaysOff,
+        SamplerChoice::Ratio(ratio) => Sampler::TraceIdRatioBased(ratio),
+        SamplerChoice::ParentBased(inner) => Sampler::ParentBased(Box::new(root(inner))),
+    }
+}
+
+/// The W3C `traceparent` of a span.
+pub fn traceparent_of(context: &SpanContext) -> Option<String> {
+    context.is_valid().then(|| {
+        format!(
+            "00-{}-{}-{:02x}",
+            context.trace_id(),
+            context.span_id(),
+            context.trace_flags().to_u8()
+        )
+    })
+}
+
 /// A tracer that exports: built once per process (a run, or a batch for
 /// all its items), only when the settings say so.
 pub struct Telemetry {
-    /// Kept alive while spans are made; holds [`Collect`].
+    /// Kept alive while spans are made; holds [`Queue`].
     _provider: SdkTracerProvider,
     tracer: SdkTracer,
-    collect: Collect,
+    queue: Queue,
+    /// The worker that exports as spans end; taken by the end's flush.
+    worker: Mutex<Option<Worker>>,
+    /// The endpoint as it may be shown.
+    shown: String,
+    ids: SharedIds,
     exporting: Exporting,
-    resource: Resource,
     keys: Arc<[ApiKey]>,
     /// `TRACEPARENT`/`TRACESTATE`: the caller's span, or an empty context.
     caller: Context,
@@ -99,11 +179,13 @@ impl Telemetry {
         keys: Arc<[ApiKey]>,
     ) -> (Option<Arc<Telemetry>>, Vec<String>) {
         let exporting = match settings {
-            TraceSettings::Off | TraceSettings::Disabled => return (None, Vec::new()),
+            TraceSettings::Off | TraceSettings::Disabled | TraceSettings::NoExporter => {
+                return (None, Vec::new());
+            }
             TraceSettings::Unusable(why) => return (None, vec![why.clone()]),
-            TraceSettings::On(exporting) => exporting,
+            TraceSettings::On(exporting) => exporting.as_ref(),
         };
-        let mut notices = Vec::new();
+        let mut notices = exporting.warnings.clone();
         let mut exporting = exporting.clone();
         // A variable that holds a key is not sent anywhere.
         let before = exporting.headers.len() + exporting.resource.len();
@@ -124,6 +206,7 @@ impl Telemetry {
             exporting.service_name = settings::DEFAULT_SERVICE_NAME.to_owned();
         }
         let resource = Resource::builder_empty()
+            .with_detector(Box::new(TelemetryResourceDetector))
             .with_attributes(
                 exporting
                     .resource
@@ -133,12 +216,30 @@ impl Telemetry {
             .with_service_name(exporting.service_name.clone())
             .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
             .build();
-        let collect = Collect::default();
+        let queue = Queue::new(exporting.queue);
+        let worker = Exporter::new(&exporting, &resource)
+            .and_then(|exporter| Worker::start(queue.clone(), exporter));
+        let worker = match worker {
+            Ok(worker) => worker,
+            Err(why) => {
+                notices.push(why);
+                return (None, notices);
+            }
+        };
+        let ids = SharedIds::default();
         let provider = SdkTracerProvider::builder()
-            .with_span_processor(collect.clone())
-            .with_resource(resource.clone())
+            .with_span_processor(queue.clone())
+            .with_resource(resource)
+            .with_sampler(sdk_sampler(exporting.sampler))
+            .with_id_generator(ids.clone())
             .build();
-        let tracer = provider.tracer(SCOPE);
+        let tracer = provider.tracer_with_scope(
+            InstrumentationScope::builder(SCOPE)
+                .with_version(env!("CARGO_PKG_VERSION"))
+                .with_schema_url(SCHEMA_URL)
+                .build(),
+        );
+
         let caller = match &exporting.parent {
             Some((parent, state)) => {
                 let carrier = HashMap::from([
@@ -152,9 +253,11 @@ impl Telemetry {
         let telemetry = Telemetry {
             _provider: provider,
             tracer,
-            collect,
+            queue,
+            worker: Mutex::new(Some(worker)),
+            shown: export::shown_endpoint(&exporting.endpoint),
+            ids,
             exporting,
-            resource,
             keys,
             caller,
         };
@@ -169,6 +272,12 @@ impl Telemetry {
         attributes: Vec<KeyValue>,
         parent: &Context,
     ) -> opentelemetry_sdk::trace::Span {
+        let _building = self
+            .ids
+            .0
+            .building
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         self.tracer
             .span_builder(name)
             .with_kind(kind)
@@ -176,20 +285,64 @@ impl Telemetry {
             .start_with_context(&self.tracer, parent)
     }
 
-    /// An internal span under `parent` that began at `started`.
-    fn begin_at(
+    /// A span under `parent` that began at `started`, under the span id
+    /// `reserved` named (when it did).
+    fn begin_reserved(
         &self,
         name: String,
+        kind: SpanKind,
         attributes: Vec<KeyValue>,
         parent: &Context,
         started: std::time::SystemTime,
+        reserved: Option<u64>,
     ) -> opentelemetry_sdk::trace::Span {
-        self.tracer
+        let builder = self
+            .tracer
             .span_builder(name)
-            .with_kind(SpanKind::Internal)
+            .with_kind(kind)
             .with_attributes(attributes)
-            .with_start_time(started)
-            .start_with_context(&self.tracer, parent)
+            .with_start_time(started);
+        let _building = self
+            .ids
+            .0
+            .building
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // The generator takes the reserved id while `building` is held: no
+        // other span can be begun in between.
+        *self
+            .ids
+            .0
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) =
+            reserved.map(|id| SpanId::from_bytes(id.to_be_bytes()));
+        let span = builder.start_with_context(&self.tracer, parent);
+        *self
+            .ids
+            .0
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        span
+    }
+
+    /// A new span id under `parent`'s trace, for a child process: its
+    /// `TRACEPARENT` and the id its span will have.
+    fn reserve(&self, parent: &Context) -> Option<crate::protocol::trace_context::Reserved> {
+        let parent = parent.span().span_context().clone();
+        let id = self.ids.0.random.new_span_id();
+        let context = SpanContext::new(
+            parent.trace_id(),
+            id,
+            parent.trace_flags(),
+            false,
+            parent.trace_state().clone(),
+        );
+        Some(crate::protocol::trace_context::Reserved {
+            traceparent: traceparent_of(&context)?,
+            span_id: u64::from_be_bytes(id.to_bytes()),
+        })
     }
 
     /// A text for an attribute: every known key made `***`.
@@ -197,13 +350,18 @@ impl Telemetry {
         redact_keys(text, &self.keys)
     }
 
-    /// Sends every finished span, within [`export::FLUSH_BUDGET`] and
-    /// `left` (the run's timer); the line that says why it failed.
+    /// Sends every span still waiting, within the export timeout and
+    /// `left` (the run's timer, but at least [`LAST_WORD`]); the line that
+    /// says why it failed.
     async fn flush(&self, left: Option<Duration>) -> Option<String> {
-        let budget = left.map_or(export::FLUSH_BUDGET, |left| left.min(export::FLUSH_BUDGET));
-        export::export(self.collect.take(), &self.exporting, &self.resource, budget)
-            .await
-            .err()
+        let timeout = self.exporting.timeout;
+        let budget = left.map_or(timeout, |left| left.max(LAST_WORD).min(timeout));
+        let worker = self
+            .worker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()?;
+        worker.finish(&self.queue, budget, &self.shown).await
     }
 }
 
@@ -215,19 +373,25 @@ pub struct BatchTrace {
 
 impl BatchTrace {
     /// The batch's root span, begun now, when the settings trace; the
-    /// lines to say before the batch runs.
+    /// lines to say before the batch runs. `shard` is `K/N`.
     pub fn start(
         settings: &TraceSettings,
         keys: Arc<[ApiKey]>,
-        attributes: Vec<(&'static str, String)>,
+        items: u64,
+        parallel: u64,
+        shard: Option<String>,
     ) -> (Option<BatchTrace>, Vec<String>) {
         let (telemetry, notices) = Telemetry::start(settings, keys);
         let trace = telemetry.map(|telemetry| {
-            let attributes = attributes
-                .into_iter()
-                .map(|(name, value)| KeyValue::new(name, value))
-                .chain([KeyValue::new("gen_ai.operation.name", "invoke_workflow")])
-                .collect();
+            let mut attributes = vec![
+                KeyValue::new("gen_ai.operation.name", "invoke_workflow"),
+                KeyValue::new("gen_ai.workflow.name", "leash batch"),
+                KeyValue::new("leash.batch.items", semconv::clamp(items)),
+                KeyValue::new("leash.batch.parallel", semconv::clamp(parallel)),
+            ];
+            if let Some(shard) = shard {
+                attributes.push(KeyValue::new("leash.batch.shard", shard));
+            }
             let span = telemetry.begin(
                 "invoke_workflow leash batch".to_owned(),
                 SpanKind::Internal,

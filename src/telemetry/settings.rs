@@ -4,6 +4,8 @@
 //! no endpoint, or `OTEL_SDK_DISABLED=true`, the answer is [`TraceSettings::Off`]
 //! and no OpenTelemetry object is ever made.
 
+use std::time::Duration;
+
 /// The OTLP path of traces, appended to `OTEL_EXPORTER_OTLP_ENDPOINT`
 /// (the signal-specific `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is used as is).
 const TRACES_PATH: &str = "v1/traces";
@@ -20,12 +22,14 @@ pub enum TraceSettings {
     Off,
     /// `OTEL_SDK_DISABLED=true`: the same, whatever else is set.
     Disabled,
+    /// `OTEL_TRACES_EXPORTER=none`: the same.
+    NoExporter,
     /// An endpoint is set but leash cannot export there (a protocol it
     /// does not speak, an endpoint that is no http(s) URL): one stderr
     /// line, and the run goes on without traces.
     Unusable(String),
     /// Traces are exported.
-    On(Exporting),
+    On(Box<Exporting>),
 }
 
 /// An exporting configuration, complete.
@@ -43,7 +47,109 @@ pub struct Exporting {
     pub resource: Vec<(String, String)>,
     /// `TRACEPARENT` and `TRACESTATE`: the caller's span, if any.
     pub parent: Option<(String, String)>,
+    /// `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` (or `_TIMEOUT`): the longest one
+    /// export may take (10 s by default); the run's timer caps it.
+    pub timeout: Duration,
+    /// `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION` (or `_COMPRESSION`) `gzip`.
+    pub gzip: bool,
+    /// `OTEL_EXPORTER_OTLP_{,TRACES_}CERTIFICATE`, `_CLIENT_CERTIFICATE`,
+    /// `_CLIENT_KEY`: each variable's name and the file it names.
+    pub tls: TlsFiles,
+    /// `OTEL_TRACES_SAMPLER` and `_ARG`.
+    pub sampler: SamplerChoice,
+    /// `OTEL_BSP_*`: how spans wait for their export.
+    pub queue: QueueSettings,
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
+    pub capture_content: bool,
+    /// Whether `OTEL_SEMCONV_STABILITY_OPT_IN` lists `gen_ai_latest_experimental`.
+    pub latest_experimental: bool,
+    /// What was set but not understood: one line each, said at the start.
+    pub warnings: Vec<String>,
 }
+
+/// `OTEL_TRACES_SAMPLER`: the specification's built-in samplers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SamplerChoice {
+    /// `always_on`.
+    AlwaysOn,
+    /// `always_off`.
+    AlwaysOff,
+    /// `traceidratio` with its ratio.
+    Ratio(f64),
+    /// `parentbased_*` (the default: `parentbased_always_on`): a caller's
+    /// span decides; without one, the root sampler inside does.
+    ParentBased(ParentRoot),
+}
+
+/// The root sampler of a parent-based one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ParentRoot {
+    /// `parentbased_always_on`.
+    AlwaysOn,
+    /// `parentbased_always_off`.
+    AlwaysOff,
+    /// `parentbased_traceidratio`.
+    Ratio(f64),
+}
+
+// Eq for the settings' comparison: a ratio is a checked number in 0..=1.
+impl Eq for SamplerChoice {}
+
+impl SamplerChoice {
+    /// The name `leash config` shows.
+    pub fn describe(&self) -> String {
+        match self {
+            SamplerChoice::AlwaysOn => "always_on".to_owned(),
+            SamplerChoice::AlwaysOff => "always_off".to_owned(),
+            SamplerChoice::Ratio(ratio) => format!("traceidratio {ratio}"),
+            SamplerChoice::ParentBased(ParentRoot::AlwaysOn) => "parentbased_always_on".to_owned(),
+            SamplerChoice::ParentBased(ParentRoot::AlwaysOff) => {
+                "parentbased_always_off".to_owned()
+            }
+            SamplerChoice::ParentBased(ParentRoot::Ratio(ratio)) => {
+                format!("parentbased_traceidratio {ratio}")
+            }
+        }
+    }
+}
+
+/// The batch span processor's settings (`OTEL_BSP_*`, the specification's
+/// defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSettings {
+    /// `OTEL_BSP_MAX_QUEUE_SIZE` (2048): spans past it are dropped.
+    pub max_queue: usize,
+    /// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (512): spans per request.
+    pub batch: usize,
+    /// `OTEL_BSP_SCHEDULE_DELAY` (5000 ms): the longest a finished span
+    /// waits before its export starts.
+    pub delay: Duration,
+}
+
+impl Default for QueueSettings {
+    fn default() -> Self {
+        QueueSettings {
+            max_queue: 2048,
+            batch: 512,
+            delay: Duration::from_millis(5000),
+        }
+    }
+}
+
+/// The TLS files of the exporter's variables: (variable, path).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The CA certificates (PEM) the collector's certificate is checked
+    /// against, besides the system's.
+    pub certificate: Option<(String, String)>,
+    /// The client's certificate chain (PEM), for mutual TLS.
+    pub client_certificate: Option<(String, String)>,
+    /// The client's private key (PEM), for mutual TLS.
+    pub client_key: Option<(String, String)>,
+}
+
+/// The specification's default export timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 // The header values may carry tokens: never in a debug print.
 impl std::fmt::Debug for Exporting {
@@ -79,6 +185,16 @@ impl TraceSettings {
             (None, Some(base)) => (traces_url(base.trim()), "OTEL_EXPORTER_OTLP_ENDPOINT"),
             (None, None) => return TraceSettings::Off,
         };
+        match set("OTEL_TRACES_EXPORTER").map(|value| value.trim().to_ascii_lowercase()) {
+            Some(value) if value == "none" => return TraceSettings::NoExporter,
+            Some(value) if value != "otlp" => {
+                return TraceSettings::Unusable(format!(
+                    "OTEL_TRACES_EXPORTER={value}: leash exports traces over OTLP only; the run \
+                     goes on without traces"
+                ));
+            }
+            _ => {}
+        }
         let protocol = set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
             .or_else(|| set("OTEL_EXPORTER_OTLP_PROTOCOL"))
             .unwrap_or_else(|| "http/protobuf".to_owned());
@@ -115,14 +231,66 @@ impl TraceSettings {
                 set("TRACESTATE").unwrap_or_default().trim().to_owned(),
             )
         });
-        TraceSettings::On(Exporting {
+        let mut warnings = Vec::new();
+        let timeout = signal(&set, "TIMEOUT")
+            .map(|(name, value)| match value.trim().parse::<u64>() {
+                Ok(ms) => Duration::from_millis(ms),
+                Err(_) => {
+                    warnings.push(format!(
+                        "{name} is not a number of milliseconds; the default 10000 is used"
+                    ));
+                    DEFAULT_TIMEOUT
+                }
+            })
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let gzip = match signal(&set, "COMPRESSION") {
+            Some((_, value)) if value.trim().eq_ignore_ascii_case("gzip") => true,
+            Some((_, value)) if value.trim().eq_ignore_ascii_case("none") => false,
+            Some((name, _)) => {
+                warnings.push(format!(
+                    "{name} is neither gzip nor none; bodies go uncompressed"
+                ));
+                false
+            }
+            None => false,
+        };
+        let tls = TlsFiles {
+            certificate: signal(&set, "CERTIFICATE"),
+            client_certificate: signal(&set, "CLIENT_CERTIFICATE"),
+            client_key: signal(&set, "CLIENT_KEY"),
+        };
+        let sampler = sampler(&set, &mut warnings);
+        let queue = QueueSettings {
+            max_queue: count(&set, "OTEL_BSP_MAX_QUEUE_SIZE", &mut warnings).unwrap_or(2048),
+            batch: count(&set, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", &mut warnings).unwrap_or(512),
+            delay: count(&set, "OTEL_BSP_SCHEDULE_DELAY", &mut warnings)
+                .map_or(Duration::from_millis(5000), |ms| {
+                    Duration::from_millis(ms as u64)
+                }),
+        };
+        let capture_content = set("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+            .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+        let latest_experimental = set("OTEL_SEMCONV_STABILITY_OPT_IN").is_some_and(|value| {
+            value
+                .split(',')
+                .any(|part| part.trim() == "gen_ai_latest_experimental")
+        });
+        TraceSettings::On(Box::new(Exporting {
             endpoint,
             endpoint_from,
             headers,
             service_name,
             resource,
             parent,
-        })
+            timeout,
+            gzip,
+            tls,
+            sampler,
+            queue,
+            capture_content,
+            latest_experimental,
+            warnings,
+        }))
     }
 
     /// The lines `leash config` shows: where traces go, header values
@@ -134,6 +302,9 @@ impl TraceSettings {
                     .to_owned(),
             ],
             TraceSettings::Disabled => vec!["traces: off (OTEL_SDK_DISABLED=true)".to_owned()],
+            TraceSettings::NoExporter => {
+                vec!["traces: off (OTEL_TRACES_EXPORTER=none)".to_owned()]
+            }
             TraceSettings::Unusable(why) => vec![format!("traces: off: {why}")],
             TraceSettings::On(exporting) => {
                 let mut lines = vec![
@@ -152,8 +323,133 @@ impl TraceSettings {
                 if let Some((parent, _)) = &exporting.parent {
                     lines.push(format!("traces parent: {parent} (TRACEPARENT)"));
                 }
+                let tls = &exporting.tls;
+                let files: Vec<&str> = [&tls.certificate, &tls.client_certificate, &tls.client_key]
+                    .into_iter()
+                    .flatten()
+                    .map(|(variable, _)| variable.as_str())
+                    .collect();
+                if !files.is_empty() {
+                    lines.push(format!("traces TLS: {}", files.join(", ")));
+                }
+                lines.push(format!(
+                    "traces sampler: {}, timeout {} ms{}",
+                    exporting.sampler.describe(),
+                    exporting.timeout.as_millis(),
+                    if exporting.gzip { ", gzip" } else { "" }
+                ));
+                if exporting.exports_nothing() {
+                    lines.push(
+                        "traces: nothing is exported: TRACEPARENT says its trace is not sampled \
+                         (flags 00) and the sampler follows the parent"
+                            .to_owned(),
+                    );
+                } else if matches!(
+                    exporting.sampler,
+                    SamplerChoice::AlwaysOff | SamplerChoice::ParentBased(ParentRoot::AlwaysOff)
+                ) && exporting.parent.is_none()
+                {
+                    lines.push("traces: nothing is exported: the sampler is always_off".to_owned());
+                }
+                lines.push(format!(
+                    "traces conventions: OpenTelemetry GenAI semantic conventions {SEMCONV_VERSION}{}; \
+                     message content {}",
+                    if exporting.latest_experimental {
+                        " (OTEL_SEMCONV_STABILITY_OPT_IN: gen_ai_latest_experimental, the same)"
+                    } else {
+                        ""
+                    },
+                    if exporting.capture_content {
+                        "captured (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, keys redacted)"
+                    } else {
+                        "not captured"
+                    }
+                ));
+                lines.extend(exporting.warnings.iter().map(|w| format!("traces: {w}")));
                 lines
             }
+        }
+    }
+}
+
+/// The version of the OpenTelemetry semantic conventions leash follows.
+pub const SEMCONV_VERSION: &str = "1.41.0";
+
+impl Exporting {
+    /// Whether the caller's `TRACEPARENT` says "not sampled" to a sampler
+    /// that follows it: then no span is recorded or exported.
+    pub fn exports_nothing(&self) -> bool {
+        let unsampled = self.parent.as_ref().is_some_and(|(parent, _)| {
+            let parts: Vec<&str> = parent.split('-').collect();
+            parts.len() == 4
+                && parts[1].len() == 32
+                && u8::from_str_radix(parts[3], 16).is_ok_and(|flags| flags & 1 == 0)
+        });
+        unsampled && matches!(self.sampler, SamplerChoice::ParentBased(_))
+    }
+}
+
+/// The traces variable `OTEL_EXPORTER_OTLP_TRACES_{suffix}`, or the
+/// general `OTEL_EXPORTER_OTLP_{suffix}`: its name and value.
+fn signal(set: &dyn Fn(&str) -> Option<String>, suffix: &str) -> Option<(String, String)> {
+    [
+        format!("OTEL_EXPORTER_OTLP_TRACES_{suffix}"),
+        format!("OTEL_EXPORTER_OTLP_{suffix}"),
+    ]
+    .into_iter()
+    .find_map(|name| set(&name).map(|value| (name, value)))
+}
+
+/// A positive whole number variable; a bad one is a warning.
+fn count(
+    set: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    warnings: &mut Vec<String>,
+) -> Option<usize> {
+    let value = set(name)?;
+    match value.trim().parse::<usize>() {
+        Ok(number) if number > 0 => Some(number.min(1 << 20)),
+        _ => {
+            warnings.push(format!(
+                "{name} is not a positive number; its default is used"
+            ));
+            None
+        }
+    }
+}
+
+/// `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`; an unknown sampler
+/// or a bad ratio is a warning and the default.
+fn sampler(set: &dyn Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> SamplerChoice {
+    let mut ratio = || match set("OTEL_TRACES_SAMPLER_ARG") {
+        None => 1.0,
+        Some(arg) => match arg.trim().parse::<f64>() {
+            Ok(ratio) if (0.0..=1.0).contains(&ratio) => ratio,
+            _ => {
+                warnings.push(
+                    "OTEL_TRACES_SAMPLER_ARG is not a ratio between 0 and 1; 1.0 is used"
+                        .to_owned(),
+                );
+                1.0
+            }
+        },
+    };
+    let Some(name) = set("OTEL_TRACES_SAMPLER") else {
+        return SamplerChoice::ParentBased(ParentRoot::AlwaysOn);
+    };
+    match name.trim() {
+        "always_on" => SamplerChoice::AlwaysOn,
+        "always_off" => SamplerChoice::AlwaysOff,
+        "traceidratio" => SamplerChoice::Ratio(ratio()),
+        "parentbased_always_on" => SamplerChoice::ParentBased(ParentRoot::AlwaysOn),
+        "parentbased_always_off" => SamplerChoice::ParentBased(ParentRoot::AlwaysOff),
+        "parentbased_traceidratio" => SamplerChoice::ParentBased(ParentRoot::Ratio(ratio())),
+        other => {
+            warnings.push(format!(
+                "OTEL_TRACES_SAMPLER={} is not a sampler leash knows; parentbased_always_on is used",
+                other.escape_debug()
+            ));
+            SamplerChoice::ParentBased(ParentRoot::AlwaysOn)
         }
     }
 }
@@ -213,7 +509,7 @@ mod tests {
 
     fn on(settings: TraceSettings) -> Exporting {
         match settings {
-            TraceSettings::On(exporting) => exporting,
+            TraceSettings::On(exporting) => *exporting,
             other => panic!("not on: {other:?}"),
         }
     }
@@ -274,12 +570,102 @@ mod tests {
             ]
         );
         assert_eq!(exporting.service_name, "ci");
-        let shown = TraceSettings::On(exporting.clone()).describe().join("\n");
+        let shown = TraceSettings::On(Box::new(exporting.clone()))
+            .describe()
+            .join("\n");
         assert!(
             shown.contains("authorization, x-a (values not shown)"),
             "{shown}"
         );
         assert!(!shown.contains("tok123"), "{shown}");
         assert!(!format!("{exporting:?}").contains("tok123"));
+    }
+
+    #[test]
+    fn the_exporter_variables_and_their_bad_values() {
+        let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318");
+        let plain = on(read(&[base]));
+        assert_eq!(plain.timeout, DEFAULT_TIMEOUT);
+        assert!(!plain.gzip && !plain.capture_content);
+        assert_eq!(
+            plain.sampler,
+            SamplerChoice::ParentBased(ParentRoot::AlwaysOn)
+        );
+        assert_eq!(plain.queue, QueueSettings::default());
+        let set = on(read(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "30000"),
+            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", " 2500 "),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "GZIP"),
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.25"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "64"),
+            ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "True"),
+            (
+                "OTEL_SEMCONV_STABILITY_OPT_IN",
+                "http, gen_ai_latest_experimental",
+            ),
+        ]));
+        assert_eq!(set.timeout, Duration::from_millis(2500));
+        assert!(set.gzip && set.capture_content && set.latest_experimental);
+        assert_eq!(
+            set.sampler,
+            SamplerChoice::ParentBased(ParentRoot::Ratio(0.25))
+        );
+        assert_eq!(set.queue.batch, 64);
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        // Hostile or broken values: the default, and one line each.
+        let bad = on(read(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "-5"),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"),
+            ("OTEL_TRACES_SAMPLER", "always_on\u{1b}[2J"),
+            ("OTEL_BSP_MAX_QUEUE_SIZE", "0"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "99999999999999999999999"),
+        ]));
+        assert_eq!(bad.timeout, DEFAULT_TIMEOUT);
+        assert!(!bad.gzip);
+        assert_eq!(
+            bad.sampler,
+            SamplerChoice::ParentBased(ParentRoot::AlwaysOn)
+        );
+        assert_eq!(bad.queue, QueueSettings::default());
+        assert_eq!(bad.warnings.len(), 5, "{:?}", bad.warnings);
+        assert!(
+            bad.warnings.iter().all(|line| !line.contains('\u{1b}')),
+            "{:?}",
+            bad.warnings
+        );
+        let ratio = on(read(&[
+            base,
+            ("OTEL_TRACES_SAMPLER", "traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "NaN"),
+        ]));
+        assert_eq!(ratio.sampler, SamplerChoice::Ratio(1.0));
+        assert_eq!(ratio.warnings.len(), 1);
+        assert_eq!(
+            read(&[base, ("OTEL_TRACES_EXPORTER", "none")]),
+            TraceSettings::NoExporter
+        );
+        assert!(matches!(
+            read(&[base, ("OTEL_TRACES_EXPORTER", "zipkin")]),
+            TraceSettings::Unusable(why) if why.contains("zipkin")
+        ));
+    }
+
+    #[test]
+    fn an_unsampled_caller_under_a_parent_based_sampler_exports_nothing() {
+        let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318");
+        let off = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+        let on_flag = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert!(on(read(&[base, ("TRACEPARENT", off)])).exports_nothing());
+        assert!(!on(read(&[base, ("TRACEPARENT", on_flag)])).exports_nothing());
+        assert!(!on(read(&[base, ("TRACEPARENT", "garbage-00")])).exports_nothing());
+        let always = on(read(&[
+            base,
+            ("TRACEPARENT", off),
+            ("OTEL_TRACES_SAMPLER", "always_on"),
+        ]));
+        assert!(!always.exports_nothing());
     }
 }

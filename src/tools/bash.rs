@@ -5,14 +5,17 @@
 //! when it ends, at its time limit or when the run is cancelled.
 //!
 //! Its result is the combined output (stdout and stderr interleaved as
-//! written), its tail kept past [`MAX_BYTES`] or [`MAX_LINES`] with a note
-//! of what was dropped, then how it ended and how long it took. A
+//! written), its start and its tail kept past [`MAX_BYTES`] or
+//! [`MAX_LINES`] with a note of what was dropped between them, then how it
+//! ended and how long it took. A
 //! non-zero status is a result the model reads, not an error: the call is
 //! an error only when the command could not run at all. What it changed
 //! under the root joins the run's [`ChangeLog`].
 
+mod git_guard;
 mod snapshot;
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -33,6 +36,11 @@ use crate::protocol::{Content, ToolOutput};
 pub const MAX_BYTES: usize = 50 * 1024;
 /// The most lines of output a result shows (its tail).
 pub const MAX_LINES: usize = 2000;
+/// The most bytes of output's start a cut result shows beside the tail:
+/// where a compiler's first error is.
+pub const HEAD_BYTES: usize = 10 * 1024;
+/// The most lines of output's start a cut result shows.
+pub const HEAD_LINES: usize = 200;
 /// A command's time limit when the call gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest time limit a call may ask for (the run's timer still ends
@@ -102,6 +110,12 @@ pub struct Bash {
     mode: ExecMode,
     bash: PathBuf,
     env: Vec<crate::child::env::Variable>,
+    /// The Landlock ABI commands are confined with.
+    abi: u8,
+    /// Whether commands get a private mount namespace.
+    private_mounts: bool,
+    /// Files commands must not read (hidden by the private mounts).
+    hidden: Vec<PathBuf>,
     /// The run's private temporary directory, made at the first call.
     temp: Mutex<Option<tempfile::TempDir>>,
 }
@@ -109,12 +123,13 @@ pub struct Bash {
 impl Bash {
     /// A shell over `sandbox`'s root, run by the `bash` binary as `mode`
     /// says, whose commands get leash's allow-listed variables (none
-    /// holding one of `keys`).
+    /// holding one of `keys`) and never read `hidden`.
     pub(crate) fn new(
         sandbox: Arc<Sandbox>,
         changes: Arc<ChangeLog>,
         (mode, bash): (ExecMode, PathBuf),
         keys: &[crate::secret::ApiKey],
+        hidden: Vec<PathBuf>,
     ) -> Bash {
         // An orphan of a command becomes leash's, to be swept; no process
         // reads leash's memory or environment through /proc.
@@ -127,6 +142,10 @@ impl Bash {
             mode,
             bash,
             env,
+            abi: crate::child::confine::probe().abi_in_use(),
+            private_mounts: mode == ExecMode::Confined
+                && crate::child::confine::private_mounts_available(),
+            hidden,
             temp: Mutex::new(None),
         }
     }
@@ -135,8 +154,10 @@ impl Bash {
     fn settings(&self) -> Result<ShellSettings, BashError> {
         let mut temp = self.temp.lock().unwrap_or_else(PoisonError::into_inner);
         if temp.is_none() {
+            // 0700: no other user reads what the command writes there.
             let made = tempfile::Builder::new()
                 .prefix("leash-shell-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
                 .tempdir()
                 .map_err(|error| BashError::Temp(error.to_string()))?;
             crate::child::tree::remove_at_exit(made.path());
@@ -158,6 +179,9 @@ impl Bash {
             root: self.sandbox.root().to_owned(),
             temp,
             confined: self.mode == ExecMode::Confined,
+            abi: self.abi,
+            private_mounts: self.private_mounts,
+            hidden: self.hidden.clone(),
             bash: self.bash.clone(),
             env,
         })
@@ -184,10 +208,12 @@ impl TypedTool for Bash {
             "Run a command with `bash -c` in the root and read its output (stdout and stderr \
              interleaved), exit status and duration. {confinement} Nothing it starts outlives \
              it: background processes are killed when it ends. timeout is in seconds (default \
-             {}). Output past {} KiB or {MAX_LINES} lines keeps its last part, with a note of \
-             what was dropped; pipe through head, tail or grep to see other parts.",
+             {}). Output past {} KiB or {MAX_LINES} lines keeps its first {HEAD_LINES} lines (at \
+             most {} KiB) and its last part, with a note of what was dropped between them; \
+             pipe through head, tail or grep to see other parts.",
             DEFAULT_TIMEOUT.as_secs(),
-            MAX_BYTES / 1024
+            MAX_BYTES / 1024,
+            HEAD_BYTES / 1024
         )
     }
 
@@ -207,22 +233,43 @@ impl TypedTool for Bash {
         let settings = self.settings()?;
         let changes = Arc::clone(&self.changes);
         let confined = settings.confined;
+        // Without a private mount namespace `.git` is writable: what git
+        // obeys is put back after the command, and named.
+        let guard_git = confined && !settings.private_mounts;
         run_blocking_call(Self::NAME, &cancel, move |cancel| {
             let before = snapshot::Snapshot::take(&settings.root);
-            let ran = shell::run(&settings, &args.command, limit, MAX_BYTES, cancel)?;
-            let changed = before.changed(&snapshot::Snapshot::take(&settings.root));
+            let git = guard_git
+                .then(|| git_guard::GitGuard::take(&settings.root))
+                .flatten();
+            let ran = shell::run(
+                &settings,
+                &args.command,
+                limit,
+                (MAX_BYTES, HEAD_BYTES),
+                cancel,
+            );
+            let restored = git.map(|git| git.restore()).unwrap_or_default();
+            let ran = ran?;
+            let mut changed = before.changed(&snapshot::Snapshot::take(&settings.root));
+            changed.extend(restored.iter().cloned());
             for path in &changed {
                 changes.record(path);
             }
-            let cut = ran.output.cut(MAX_BYTES, MAX_LINES);
-            Ok(output(
+            let cut = ran
+                .output
+                .cut_ends((MAX_BYTES, MAX_LINES), (HEAD_BYTES, HEAD_LINES));
+            let mut result = output(
                 &args.command,
                 &ran.ending,
                 ran.duration,
                 &cut,
                 confined,
                 &changed,
-            ))
+            );
+            if !restored.is_empty() {
+                note_restored(&mut result, &restored);
+            }
+            Ok(result)
         })
         .await
     }
@@ -240,7 +287,18 @@ fn output(
 ) -> ToolOutput {
     let seconds = format!("{:.1} s", duration.as_secs_f64());
     let mut text = String::new();
-    if cut.dropped_bytes > 0 {
+    if !cut.head.is_empty() {
+        text.push_str(&cut.head);
+        text.push_str(&format!(
+            "[output cut: lines {}-{} ({} bytes) were dropped; the first {} and the last {} \
+             lines are shown]\n",
+            cut.head_lines + 1,
+            cut.head_lines + cut.dropped_lines,
+            cut.dropped_bytes,
+            cut.head_lines,
+            cut.total_lines - cut.head_lines - cut.dropped_lines
+        ));
+    } else if cut.dropped_bytes > 0 {
         text.push_str(&format!(
             "[output cut: the first {} lines ({} bytes) were dropped; the last {} lines follow]\n",
             cut.dropped_lines,
@@ -293,6 +351,20 @@ fn output(
     }
 }
 
+/// Says in the result that leash put `.git`'s files back: the command
+/// may not change what git runs or obeys.
+fn note_restored(result: &mut ToolOutput, restored: &[String]) {
+    let note = format!(
+        "\n[leash put back {}: a command may not change git's configuration, hooks or \
+         info; that is the operator's to do]",
+        restored.join(", ")
+    );
+    if let Some(Content::Text { text, .. }) = result.content.first_mut() {
+        text.push_str(&note);
+    }
+    result.details["gitRestored"] = json!(restored);
+}
+
 fn signal_name(number: i32) -> String {
     nix::sys::signal::Signal::try_from(number).map_or_else(
         |_| format!("signal {number}"),
@@ -307,11 +379,11 @@ mod tests {
 
     #[test]
     fn a_result_says_how_the_command_ended_and_what_was_cut() {
-        let mut tail = Tail::new(MAX_BYTES);
+        let mut tail = Tail::with_head(MAX_BYTES, HEAD_BYTES);
         for i in 0..5000 {
             tail.push(format!("{i}\n").as_bytes());
         }
-        let cut = tail.cut(MAX_BYTES, MAX_LINES);
+        let cut = tail.cut_ends((MAX_BYTES, MAX_LINES), (HEAD_BYTES, HEAD_LINES));
         let out = output(
             "seq",
             &Ending::Exited(101),
@@ -321,8 +393,14 @@ mod tests {
             &[],
         );
         let text = out.content[0].as_text().unwrap_or_default().to_owned();
+        // The first 200 lines, the note, the last 1800.
+        assert!(text.starts_with("0\n1\n2\n"), "{text}");
         assert!(
-            text.starts_with("[output cut: the first 3000 lines"),
+            text.contains("199\n[output cut: lines 201-3200 ("),
+            "{text}"
+        );
+        assert!(
+            text.contains("the first 200 and the last 1800 lines are shown]\n3200\n"),
             "{text}"
         );
         assert!(text.ends_with("4999\n[exit 101 · 12.3 s]"), "{text}");

@@ -207,6 +207,9 @@ impl View<'_> {
     fn run(&self, args: &GitArgs, cancel: &CancellationToken) -> Result<ToolOutput, GitError> {
         let command = args.command;
         let parsed = args::parse(command, &args.args)?;
+        // Links planted since start-up (by the shell, or anything else
+        // writing the checkout) are refused before git reads them.
+        self.repository.recheck()?;
         let paths = parsed
             .paths
             .iter()

@@ -120,6 +120,19 @@ impl<T: TypedTool> Tool for T {
         T::SEQUENTIAL
     }
 
+    /// A `null` argument is one left out: every optional argument of a
+    /// built-in tool may be absent ([`parameters_of`]), and what strict
+    /// tool schemas send for an optional field they do not use is `null`.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        match args {
+            Value::Object(mut fields) => {
+                fields.retain(|_, value| !value.is_null());
+                Value::Object(fields)
+            }
+            other => other,
+        }
+    }
+
     fn execute<'a>(
         &'a self,
         _call_id: &'a str,

@@ -9,7 +9,8 @@
 //   the middle of the call), `slow` (answers after a minute, or never when
 //   the run is stopped first), `fail` (an isError result), `big` (a text
 //   of BIG_BYTES bytes, 17 MiB by default: past leash's cap on one
-//   message).
+//   message), `trace` (the call's `params._meta` and, over HTTP, its
+//   request's `traceparent` header, as JSON).
 // - Transport: stdio; or, when MCP_HTTP is "sse" or "json", the SDK's
 //   streamable HTTP transport on a free loopback port (printed as
 //   "listening on port N" on stderr), answering POSTs with an SSE stream
@@ -42,6 +43,7 @@ const tools = [
   },
   { name: "big", description: "A text past the cap.", inputSchema: empty },
   { name: "small", description: "A short text.", inputSchema: empty },
+  { name: "trace", description: "The call's trace context.", inputSchema: empty },
   {
     name: "fail",
     description: "Reports an error about the city.",
@@ -58,7 +60,7 @@ const server = new Server(
   { capabilities: { tools: {} } },
 );
 server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-server.setRequestHandler(CallToolRequestSchema, async (request) => {
+server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const text = (text) => ({ content: [{ type: "text", text }] });
   switch (request.params.name) {
     case "env":
@@ -74,6 +76,13 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       return text("x".repeat(Number(process.env.BIG_BYTES || 17 * 1024 * 1024)));
     case "small":
       return text("small");
+    case "trace":
+      return text(
+        JSON.stringify({
+          meta: request.params._meta ?? null,
+          header: extra?.requestInfo?.headers?.traceparent ?? null,
+        }),
+      );
     case "fail":
       return { ...text(`no weather for ${request.params.arguments.city}`), isError: true };
     default:

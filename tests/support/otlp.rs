@@ -21,6 +21,8 @@ pub enum Mode {
     Slow,
     /// 503.
     Refuse,
+    /// 200, after this many milliseconds.
+    Delay(u64),
 }
 
 /// A running receiver; stopped when dropped.
@@ -31,7 +33,8 @@ pub struct Receiver {
     out: PathBuf,
 }
 
-fn venv_python() -> PathBuf {
+/// The project venv's Python (`make otlp-receiver`).
+pub fn venv_python() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/venv/bin/python")
 }
 
@@ -57,9 +60,10 @@ impl Receiver {
         let out = dir.path().join("spans.jsonl");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/otlp_receiver.py");
         let mode = match mode {
-            Mode::Ok => "ok",
-            Mode::Slow => "slow",
-            Mode::Refuse => "refuse",
+            Mode::Ok => "ok".to_owned(),
+            Mode::Slow => "slow".to_owned(),
+            Mode::Refuse => "refuse".to_owned(),
+            Mode::Delay(ms) => format!("delay:{ms}"),
         };
         let mut child = Command::new(python)
             .arg(script)
@@ -95,9 +99,22 @@ impl Receiver {
             .collect()
     }
 
+    /// The file the spans are written to, one JSON line each.
+    pub fn spans_file(&self) -> &Path {
+        &self.out
+    }
+
     /// Every byte of every request (request line, headers, body).
     pub fn raw(&self) -> Vec<u8> {
         std::fs::read(self.out.with_extension("jsonl.raw")).unwrap_or_default()
+    }
+
+    /// The export requests it received.
+    pub fn requests(&self) -> u64 {
+        std::fs::read_to_string(self.out.with_extension("jsonl.requests"))
+            .ok()
+            .and_then(|count| count.trim().parse().ok())
+            .unwrap_or(0)
     }
 
     /// The connections it accepted.

@@ -8,9 +8,14 @@ every request's raw bytes (headers and body) to OUT.raw, and counts the
 connections it accepted in OUT.connections, so a test can assert that
 nothing connected or that a key is in no byte that was sent.
 
-Usage: otlp_receiver.py OUT MODE, MODE one of `ok`, `slow` (accepts and
-never answers), `refuse` (answers 503). Prints the port it listens on."""
+A gzip body (`Content-Encoding: gzip`) is decompressed first; each
+request's count goes to OUT.requests.
 
+Usage: otlp_receiver.py OUT MODE, MODE one of `ok`, `slow` (accepts and
+never answers), `refuse` (answers 503), `delay:MS` (answers 200 after MS
+milliseconds). Prints the port it listens on."""
+
+import gzip
 import json
 import sys
 import threading
@@ -23,6 +28,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 OUT, MODE = sys.argv[1], sys.argv[2]
 LOCK = threading.Lock()
 CONNECTIONS = 0
+REQUESTS = 0
 
 
 def plain(value):
@@ -44,8 +50,13 @@ def attributes(pairs):
     return {pair["key"]: plain(pair.get("value", {})) for pair in pairs}
 
 
-def span_line(span, resource):
+def span_line(span, resource, scope_spans):
     line = json_format.MessageToDict(span)
+    line["scope"] = {
+        "name": scope_spans.scope.name,
+        "version": scope_spans.scope.version,
+        "schemaUrl": scope_spans.schema_url,
+    }
     line["traceId"] = span.trace_id.hex()
     line["spanId"] = span.span_id.hex()
     line["parentSpanId"] = span.parent_span_id.hex()
@@ -75,10 +86,18 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self):
+        global REQUESTS
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.headers.get("Content-Encoding", "") == "gzip":
+            body = gzip.decompress(body)
         with LOCK:
+            REQUESTS += 1
+            with open(OUT + ".requests", "w") as counted:
+                counted.write(str(REQUESTS))
             with open(OUT + ".raw", "ab") as raw:
                 raw.write(self.requestline.encode() + b"\n" + bytes(self.headers) + body + b"\n")
+        if MODE.startswith("delay:"):
+            time.sleep(int(MODE[len("delay:"):]) / 1000)
         if MODE == "slow":
             time.sleep(60)
             return
@@ -97,7 +116,7 @@ class Handler(BaseHTTPRequestHandler):
                     )
                     for scope_spans in resource_spans.scope_spans:
                         for span in scope_spans.spans:
-                            out.write(json.dumps(span_line(span, resource)) + "\n")
+                            out.write(json.dumps(span_line(span, resource, scope_spans)) + "\n")
         answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")

@@ -434,6 +434,16 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+impl From<Output> for Outcome {
+    /// What a command a test spawned itself printed (no elapsed time).
+    fn from(output: Output) -> Outcome {
+        Outcome {
+            output,
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
 impl Deref for Outcome {
     type Target = Output;
 

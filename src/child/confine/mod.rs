@@ -1,19 +1,32 @@
-//! The kernel's confinement of a `bash` tool command (docs/src/tools.md "The shell:
-//! --allow-exec"). leash cannot run code between `fork` and `exec`
-//! (`unsafe_code` is forbidden, and with it `pre_exec`), so it starts
-//! itself again as a *launcher*: argv `[leash, LAUNCHER, SPEC, COMMAND]`,
-//! handled by [`launch_if_asked`] at the very top of `run_process`, before
-//! anything else is read. The launcher joins the command's process cap,
-//! applies Landlock (files, TCP, scopes) and a seccomp filter (no socket
-//! but `AF_UNIX`, no `io_uring`, no `ptrace`), then `exec`s `bash -c`.
-//! Any step that fails ends the launcher before the command runs: it
-//! fails closed.
+//! The kernel's confinement of a `bash` tool command (docs/src/tools.md
+//! "The shell: --allow-exec"). leash cannot run code between `fork` and
+//! `exec` (`unsafe_code` is forbidden, and with it `pre_exec`), so it
+//! starts itself again, twice:
+//!
+//! - the *supervisor* (argv `[leash, LAUNCHER]`, its [`Launch`] read from
+//!   stdin, so no process listing shows the command twice), never
+//!   confined: it closes every descriptor but 0–2, joins the command's
+//!   process cap, becomes the subreaper of everything below it, starts
+//!   the confiner, and mirrors its ending. If leash itself dies (a
+//!   `SIGKILL`, the OOM killer) it kills the whole tree and goes;
+//! - the *confiner* (argv `[leash, CONFINER, SPEC, COMMAND]`), which drops
+//!   root's dangerous capabilities, applies Landlock (files, TCP, scopes)
+//!   and the seccomp filter of `filter.rs`, then `exec`s `bash -c`.
+//!
+//! Both are handled by [`launch_if_asked`] at the very top of
+//! `run_process`, before anything else is read. Any step that fails ends
+//! the launch before the command runs: it fails closed.
 //!
 //! [`probe`] says, in the parent and before any command, what the kernel
 //! can confine, so a missing piece is a usage error and not a surprise.
 
 #[cfg(target_os = "linux")]
+mod filter;
+#[cfg(target_os = "linux")]
+mod mounts;
+#[cfg(target_os = "linux")]
 mod rules;
+mod secrets;
 /// Elsewhere nothing confines: every probe says so, the launcher refuses.
 #[cfg(not(target_os = "linux"))]
 mod rules {
@@ -25,179 +38,115 @@ mod rules {
             seccomp: false,
         }
     }
-
-    pub(super) fn confine_self(_: &super::Spec) -> Result<(), String> {
-        Err("commands are confined on Linux only".to_owned())
-    }
 }
+mod spec;
+mod supervise;
+mod support;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use serde::{Deserialize, Serialize};
-
 pub use rules::probe;
+pub use secrets::SYSTEM_SECRETS;
+pub use spec::{CANNOT_CONFINE, Guarded, LAUNCHER, Launch, Spec};
+pub use support::Support;
 
-/// The oldest Landlock ABI leash confines with: 3 is the first that
-/// handles `truncate`, without which a command could empty any file it can
-/// open for reading.
-pub const MIN_ABI: u8 = 3;
+use spec::{CONFINER, PROBE};
 
-/// What this kernel can confine a command with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Support {
-    /// Whether this is Linux, the one system leash confines on.
-    pub linux: bool,
-    /// The Landlock ABI (0: none).
-    pub landlock: u8,
-    /// Whether seccomp filters are available.
-    pub seccomp: bool,
-}
-
-impl Support {
-    /// What is missing for a confined command, in words; `None` when
-    /// nothing is.
-    pub fn missing(&self) -> Option<String> {
-        if !self.linux {
-            return Some(
-                "Linux's Landlock and seccomp (leash confines commands on Linux only; it \
-                 does not drive macOS's Seatbelt)"
-                    .to_owned(),
-            );
+/// Whether a confined command gets a private mount namespace here
+/// (`mounts.rs`), found once by a child that tries one. A debug build's
+/// tests turn it off with [`support::TEST_NO_MOUNTS_VARIABLE`] to prove
+/// the path without it.
+pub fn private_mounts_available() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        if cfg!(debug_assertions) && std::env::var_os(support::TEST_NO_MOUNTS_VARIABLE).is_some() {
+            return false;
         }
-        let mut missing = Vec::new();
-        match self.landlock {
-            0 => missing.push(
-                "Landlock (Linux 6.2 or newer with `lsm=...,landlock` enabled at boot)".to_owned(),
-            ),
-            abi if abi < MIN_ABI => missing.push(format!(
-                "Landlock ABI {MIN_ABI} or newer (this kernel has ABI {abi}; Linux 6.2 or newer)"
-            )),
-            _ => {}
-        }
-        if !self.seccomp {
-            missing.push("seccomp filters (CONFIG_SECCOMP_FILTER)".to_owned());
-        }
-        (!missing.is_empty()).then(|| missing.join(" and "))
-    }
+        std::env::current_exe().is_ok_and(|exe| {
+            std::process::Command::new(exe)
+                .arg(PROBE)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        })
+    })
 }
 
-/// The argv marker that makes leash the launcher. clap never sees it:
-/// [`launch_if_asked`] takes it first.
-pub const LAUNCHER: &str = "--leash-internal-shell-launcher-v1";
-
-/// The exit status of a launcher that could not confine (or start) the
-/// command: the shell's own "cannot execute".
-pub const CANNOT_CONFINE: u8 = 126;
-
-/// What the launcher does before it becomes `bash -c COMMAND`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Spec {
-    /// Landlock and seccomp on (`false`: `--allow-exec=unconfined`).
-    pub confined: bool,
-    /// The directories the command may write (the root, its temporary
-    /// directory); it may read them too.
-    pub writable: Vec<PathBuf>,
-    /// The system's directories and files it may read and run.
-    pub readable: Vec<PathBuf>,
-    /// The `cgroup.procs` file of the command's own cgroup, joined first.
-    pub cgroup_procs: Option<PathBuf>,
-    /// `RLIMIT_NPROC` to set (the cap where no cgroup can be had).
-    pub nproc: Option<u64>,
-    /// The `bash` binary.
-    pub bash: PathBuf,
-}
-
-/// The launcher's argv for `command` under `spec` (after leash's own
-/// path).
-pub fn launcher_args(spec: &Spec, command: &str) -> Vec<OsString> {
-    let spec = serde_json::to_string(spec).unwrap_or_default();
-    vec![LAUNCHER.into(), spec.into(), command.into()]
-}
-
-/// Runs the launcher when `args` asks for it, and never returns then but
-/// with the exit status of a command that could not be confined; `None`
-/// for every other command line.
+/// Runs the supervisor or the confiner when `args` asks for one, and
+/// never returns then but with the command's ending; `None` for every
+/// other command line.
 pub fn launch_if_asked(args: &[OsString]) -> Option<ExitCode> {
-    if args.get(1).is_none_or(|marker| marker != LAUNCHER) {
+    let marker = args.get(1)?;
+    if marker == PROBE {
+        #[cfg(target_os = "linux")]
+        return Some(ExitCode::from(u8::from(!mounts::can_unshare())));
+        #[cfg(not(target_os = "linux"))]
+        return Some(ExitCode::from(1));
+    }
+    let supervisor = marker == LAUNCHER;
+    if !supervisor && marker != CONFINER {
         return None;
     }
-    let problem = match (args.get(2), args.get(3)) {
-        (Some(spec), Some(command)) => {
-            match serde_json::from_str::<Spec>(&spec.to_string_lossy()) {
-                Ok(spec) => launch(&spec, command),
-                Err(error) => format!("bad launcher spec: {error}"),
-            }
+    let parsed = if supervisor {
+        read_launch()
+    } else {
+        match (args.get(2), args.get(3)) {
+            (Some(spec), Some(command)) => serde_json::from_str::<Spec>(&spec.to_string_lossy())
+                .map(|spec| (spec, command.to_string_lossy().into_owned()))
+                .map_err(|error| format!("bad launcher spec: {error}")),
+            _ => Err("the confiner needs a spec and a command".to_owned()),
         }
-        _ => "the launcher needs a spec and a command".to_owned(),
     };
-    let _ = std::io::Write::write_all(
-        &mut std::io::stderr(),
-        format!("leash: cannot run the command: {problem}\n").as_bytes(),
-    );
-    Some(ExitCode::from(CANNOT_CONFINE))
+    let outcome = parsed.and_then(|(spec, command)| {
+        if supervisor {
+            supervise::supervise(&spec, &command)
+        } else {
+            Err(confine_and_exec(&spec, &command))
+        }
+    });
+    match outcome {
+        Ok(code) => Some(code),
+        Err(problem) => {
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("leash: cannot run the command: {problem}\n").as_bytes(),
+            );
+            Some(ExitCode::from(CANNOT_CONFINE))
+        }
+    }
 }
 
-/// Confines this process and becomes `bash -c command`; returns only why
-/// it could not.
-fn launch(spec: &Spec, command: &OsString) -> String {
-    if let Some(procs) = &spec.cgroup_procs
-        && let Err(error) = std::fs::write(procs, std::process::id().to_string())
-    {
-        return format!("cannot join the process cap {}: {error}", procs.display());
-    }
-    if let Some(limit) = spec.nproc {
-        use nix::sys::resource::{Resource, setrlimit};
-        if let Err(error) = setrlimit(Resource::RLIMIT_NPROC, limit, limit) {
-            return format!("cannot cap the processes: {error}");
+/// The supervisor's [`Launch`], read from its stdin to the end.
+fn read_launch() -> Result<(Spec, String), String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+        .map_err(|error| format!("cannot read the launch: {error}"))?;
+    let launch: Launch =
+        serde_json::from_slice(&bytes).map_err(|error| format!("bad launcher spec: {error}"))?;
+    Ok((launch.spec, launch.command))
+}
+
+/// The confiner: confines this process and becomes `bash -c command`;
+/// returns only why it could not.
+fn confine_and_exec(spec: &Spec, command: &str) -> String {
+    #[cfg(target_os = "linux")]
+    if spec.confined {
+        let supervisor = nix::unistd::getppid().as_raw();
+        if let Err(problem) = rules::confine_self(spec, supervisor) {
+            return problem;
         }
     }
-    if spec.confined
-        && let Err(problem) = rules::confine_self(spec)
-    {
-        return problem;
+    #[cfg(not(target_os = "linux"))]
+    if spec.confined {
+        return "commands are confined on Linux only".to_owned();
     }
     let error = std::process::Command::new(&spec.bash)
         .arg("-c")
         .arg(command)
         .exec();
     format!("cannot start {}: {error}", spec.bash.display())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kernel_without_landlock_or_seccomp_is_named_as_missing() {
-        let none = Support {
-            linux: true,
-            landlock: 0,
-            seccomp: false,
-        };
-        let missing = none.missing().unwrap();
-        assert!(
-            missing.contains("Landlock") && missing.contains("seccomp"),
-            "{missing}"
-        );
-        let old = Support {
-            linux: true,
-            landlock: 2,
-            seccomp: true,
-        };
-        assert!(old.missing().unwrap().contains("ABI 2"));
-        let good = Support {
-            linux: true,
-            landlock: 3,
-            seccomp: true,
-        };
-        assert_eq!(good.missing(), None);
-        let mac = Support {
-            linux: false,
-            ..good
-        };
-        assert!(mac.missing().unwrap().contains("Seatbelt"));
-    }
 }

@@ -1,19 +1,15 @@
 //! The rules themselves: what the kernel offers ([`probe`]), and the
-//! Landlock ruleset and seccomp filter the launcher puts on itself.
-
-use std::collections::BTreeMap;
+//! capabilities and Landlock ruleset the confiner puts on itself (the
+//! seccomp filter is `filter.rs`'s).
 
 use caps::{CapSet, Capability};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
 
-use super::{Spec, Support};
+use super::spec::Spec;
+use super::support::{MIN_ABI, Support};
 
 /// The ABIs leash knows, newest first.
 const ABIS: [(ABI, u8); 9] = [
@@ -54,22 +50,35 @@ pub fn probe() -> Support {
     }
 }
 
-/// Puts Landlock and seccomp on this process (the launcher), for good.
-pub(super) fn confine_self(spec: &Spec) -> Result<(), String> {
+/// Puts Landlock and seccomp on this process (the confiner), for good,
+/// at the ABI the parent chose; `supervisor` is the confiner's parent,
+/// guarded like leash.
+pub(super) fn confine_self(spec: &Spec, supervisor: i32) -> Result<(), String> {
     let support = probe();
     if let Some(missing) = support.missing() {
         return Err(format!("the kernel lacks {missing}"));
     }
+    if spec.abi < MIN_ABI || spec.abi > support.landlock {
+        return Err(format!(
+            "Landlock ABI {} was asked for; this kernel has {}",
+            spec.abi, support.landlock
+        ));
+    }
+    if spec.private_mounts {
+        super::mounts::private_view(spec).map_err(|error| format!("private mounts: {error}"))?;
+    }
     drop_capabilities().map_err(|error| format!("capabilities: {error}"))?;
-    landlock(spec, support.landlock).map_err(|error| format!("Landlock: {error}"))?;
-    seccomp().map_err(|error| format!("seccomp: {error}"))
+    landlock(spec, spec.abi).map_err(|error| format!("Landlock: {error}"))?;
+    super::filter::apply(spec.abi, &spec.leash, supervisor)
+        .map_err(|error| format!("seccomp: {error}"))
 }
 
 /// The capabilities a confined command run as root keeps (Docker's
 /// default set less `CAP_MKNOD`, `CAP_NET_RAW`, `CAP_SETFCAP`,
-/// `CAP_SYS_CHROOT` and `CAP_AUDIT_WRITE`): what builds and package
+/// `CAP_SYS_CHROOT`, `CAP_AUDIT_WRITE` and `CAP_KILL`, which would let it
+/// signal every process of every user where Landlock has no scopes): what builds and package
 /// managers use on files the rules let them touch at all.
-const KEPT_CAPABILITIES: [Capability; 9] = [
+const KEPT_CAPABILITIES: [Capability; 8] = [
     Capability::CAP_CHOWN,
     Capability::CAP_DAC_OVERRIDE,
     Capability::CAP_FSETID,
@@ -78,7 +87,6 @@ const KEPT_CAPABILITIES: [Capability; 9] = [
     Capability::CAP_SETUID,
     Capability::CAP_SETPCAP,
     Capability::CAP_NET_BIND_SERVICE,
-    Capability::CAP_KILL,
 ];
 
 /// Drops every other capability from the bounding set, so that root's
@@ -121,7 +129,8 @@ fn landlock(spec: &Spec, number: u8) -> Result<(), landlock::RulesetError> {
     if number >= 6 {
         ruleset = ruleset.scope(Scope::from_all(ABI::V6))?;
     }
-    let readable = spec.readable.iter().filter(|path| path.exists());
+    let readable = super::secrets::without(&spec.readable, &spec.never_readable);
+    let readable = readable.iter().filter(|path| path.exists());
     ruleset
         .create()?
         // A path that vanished since the probe is left out, not an error.
@@ -130,66 +139,6 @@ fn landlock(spec: &Spec, number: u8) -> Result<(), landlock::RulesetError> {
         .set_compatibility(CompatLevel::HardRequirement)
         .add_rules(path_beneath_rules(&spec.writable, AccessFs::from_all(abi)))?
         .restrict_self()?;
-    Ok(())
-}
-
-/// No socket of any family but `AF_UNIX` (`EAFNOSUPPORT`, what a kernel
-/// built without the family answers); `EPERM` for `io_uring` (its
-/// requests bypass the filter), for reading or writing another process
-/// (`ptrace`, `process_vm_*`), and for what no build needs and an escape
-/// would: namespaces, mounts, kernel modules, BPF, keyrings, file
-/// handles.
-fn seccomp() -> Result<(), seccompiler::Error> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
-    let not_unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        u64::try_from(libc::AF_UNIX).unwrap_or(1),
-    )?;
-    let sockets = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_socket, vec![SeccompRule::new(vec![not_unix])?])]),
-        SeccompAction::Allow,
-        SeccompAction::Errno(u32::try_from(libc::EAFNOSUPPORT).unwrap_or(97)),
-        arch,
-    )?;
-    let refused = SeccompFilter::new(
-        [
-            libc::SYS_io_uring_setup,
-            libc::SYS_io_uring_enter,
-            libc::SYS_io_uring_register,
-            libc::SYS_ptrace,
-            libc::SYS_process_vm_readv,
-            libc::SYS_process_vm_writev,
-            libc::SYS_open_by_handle_at,
-            libc::SYS_name_to_handle_at,
-            libc::SYS_unshare,
-            libc::SYS_setns,
-            libc::SYS_mount,
-            libc::SYS_umount2,
-            libc::SYS_pivot_root,
-            libc::SYS_init_module,
-            libc::SYS_finit_module,
-            libc::SYS_delete_module,
-            libc::SYS_kexec_load,
-            libc::SYS_bpf,
-            libc::SYS_perf_event_open,
-            libc::SYS_userfaultfd,
-            libc::SYS_keyctl,
-            libc::SYS_add_key,
-            libc::SYS_request_key,
-        ]
-        .into_iter()
-        .map(|call| (call, Vec::new()))
-        .collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
-        arch,
-    )?;
-    for filter in [sockets, refused] {
-        let program = BpfProgram::try_from(filter)?;
-        seccompiler::apply_filter(&program)?;
-    }
     Ok(())
 }
 

@@ -71,6 +71,7 @@ pub(super) fn settings(
                 return Err(ConfigError::MissingKey {
                     var: ACCESS_KEY_ID,
                     provider: "bedrock",
+                    place: super::provider::key_place(inputs),
                 });
             };
             let keys = AwsKeys {
@@ -85,6 +86,7 @@ pub(super) fn settings(
             return Err(ConfigError::MissingKey {
                 var: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_BEARER_TOKEN_BEDROCK)",
                 provider: "bedrock",
+                place: super::provider::key_place(inputs),
             });
         }
     };

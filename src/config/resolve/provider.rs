@@ -6,7 +6,8 @@ use std::net::IpAddr;
 use super::limits::Bounds;
 use super::prompt::read_input;
 use crate::cli::{ApiName, Cli, ProviderName};
-use crate::config::error::{in_source, named_by_source};
+use crate::config::dotenv::DotEnvStatus;
+use crate::config::error::{KeyPlace, in_source, named_by_source};
 use crate::config::precedence::{
     api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url,
     choose_variable, provider_info,
@@ -131,6 +132,7 @@ fn http_settings(
         return Err(ConfigError::MissingKey {
             var: info.key_variable,
             provider: info.name,
+            place: key_place(inputs),
         });
     }
     Ok(super::http::run_settings(
@@ -166,6 +168,20 @@ fn azure_needs(cli: &Cli, inputs: &Inputs<'_>) -> Result<(), ConfigError> {
         });
     }
     Ok(())
+}
+
+/// Where this run could read a missing key from: a GitHub Actions step
+/// (the runner's own `GITHUB_ACTIONS`, never a `.env`'s) is told its
+/// `env:` or the Action's input, a run that reads no `.env` the
+/// environment alone.
+pub(super) fn key_place(inputs: &Inputs<'_>) -> KeyPlace {
+    if inputs.env.exported("GITHUB_ACTIONS").as_deref() == Some("true") {
+        return KeyPlace::GitHubStep;
+    }
+    match inputs.env.dotenv() {
+        DotEnvStatus::Off(_) => KeyPlace::Env,
+        _ => KeyPlace::EnvOrDotEnv,
+    }
 }
 
 /// Every key value the layers hold, whichever provider runs (see

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use crate::child::shell::find_bash;
 use crate::cli::{AllowExec, Cli};
+use crate::config::dotenv::DotEnvStatus;
 use crate::config::error::named_by_source;
-use crate::config::layers::Source;
+use crate::config::layers::{Environment, Source};
 use crate::config::{ConfigError, FileTools, Inputs, ToolName};
+use crate::secret::KEY_VARIABLES;
 use crate::tools::bash::{ExecMode, cannot_confine};
 use crate::tools::git::Git;
 use crate::tools::sandbox::Sandbox;
@@ -18,8 +20,10 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
     let named = |id: &'static str| named_by_source(inputs, id);
     let mut names = parse_tools(&cli.tools).map_err(named("tools"))?;
     let shell = shell(cli.allow_exec).map_err(named("allow_exec"))?;
-    if shell.is_some() && !names.contains(&ToolName::Bash) {
-        names.push(ToolName::Bash);
+    match (shell.is_some(), names.contains(&ToolName::Bash)) {
+        (true, false) => names.push(ToolName::Bash),
+        (false, true) => return Err(named("tools")(ConfigError::BashWithoutExec)),
+        _ => {}
     }
     if cli.allow_write {
         for tool in [ToolName::WriteFile, ToolName::EditFile] {
@@ -28,18 +32,48 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
             }
         }
     }
-    Ok(match names.is_empty() {
-        true => None,
-        false => Some(
-            file_tools(
-                names,
-                Arc::new(open_root(&cli.root).map_err(named("root"))?),
-                inputs.origins.source("tools") == Source::Default,
-                shell,
-            )
-            .map_err(named("tools"))?,
-        ),
-    })
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut tools = file_tools(
+        names,
+        Arc::new(open_root(&cli.root).map_err(named("root"))?),
+        inputs.origins.source("tools") == Source::Default,
+        shell,
+    )
+    .map_err(named("tools"))?;
+    if matches!(tools.shell, Some((ExecMode::Confined, _))) {
+        tools.shell_hidden =
+            key_file_in_root(inputs.env, tools.sandbox.root()).map_err(named("allow_exec"))?;
+    }
+    Ok(Some(tools))
+}
+
+/// The `.env` leash took a key from, when it lies under the root a
+/// confined command may read: hidden from the command by a private mount
+/// where the system gives one; else `--allow-exec` is refused, since
+/// `rev .env` would put the key in the model's hands
+/// (docs/src/tools.md "What the kernel holds, ABI by ABI").
+fn key_file_in_root(env: &Environment, root: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+    let DotEnvStatus::Read { path, taken, .. } = env.dotenv() else {
+        return Ok(Vec::new());
+    };
+    let holds_a_key = taken
+        .iter()
+        .any(|name| KEY_VARIABLES.contains(&name.as_str()));
+    let file = match path.canonicalize() {
+        Ok(file) if holds_a_key && file.starts_with(root) => file,
+        _ => return Ok(Vec::new()),
+    };
+    if crate::child::confine::private_mounts_available() {
+        return Ok(vec![file]);
+    }
+    Err(ConfigError::ExecUnavailable(format!(
+        "the API key comes from {}, under the root, where a confined command could read it \
+         (this system gives leash no private mount namespace to hide it); export the key in \
+         the environment instead, or pass --no-env-file",
+        file.display()
+    )))
 }
 
 /// `--root` must be a directory the tools can open; opened once, here.
@@ -83,6 +117,7 @@ fn file_tools(
         git,
         git_left_out,
         shell,
+        shell_hidden: Vec::new(),
     })
 }
 
@@ -108,8 +143,8 @@ fn shell(allow: AllowExec) -> Result<Option<(ExecMode, PathBuf)>, ConfigError> {
     Ok(Some((mode, bash)))
 }
 
-/// `read_file,list_dir,grep,find,git,write_file,edit_file` (any of them),
-/// or `none`.
+/// `read_file,list_dir,grep,find,git,write_file,edit_file,bash` (any of
+/// them; `bash` needs `--allow-exec`), or `none`.
 pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
     if list.trim() == "none" {
         return Ok(Vec::new());
@@ -128,6 +163,8 @@ pub fn parse_tools(list: &str) -> Result<Vec<ToolName>, ConfigError> {
             "git" => ToolName::Git,
             "write_file" => ToolName::WriteFile,
             "edit_file" => ToolName::EditFile,
+            // Offered only with `--allow-exec` (checked by the caller).
+            "bash" => ToolName::Bash,
             other => return Err(ConfigError::UnknownTool(other.to_owned())),
         };
         if !tools.contains(&tool) {

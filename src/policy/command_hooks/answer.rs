@@ -80,13 +80,21 @@ pub(in crate::policy) async fn ask(
     timeout: Duration,
     cancel: &CancellationToken,
     keys: &[ApiKey],
+    traceparent: Option<&str>,
 ) -> Result<Answer, Problem> {
-    let mut finished = process::run(&hook.spec, input.to_bytes(), timeout, cancel, keys)
-        .await
-        .map_err(|error| match error {
-            HookRunError::Aborted => Problem::Aborted,
-            other => Problem::Failed(other.to_string()),
-        })?;
+    let mut finished = process::run(
+        &hook.spec,
+        input.to_bytes(),
+        timeout,
+        cancel,
+        keys,
+        traceparent,
+    )
+    .await
+    .map_err(|error| match error {
+        HookRunError::Aborted => Problem::Aborted,
+        other => Problem::Failed(other.to_string()),
+    })?;
     // Whatever a hook wrote may reach the model and the events: a key
     // in it (read from a file, say) becomes `***`, in JSON strings too.
     if let Ok(text) = std::str::from_utf8(&finished.stdout) {

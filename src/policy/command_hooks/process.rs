@@ -71,6 +71,7 @@ pub async fn run(
     timeout: Duration,
     cancel: &CancellationToken,
     keys: &[ApiKey],
+    traceparent: Option<&str>,
 ) -> Result<Finished, HookRunError> {
     let mut command = Command::new(&hook.program);
     command
@@ -80,6 +81,10 @@ pub async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Traced: the hook's own span (docs/src/tracing.md), not the caller's.
+    if let Some(traceparent) = traceparent {
+        command.env("TRACEPARENT", traceparent);
+    }
     let (mut child, _group) =
         child::spawn(&mut command, Stop::AtOnce).map_err(HookRunError::Spawn)?;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -158,6 +163,7 @@ mod tests {
             Duration::from_secs(5),
             &CancellationToken::new(),
             &[],
+            None,
         )
         .await
         .unwrap();
@@ -178,6 +184,7 @@ mod tests {
             Duration::from_millis(300),
             &CancellationToken::new(),
             &[],
+            None,
         )
         .await
         .unwrap_err();
@@ -209,6 +216,7 @@ mod tests {
             Duration::from_secs(30),
             &cancel,
             &[],
+            None,
         )
         .await
         .unwrap_err();
@@ -224,6 +232,7 @@ mod tests {
             Duration::from_secs(10),
             &CancellationToken::new(),
             &[],
+            None,
         )
         .await
         .unwrap_err();
@@ -235,6 +244,7 @@ mod tests {
             Duration::from_secs(1),
             &CancellationToken::new(),
             &[],
+            None,
         )
         .await
         .unwrap_err();

@@ -213,9 +213,19 @@ where
         let mut events = Box::pin(events);
         let mut decoder = D::default();
         let mut out = Vec::new();
+        let mut first = true;
         loop {
             let flow = match events.next().await {
-                Some(Ok(event)) => decoder.decode_event(&event.event, &event.data, &mut out),
+                Some(Ok(event)) => {
+                    // For the run's trace: the response's id, from its first event.
+                    if first {
+                        first = false;
+                        if let Some(id) = observed::response_id(&event.data) {
+                            yield StreamEvent::Provider(serde_json::json!({"type": "response_id", "id": id}));
+                        }
+                    }
+                    decoder.decode_event(&event.event, &event.data, &mut out)
+                }
                 Some(Err(error)) => {
                     decoder.body_failed(&error, &mut out);
                     Flow::End
@@ -295,6 +305,8 @@ fn stream_response<D: WireDecoder>(
             let delay = match plan {
                 retry::RetryPlan::After(delay) => delay,
                 plan => {
+                    // For the run's trace: the request failed for good.
+                    yield StreamEvent::Provider(serde_json::json!({"type": "failed", "status": failure.status}));
                     yield StreamEvent::Error(retry::gave_up_message(&reason, retry - 1, plan));
                     return;
                 }

@@ -59,10 +59,44 @@ pub(crate) fn response_data(status: u16, headers: &HeaderMap, key: Option<&ApiKe
     json!({"type": "response", "status": status, "headers": shown})
 }
 
+/// The response's id in a stream's first event: Chat Completions' `id`,
+/// Anthropic's `message.id`, Responses' `response.id` (at most 256 bytes;
+/// only a JSON object's string).
+pub(crate) fn response_id(data: &str) -> Option<String> {
+    if data.len() > 64 * 1024 || !data.contains("\"id\"") {
+        return None;
+    }
+    let value: Value = serde_json::from_str(data).ok()?;
+    let id = value
+        .get("id")
+        .or_else(|| value.get("message")?.get("id"))
+        .or_else(|| value.get("response")?.get("id"))?
+        .as_str()?;
+    (!id.is_empty() && id.len() <= 256).then(|| id.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn the_response_id_of_each_wire() {
+        assert_eq!(
+            response_id(r#"{"id":"chatcmpl-1","choices":[]}"#).as_deref(),
+            Some("chatcmpl-1")
+        );
+        assert_eq!(
+            response_id(r#"{"type":"message_start","message":{"id":"msg_1"}}"#).as_deref(),
+            Some("msg_1")
+        );
+        assert_eq!(
+            response_id(r#"{"type":"response.created","response":{"id":"resp_1"}}"#).as_deref(),
+            Some("resp_1")
+        );
+        assert_eq!(response_id(r#"{"id":7}"#), None);
+        assert_eq!(response_id("not json \"id\""), None);
+    }
 
     #[test]
     fn only_listed_headers_are_passed_sorted_and_redacted() {

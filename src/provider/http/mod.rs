@@ -129,6 +129,14 @@ pub async fn send_within(
     headers_timeout: Duration,
 ) -> Result<reqwest::Response, HttpFailure> {
     let target = display_url(request.url());
+    let mut request = request;
+    // Traced: the model request's span goes with it (docs/src/tracing.md).
+    if let Some(traceparent) =
+        crate::protocol::trace_context::traceparent(crate::protocol::trace_context::Scope::Model)
+        && let Ok(value) = reqwest::header::HeaderValue::from_str(&traceparent)
+    {
+        request.headers_mut().insert("traceparent", value);
+    }
     let response = match tokio::time::timeout(headers_timeout, client.execute(request)).await {
         Ok(Ok(response)) => response,
         Ok(Err(err)) => return Err(connection_failure(&err, &target, key)),

@@ -354,6 +354,11 @@ async fn dropping_the_stream_closes_the_connection() {
             "type": "response", "status": 200, "headers": {}
         })))
     );
+    // Then the response's id, from its first event.
+    assert!(matches!(
+        stream.next().await,
+        Some(StreamEvent::Provider(data)) if data["type"] == "response_id"
+    ));
     assert_eq!(
         stream.next().await,
         Some(StreamEvent::Text("first".to_string()))

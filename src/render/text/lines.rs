@@ -26,6 +26,19 @@ const ERROR_CHARS: usize = 300;
 /// The most characters of a tool's main argument.
 const ARGUMENT_CHARS: usize = 80;
 
+/// The flag that offers `tool`, when `result` says the model called it
+/// without that flag (docs/src/tools.md "The shell: --allow-exec"): the
+/// person reading the events learns which flag the run lacked; the model
+/// got the plain `Tool NAME not found` (SPEC "A tool batch").
+fn withheld_by(tool: &str, result: &str) -> Option<&'static str> {
+    let flag = match tool {
+        "bash" => "--allow-exec",
+        "write_file" | "edit_file" => "--allow-write",
+        _ => return None,
+    };
+    (result == format!("Tool {tool} not found")).then_some(flag)
+}
+
 /// How a line is coloured when colour is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Tone {
@@ -146,6 +159,8 @@ impl Narrator {
                         text.push_str(&format!(" error: {first}"));
                         if let Some(ms) = ran {
                             text.push_str(&format!(" ({ms} ms)"));
+                        } else if let Some(flag) = withheld_by(tool_name, &result) {
+                            text.push_str(&format!(" (leash offers {tool_name} only with {flag})"));
                         }
                     }
                 }

@@ -82,6 +82,32 @@ fn a_tool_line_shows_the_main_argument_the_outcome_and_the_time() {
 }
 
 #[test]
+fn a_tool_the_run_withheld_names_the_flag_that_offers_it() {
+    use serde_json::json;
+    let lines = lines_of(&[
+        start("a", "bash", json!({"command": "ls"})),
+        end("a", "bash", "Tool bash not found", true, None),
+        start("b", "edit_file", json!({"path": "x.rs"})),
+        end("b", "edit_file", "Tool edit_file not found", true, None),
+        // A command that ran and failed, and a refusal of another kind:
+        // no flag would change them.
+        start("c", "bash", json!({"command": "false"})),
+        end("c", "bash", "Tool bash not found", true, Some(3)),
+        start("d", "nope", json!({})),
+        end("d", "nope", "Tool nope not found", true, None),
+    ]);
+    assert_eq!(
+        lines,
+        [
+            r#"[tool] bash "ls" error: Tool bash not found (leash offers bash only with --allow-exec)"#,
+            "[tool] edit_file x.rs error: Tool edit_file not found (leash offers edit_file only with --allow-write)",
+            r#"[tool] bash "false" error: Tool bash not found (3 ms)"#,
+            "[tool] nope error: Tool nope not found",
+        ]
+    );
+}
+
+#[test]
 fn a_reply_shows_its_reasoning_and_interim_text_but_not_the_answer() {
     use crate::protocol::{AssistantContent, StopReason, ToolCall};
     let thinking = AssistantContent::Thinking {

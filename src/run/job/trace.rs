@@ -5,9 +5,15 @@
 use std::sync::Arc;
 
 use crate::agent::{Agent, Subscription};
+use crate::config::RunPlan;
 use crate::policy::chain::Observers;
+use crate::protocol::ToolSpec;
+use crate::protocol::trace_context::Ambient;
 use crate::render::RunReport;
 use crate::telemetry::RunTrace;
+use crate::telemetry::run_span::RunFacts;
+use crate::telemetry::semconv::server_of;
+use crate::tools::Tool;
 
 use super::{Job, Shared, keys_of};
 
@@ -16,16 +22,26 @@ impl Job {
     /// says on the events lane why traces that were asked for are off.
     pub(super) fn begin_trace(&mut self, shared: &Shared) {
         let plan = &self.plan;
-        let (trace, notices) = RunTrace::begin(
-            &plan.traces,
-            &shared.tracing,
-            keys_of(plan),
-            plan.provider.name(),
-            &plan.model,
-        );
+        let (trace, notices) =
+            RunTrace::begin(&plan.traces, &shared.tracing, keys_of(plan), facts(plan));
         self.trace = trace;
         for notice in notices {
             self.events.submit(move |renderer| renderer.notice(&notice));
+        }
+    }
+
+    /// The run's trace as the code below it asks it (none when off).
+    pub(super) fn ambient(&self) -> Option<Arc<dyn Ambient>> {
+        self.trace
+            .clone()
+            .map(|trace| Arc::new(trace) as Arc<dyn Ambient>)
+    }
+
+    /// Tells the trace the tools offered (their descriptions).
+    pub(super) fn trace_offered(&self, tools: &[Arc<dyn Tool>]) {
+        if let Some(trace) = &self.trace {
+            let specs: Vec<ToolSpec> = tools.iter().map(|tool| tool.spec()).collect();
+            trace.offered(&specs);
         }
     }
 
@@ -63,5 +79,33 @@ impl Job {
             self.events
                 .submit(move |renderer| renderer.notice(&failure));
         }
+    }
+}
+
+/// A provider's `gen_ai.provider.name` as the GenAI conventions list it
+/// (Azure OpenAI, Gemini and Bedrock have names of their own there); the
+/// others as leash names them.
+fn conventional_name(provider: &str) -> &str {
+    match provider {
+        "azure" => "azure.ai.openai",
+        "gemini" => "gcp.gemini",
+        "bedrock" => "aws.bedrock",
+        other => other,
+    }
+}
+
+/// What the run's spans say of its requests.
+fn facts(plan: &RunPlan) -> RunFacts {
+    let settings = plan.provider.http();
+    RunFacts {
+        provider: conventional_name(plan.provider.name()).to_owned(),
+        model: plan.model.clone(),
+        server: settings.and_then(|settings| server_of(&settings.base_url)),
+        stream: settings.is_some(),
+        max_tokens: settings.and_then(|settings| settings.max_tokens),
+        temperature: settings.and_then(|settings| settings.temperature),
+        json_output: plan.limits.output_schema.is_some(),
+        deadline: plan.deadline,
+        system: plan.system.clone(),
     }
 }

@@ -132,6 +132,13 @@ impl Repository {
         }
         Ok(None)
     }
+    /// Checks again what [`Repository::discover`] checked of the git
+    /// directories (no link, FIFO or device where git reads; alternates
+    /// inside): a confined command may have planted one since.
+    pub(super) fn recheck(&self) -> Result<(), RepositoryError> {
+        home::check(self)
+    }
+
     /// The work tree's top-level directory.
     pub fn top(&self) -> &Path {
         &self.top

@@ -172,3 +172,152 @@ fn a_resumed_run_says_what_it_restored() {
     let result: Value = serde_json::from_slice(&result.stdout).unwrap();
     assert_eq!(result["restoredTurns"], 1);
 }
+
+#[test]
+fn the_codex_habits_get_leash_s_flag_for_the_job() {
+    let ws = workspace();
+    let sandbox = "leash reads only, unless told: --allow-write lets the model change files \
+                   under --root, --allow-exec lets it run commands there (confined by the kernel)";
+    let directory = "the tools work in --root DIR (default: the current directory): \
+                     use --root DIR, or cd DIR first";
+    let exec = "exec is no command of leash's: the prompt is the argument, so: leash [OPTIONS]";
+    let cases: [(&[&str], String); 7] = [
+        (&["exec", "hi"], format!("leash: {exec} \"hi\"")),
+        (
+            &["exec", "fix the bug", "now"],
+            format!("leash: {exec} \"fix the bug now\""),
+        ),
+        (
+            &["--full-auto", "hi"],
+            format!("leash: --full-auto is no flag of leash's: {sandbox}"),
+        ),
+        (
+            &["--sandbox", "workspace-write", "hi"],
+            format!("leash: --sandbox is no flag of leash's: {sandbox}"),
+        ),
+        (
+            &["--sandbox=danger-full-access", "hi"],
+            format!("leash: --sandbox is no flag of leash's: {sandbox}"),
+        ),
+        (
+            &["-C", "src", "hi"],
+            format!("leash: -C is no flag of leash's: {directory}"),
+        ),
+        (
+            &["--cd", "src", "hi"],
+            format!("leash: --cd is no flag of leash's: {directory}"),
+        ),
+    ];
+    for (args, line) in cases {
+        let output = ws
+            .leash()
+            .args(["--provider", "faux"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        assert_eq!(last_line(&output), line, "{args:?}");
+    }
+}
+
+#[test]
+fn bash_named_in_tools_or_called_by_the_model_names_allow_exec() {
+    let ws = workspace();
+    // `--tools bash` (as `claude --tools Bash` users type it): the flag.
+    let output = ws
+        .leash()
+        .args(["--provider", "faux", "--tools", "read_file,bash", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(
+        last_line(&output),
+        "leash: --tools names bash, which leash offers only with --allow-exec: add --allow-exec \
+         (commands run in --root, confined by the kernel)"
+    );
+    // With the flag, naming it is fine: the model gets it.
+    let output = ws
+        .faux(json!([
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "echo from-bash"}}]},
+            {"text": "done"}
+        ]))
+        .args([
+            "--tools",
+            "bash",
+            "--allow-exec=unconfined",
+            "--events",
+            "jsonl",
+        ])
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let events = String::from_utf8(output.stderr).unwrap();
+    assert!(events.contains("from-bash"), "{events}");
+
+    // A model that calls bash on a run without the flag: the event line a
+    // person reads names it (the model got the plain refusal).
+    let output = ws
+        .faux(json!([
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "ls"}}]},
+            {"text": "I could not run ls."}
+        ]))
+        .arg("list the files")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "[tool] bash \"ls\" error: Tool bash not found (leash offers bash only with --allow-exec)\n"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_missing_key_error_names_only_places_this_run_reads() {
+    let ws = workspace();
+    let last = |env: &[(&str, &str)], args: &[&str]| {
+        let output = ws
+            .leash()
+            .envs(env.iter().copied())
+            .args(["--provider", "openai"])
+            .args(args)
+            .arg("hi")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        last_line(&output)
+    };
+    assert!(
+        last(&[], &[]).contains("; set it in the environment or in .env, or try leash offline")
+    );
+    // `--bare` and `--no-env-file` read no `.env`: none is suggested.
+    for (env, args) in [
+        (&[][..], &["--bare"][..]),
+        (&[("LEASH_BARE", "1")], &[]),
+        (&[], &["--no-env-file"]),
+    ] {
+        let line = last(env, args);
+        assert!(!line.contains(".env"), "{env:?} {args:?}: {line}");
+        assert!(
+            line.contains("; set it in the environment, or try leash offline"),
+            "{line}"
+        );
+    }
+    // In a GitHub Actions step: its `env:`, or the Action's input.
+    for args in [&[][..], &["--bare"]] {
+        let line = last(&[("GITHUB_ACTIONS", "true")], args);
+        assert!(!line.contains(".env"), "{args:?}: {line}");
+        assert!(
+            line.contains(
+                "in GitHub Actions set it in the step's env: \
+                 (OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}) \
+                 or in the leash Action's openai-api-key input"
+            ),
+            "{line}"
+        );
+    }
+}

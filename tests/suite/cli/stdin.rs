@@ -103,10 +103,10 @@ fn keyless(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn argument_errors_come_before_the_missing_key() {
-    let unknown_tool = keyless(&["--tools", "read_file,bash", "go"]);
+    let unknown_tool = keyless(&["--tools", "read_file,shell", "go"]);
     assert_eq!(unknown_tool.status.code(), Some(2));
     assert!(
-        last_line(&unknown_tool).starts_with("leash: unknown tool 'bash' in --tools"),
+        last_line(&unknown_tool).starts_with("leash: unknown tool 'shell' in --tools"),
         "{unknown_tool:?}"
     );
     let missing_root = keyless(&["--root", "no/such/dir", "go"]);

@@ -31,7 +31,7 @@ fn a_server_that_dies_mid_run_gives_an_error_result_and_the_run_goes_on() {
         .into_iter()
         .filter(|event| event["type"] == "notice")
         .collect();
-    assert_eq!(notices[0]["message"], "MCP servers started: t (6 tools)");
+    assert_eq!(notices[0]["message"], "MCP servers started: t (7 tools)");
     let ends: Vec<Value> = json_events(&output)
         .into_iter()
         .filter(|event| event["type"] == "tool_execution_end")

@@ -74,6 +74,42 @@ fn the_key_is_in_no_exported_byte() {
     assert!(!outcome.stderr().contains("collector-token"));
 }
 
+#[test]
+fn the_key_is_in_no_captured_message_or_new_attribute() {
+    let receiver = Receiver::start(Mode::Ok);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, format!("the key is {KEY}\n")).unwrap();
+    let script = json!([
+        {"toolCalls": [{"id": format!("call-{KEY}"), "name": "read_file", "arguments": {"path": "notes.txt", "note": KEY}}]},
+        {"text": format!("it is {KEY}")}
+    ]);
+    let outcome = traced(Run::faux(script), &receiver)
+        .arg("--root")
+        .arg(dir.path())
+        .args(["--system", &format!("never say {KEY}")])
+        .env("OPENAI_API_KEY", KEY)
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        .env("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+        .prompt(format!("read notes.txt, then repeat {KEY}"))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let spans = receiver.spans();
+    let chat = spans
+        .iter()
+        .find(|span| span["attributes"].get("gen_ai.output.messages").is_some())
+        .expect("content was captured");
+    let input = chat["attributes"]["gen_ai.input.messages"]
+        .as_str()
+        .unwrap();
+    assert!(input.contains("read notes.txt, then repeat ***"), "{input}");
+    let raw = receiver.raw();
+    assert!(
+        !raw.windows(KEY.len()).any(|bytes| bytes == KEY.as_bytes()),
+        "the key was exported"
+    );
+}
+
 /// The seed task without traces: what a traced run must still print.
 fn untraced() -> (Option<i32>, String) {
     let outcome = seed_task().output();
@@ -117,13 +153,15 @@ fn a_dead_collector_changes_neither_exit_nor_stdout() {
 }
 
 #[test]
-fn a_slow_collector_costs_at_most_a_second() {
+fn a_slow_collector_costs_at_most_the_timeout_variable() {
     let receiver = Receiver::start(Mode::Slow);
     let quick = seed_task().output().elapsed;
     let outcome = traced(seed_task(), &receiver)
         .env("OTEL_EXPORTER_OTLP_HEADERS", "authorization=tok-9")
+        .env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1000")
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "30000")
         .output();
-    assert_one_line_and_same_result(&outcome, "did not answer");
+    assert_one_line_and_same_result(&outcome, "did not answer within 1000 ms");
     assert!(receiver.connections() >= 1);
     let added = outcome.elapsed.saturating_sub(quick);
     assert!(added < Duration::from_millis(1800), "{added:?} added");
@@ -131,6 +169,23 @@ fn a_slow_collector_costs_at_most_a_second() {
         added >= Duration::from_millis(900),
         "the flush waited {added:?}"
     );
+}
+
+#[test]
+fn a_slow_collector_within_the_timeout_variable_gets_every_span() {
+    let receiver = Receiver::start(Mode::Delay(1500));
+    let outcome = traced(seed_task(), &receiver)
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "4000")
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    assert!(!outcome.stderr().contains("traces"), "{}", outcome.stderr());
+    assert_eq!(receiver.spans().len(), 4);
+    // The same collector, a timeout shorter than its delay: one line.
+    let receiver = Receiver::start(Mode::Delay(1500));
+    let outcome = traced(seed_task(), &receiver)
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "300")
+        .output();
+    assert_one_line_and_same_result(&outcome, "did not answer within 300 ms");
 }
 
 #[test]

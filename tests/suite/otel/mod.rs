@@ -3,9 +3,15 @@
 //! `opentelemetry-proto` definitions (tests/support/otlp.rs): the span
 //! tree of the seed task, a failed run, `TRACEPARENT`, a batch as one
 //! trace, the key in no exported byte, a dead or slow collector, and
-//! nothing built or connected when traces are off.
+//! nothing built or connected when traces are off (`trace`, `collector`);
+//! the conventions' values and the exporter's rules one test each
+//! (`rules`, `tls`); every emitted attribute read against the conventions'
+//! registry (`registry`).
 
 mod collector;
+mod registry;
+mod rules;
+mod tls;
 mod trace;
 
 use std::path::{Path, PathBuf};

@@ -52,14 +52,49 @@ fn the_seed_task_is_one_trace_of_the_run_its_requests_and_its_tool_call() {
         .iter()
         .map(|chat| attr(chat, "gen_ai.response.finish_reasons"))
         .collect();
-    assert!(reasons.contains(&&json!(["tool_calls"])), "{reasons:?}");
+    assert!(reasons.contains(&&json!(["tool_call"])), "{reasons:?}");
     assert!(reasons.contains(&&json!(["stop"])), "{reasons:?}");
     let tool = span(&spans, "execute_tool read_file");
     assert_eq!(tool["parentSpanId"], root["spanId"]);
     assert_eq!(attr(tool, "gen_ai.tool.name"), "read_file");
     assert_eq!(attr(tool, "gen_ai.tool.call.id"), "call_1");
     assert_eq!(attr(tool, "leash.tool.outcome"), "ok");
+    assert_eq!(attr(tool, "gen_ai.tool.type"), "function");
+    assert!(
+        attr(tool, "gen_ai.tool.description")
+            .as_str()
+            .is_some_and(|text| !text.is_empty()),
+        "{tool}"
+    );
     assert!(attr(tool, "leash.tool.duration_ms").is_i64());
+    // The agent, its version and one conversation id on the run and its requests.
+    assert_eq!(
+        attr(root, "gen_ai.agent.version"),
+        env!("CARGO_PKG_VERSION")
+    );
+    let conversation = attr(root, "gen_ai.conversation.id");
+    assert!(conversation.is_string(), "{root}");
+    assert!(
+        chats
+            .iter()
+            .all(|chat| attr(chat, "gen_ai.conversation.id") == conversation)
+    );
+    // The tracer's version and schema, the SDK on the resource.
+    assert_eq!(root["scope"]["name"], "leash");
+    assert_eq!(root["scope"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        root["scope"]["schemaUrl"],
+        "https://opentelemetry.io/schemas/1.41.0"
+    );
+    assert_eq!(root["resource"]["telemetry.sdk.language"], "rust");
+    assert_eq!(root["resource"]["telemetry.sdk.name"], "opentelemetry");
+    assert!(root["resource"]["telemetry.sdk.version"].is_string());
+    // Children of a span of the same process are local children: OTLP's
+    // flags say "the parent is known" (0x100) and not "remote" (0x200).
+    for child in chats.iter().chain([&tool]) {
+        let flags = child["flags"].as_u64().unwrap_or(0);
+        assert_eq!(flags & 0x300, 0x100, "{child}");
+    }
     // The tool ran between the two requests.
     let start = |span: &Value| {
         span["startTimeUnixNano"]
@@ -109,7 +144,8 @@ fn a_failed_run_is_an_error_span_with_its_reason() {
         "{root}"
     );
     assert_eq!(attr(root, "leash.exit_code"), 1);
-    assert_eq!(attr(root, "error.type"), "error");
+    // No HTTP status: the conventions' fallback value.
+    assert_eq!(attr(root, "error.type"), "_OTHER");
     let chat = spans
         .iter()
         .find(|span| span["name"].as_str().unwrap().starts_with("chat "))
@@ -119,6 +155,7 @@ fn a_failed_run_is_an_error_span_with_its_reason() {
         attr(chat, "gen_ai.response.finish_reasons"),
         &json!(["error"])
     );
+    assert_eq!(attr(chat, "error.type"), "_OTHER");
 }
 
 #[test]
@@ -264,7 +301,7 @@ fn a_hook_is_a_span_under_the_tool_call_it_judged() {
 }
 
 #[test]
-fn an_mcp_tools_call_is_a_span_under_its_tool_call() {
+fn an_mcp_tools_call_is_its_tool_calls_span_with_the_mcp_attributes() {
     let everything = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
@@ -284,12 +321,28 @@ fn an_mcp_tools_call_is_a_span_under_its_tool_call() {
     let outcome = traced(run, &receiver).output();
     assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
     let spans = receiver.spans();
+    // The conventions: no second span over the same interval.
+    assert!(
+        !names(&spans)
+            .iter()
+            .any(|name| name.starts_with("tools/call")),
+        "{:?}",
+        names(&spans)
+    );
     let tool = span(&spans, "execute_tool mcp__ev__get-sum");
-    let call = span(&spans, "tools/call get-sum");
-    assert_eq!(call["parentSpanId"], tool["spanId"]);
-    assert_eq!(attr(call, "mcp.method.name"), "tools/call");
-    assert_eq!(attr(call, "mcp.server.name"), "ev");
+    assert_eq!(attr(tool, "mcp.method.name"), "tools/call");
+    assert_eq!(attr(tool, "leash.mcp.server"), "ev");
+    assert_eq!(attr(tool, "gen_ai.tool.type"), "extension");
+    assert_eq!(attr(tool, "network.transport"), "pipe");
+    assert!(attr(tool, "jsonrpc.request.id").is_string(), "{tool}");
+    assert!(attr(tool, "mcp.protocol.version").is_string(), "{tool}");
+    assert_eq!(attr(tool, "mcp.server.name"), &Value::Null);
     assert_eq!(attr(tool, "leash.tool.outcome"), "ok");
+    let start = span(&spans, "initialize");
+    assert_eq!(attr(start, "mcp.method.name"), "initialize");
+    assert_eq!(attr(start, "leash.mcp.server"), "ev");
+    let root = span(&spans, "invoke_agent leash");
+    assert_eq!(start["parentSpanId"], root["spanId"]);
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@
 
 mod escape;
 mod processes;
+mod side_doors;
 mod tool;
 
 use std::path::{Path, PathBuf};

@@ -45,10 +45,18 @@ fn two_hundred_megabytes_of_output_are_capped_and_the_run_goes_on() {
         .output();
     assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
     let texts = texts(&outcome);
+    // The first lines (where a build's first error is), the note, the
+    // last lines.
     assert!(
-        texts[0].starts_with("[output cut: the first "),
+        texts[0].starts_with(&"a".repeat(99)),
         "{}",
         &texts[0][..200]
+    );
+    // 10 KiB of 100-byte lines: the first 102 lines.
+    assert!(
+        texts[0].contains(") were dropped; the first 102 and the last "),
+        "{}",
+        &texts[0][10_000..10_500]
     );
     assert!(
         texts[0].ends_with("last-line\n[exit 0 · ") || texts[0].contains("last-line\n[exit 0 · ")

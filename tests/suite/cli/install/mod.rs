@@ -9,6 +9,8 @@
 mod action;
 mod action_batch;
 mod action_check;
+mod action_keys;
+mod action_matrix;
 mod action_untrusted;
 
 pub(crate) use action::run_action;

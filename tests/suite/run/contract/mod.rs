@@ -284,13 +284,13 @@ fn bad_flags_and_unknown_providers_are_usage_errors() {
         .code(2);
     let output = ws
         .faux(json!([{"text": "x"}]))
-        .args(["--tools", "read_file,bash", "go"])
+        .args(["--tools", "read_file,shell", "go"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr_lines(&output).last().unwrap(),
-        "leash: unknown tool 'bash' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, or none)"
+        "leash: unknown tool 'shell' in --tools (known: read_file, list_dir, grep, find, git, write_file, edit_file, bash with --allow-exec, or none)"
     );
 }
 
