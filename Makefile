@@ -14,8 +14,14 @@ OTLP_PROTO_VERSION := 1.45.2
 PROTOBUF_VERSION := 7.36.2
 PYYAML_VERSION := 6.0.3
 OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROTOBUF_VERSION)-pyyaml-$(PYYAML_VERSION)
+# The clouds' official SDKs (`make cloud-sdks`, below), which the provider
+# tests run against the same loopback mocks leash is tested against.
+OPENAI_SDK_VERSION := 3.63.0
+GOOGLE_GENAI_VERSION := 3.6.1
+BOTO3_VERSION := 1.44.18
+SDK_STAMP = $(TOOLS)/.sdks-openai-$(OPENAI_SDK_VERSION)-google-genai-$(GOOGLE_GENAI_VERSION)-boto3-$(BOTO3_VERSION)
 
-.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools otlp-receiver
+.PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools otlp-receiver cloud-sdks
 
 build:
 	$(CARGO) build --release
@@ -101,7 +107,7 @@ lint: check
 # `make test`: every test (unit, integration, doc) and the embedding
 # example run once, then the shell's escape suite on the footings this
 # kernel is not (shell-footings).
-test: prereqs mcp-servers $(OTLP_STAMP)
+test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP)
 	$(CARGO) test --locked --all-targets
 	$(CARGO) test --locked --doc
 	$(CARGO) run --locked --quiet --example embed
@@ -119,6 +125,18 @@ shell-footings:
 		echo "make: the escape suite with $$footing"; \
 		env $$footing $(CARGO) test --locked --test all suite::shell || exit 1; \
 	done
+
+# The vendors' own SDKs the cloud providers' mocks are proven against
+# (tests/support/sdk.rs): openai (AzureOpenAI), google-genai (Gemini) and
+# boto3 (Bedrock's converse_stream), pinned, from PyPI into .tools/venv,
+# never the machine's Python.
+cloud-sdks: $(SDK_STAMP)
+$(SDK_STAMP):
+	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
+	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check \
+		openai==$(OPENAI_SDK_VERSION) google-genai==$(GOOGLE_GENAI_VERSION) boto3==$(BOTO3_VERSION) \
+		|| { echo "make: cannot install openai, google-genai and boto3 from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
+	@touch $@
 
 # `make ci`: what CI holds every change to, both of the above.
 ci: check test

@@ -54,16 +54,12 @@ pub struct Pinned {
 impl Pinned {
     /// The provider `plan` runs on.
     pub fn of(plan: &RunPlan) -> Self {
-        let (name, settings) = match &plan.provider {
-            ProviderConfig::OpenAi(settings) | ProviderConfig::OpenAiResponses(settings) => {
-                ("openai", Some(settings))
-            }
-            ProviderConfig::Anthropic(settings) => ("anthropic", Some(settings)),
-            ProviderConfig::Faux(_) => ("faux", None),
-        };
         Pinned {
-            name,
-            base_url: settings.map(|settings| settings.base_url.clone()),
+            name: plan.provider.name(),
+            base_url: plan
+                .provider
+                .http()
+                .map(|settings| settings.base_url.clone()),
         }
     }
 }
@@ -312,22 +308,14 @@ impl Transport {
 }
 
 fn http_settings(provider: &ProviderConfig) -> Option<&HttpSettings> {
-    match provider {
-        ProviderConfig::OpenAi(settings)
-        | ProviderConfig::OpenAiResponses(settings)
-        | ProviderConfig::Anthropic(settings) => Some(settings),
-        ProviderConfig::Faux(_) => None,
-    }
+    provider.http()
 }
 
 /// Hands the batch's one rate gate and HTTP client to an item's plan, so
 /// every item paces and reuses connections together. An item whose own
 /// `model` sent it to another base URL keeps a client of its own.
 fn share_transport(plan: &mut RunPlan, transport: &Transport) {
-    if let ProviderConfig::OpenAi(settings)
-    | ProviderConfig::OpenAiResponses(settings)
-    | ProviderConfig::Anthropic(settings) = &mut plan.provider
-    {
+    if let Some(settings) = plan.provider.http_mut() {
         settings.gate = Some(Arc::clone(&transport.gate));
         if let Some((base_url, client)) = &transport.client
             && *base_url == settings.base_url

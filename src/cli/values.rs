@@ -15,6 +15,14 @@ pub enum ProviderName {
     Openai,
     /// The Anthropic Messages API.
     Anthropic,
+    /// Azure OpenAI: `-m` is the deployment; Chat Completions, or the
+    /// Responses API with `--api responses`.
+    Azure,
+    /// Google's own Gemini API (`streamGenerateContent`).
+    Gemini,
+    /// Amazon Bedrock's ConverseStream: `-m` the model id, SigV4 or a
+    /// Bedrock API key.
+    Bedrock,
     /// The scripted offline model.
     Faux,
 }

@@ -28,6 +28,15 @@ pub enum ConfigError {
         /// Where this run could read it from.
         place: KeyPlace,
     },
+    /// A provider's setting other than its key is missing (Azure's
+    /// endpoint and deployment).
+    #[error("--provider {provider} needs {what}")]
+    ProviderNeeds {
+        /// The provider.
+        provider: &'static str,
+        /// What to set, and how.
+        what: &'static str,
+    },
     /// The key holds a character no HTTP header may carry.
     #[error(
         "the key from {origin} holds a control character ({character}); \

@@ -55,6 +55,14 @@ pub enum ProviderConfig {
     OpenAiResponses(HttpSettings),
     /// Anthropic Messages.
     Anthropic(HttpSettings),
+    /// Azure OpenAI's Chat Completions (`base_url` the resource's endpoint).
+    Azure(HttpSettings),
+    /// Azure OpenAI's Responses API (`--api responses`).
+    AzureResponses(HttpSettings),
+    /// Google's Gemini API.
+    Gemini(HttpSettings),
+    /// Amazon Bedrock's ConverseStream.
+    Bedrock(HttpSettings),
 }
 
 impl ProviderConfig {
@@ -66,6 +74,10 @@ impl ProviderConfig {
             ProviderConfig::OpenAi(_) => Wire::Chat,
             ProviderConfig::OpenAiResponses(_) => Wire::Responses,
             ProviderConfig::Anthropic(_) => Wire::Anthropic,
+            ProviderConfig::Azure(_) => Wire::AzureChat,
+            ProviderConfig::AzureResponses(_) => Wire::AzureResponses,
+            ProviderConfig::Gemini(_) => Wire::Gemini,
+            ProviderConfig::Bedrock(_) => Wire::Bedrock,
         }
     }
 
@@ -75,6 +87,37 @@ impl ProviderConfig {
             ProviderConfig::Faux(_) => "faux",
             ProviderConfig::OpenAi(_) | ProviderConfig::OpenAiResponses(_) => "openai",
             ProviderConfig::Anthropic(_) => "anthropic",
+            ProviderConfig::Azure(_) | ProviderConfig::AzureResponses(_) => "azure",
+            ProviderConfig::Gemini(_) => "gemini",
+            ProviderConfig::Bedrock(_) => "bedrock",
+        }
+    }
+
+    /// The HTTP settings of a provider that speaks HTTP; `None` for faux.
+    pub fn http(&self) -> Option<&HttpSettings> {
+        match self {
+            ProviderConfig::OpenAi(settings)
+            | ProviderConfig::OpenAiResponses(settings)
+            | ProviderConfig::Anthropic(settings)
+            | ProviderConfig::Azure(settings)
+            | ProviderConfig::AzureResponses(settings)
+            | ProviderConfig::Gemini(settings)
+            | ProviderConfig::Bedrock(settings) => Some(settings),
+            ProviderConfig::Faux(_) => None,
+        }
+    }
+
+    /// [`ProviderConfig::http`], to change.
+    pub fn http_mut(&mut self) -> Option<&mut HttpSettings> {
+        match self {
+            ProviderConfig::OpenAi(settings)
+            | ProviderConfig::OpenAiResponses(settings)
+            | ProviderConfig::Anthropic(settings)
+            | ProviderConfig::Azure(settings)
+            | ProviderConfig::AzureResponses(settings)
+            | ProviderConfig::Gemini(settings)
+            | ProviderConfig::Bedrock(settings) => Some(settings),
+            ProviderConfig::Faux(_) => None,
         }
     }
 }

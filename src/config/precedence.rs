@@ -18,6 +18,9 @@ use crate::secret::ApiKey;
 pub fn provider_info(provider: ProviderName) -> &'static ProviderInfo {
     match provider {
         ProviderName::Anthropic => &catalog::ANTHROPIC,
+        ProviderName::Azure => &catalog::AZURE,
+        ProviderName::Gemini => &catalog::GEMINI,
+        ProviderName::Bedrock => &catalog::BEDROCK,
         ProviderName::Openai | ProviderName::Faux => &catalog::OPENAI,
     }
 }
@@ -94,9 +97,15 @@ pub fn choose_wire(cli: &Cli, origins: &Origins, provider: ProviderName) -> Wire
     match provider {
         ProviderName::Faux => Wire::Faux,
         ProviderName::Anthropic => Wire::Anthropic,
+        ProviderName::Gemini => Wire::Gemini,
+        ProviderName::Bedrock => Wire::Bedrock,
         ProviderName::Openai => match choose_api(cli, origins, provider).0 {
             ApiName::Chat => Wire::Chat,
             ApiName::Responses => Wire::Responses,
+        },
+        ProviderName::Azure => match choose_api(cli, origins, provider).0 {
+            ApiName::Chat => Wire::AzureChat,
+            ApiName::Responses => Wire::AzureResponses,
         },
     }
 }
@@ -186,13 +195,33 @@ pub fn choose_api_key(inputs: &Inputs<'_>, provider: ProviderName) -> Option<(Ap
             .filter(|value| !value.trim().is_empty())
             .map(|value| (value.to_owned(), Source::File))
     };
+    let more = info.more_key_variables;
     let candidates = [
         inputs.env.non_empty(catalog::ANY_KEY_VARIABLE),
         inputs.env.non_empty(info.key_variable),
+        more.iter()
+            .find_map(|variable| inputs.env.non_empty(variable)),
         from_file(&catalog::file_key(catalog::ANY_KEY_VARIABLE)),
         from_file(&info.key_file_key()),
+        more.iter()
+            .find_map(|variable| from_file(&catalog::file_key(variable))),
     ];
     highest_layer(candidates).map(|(key, source)| (ApiKey::new(key.trim()), source))
+}
+
+/// One of a provider's other settings (`provider::catalog`'s
+/// `settings`, Azure's `OPENAI_API_VERSION`), layer by layer: the
+/// environment, `.env`, then the config file's key of the variable.
+pub fn choose_variable(inputs: &Inputs<'_>, variable: &str) -> Option<(String, Source)> {
+    let candidates = [
+        inputs.env.non_empty(variable),
+        inputs
+            .file
+            .and_then(|file| file.get(&catalog::file_key(variable)))
+            .filter(|value| !value.trim().is_empty())
+            .map(|value| (value.trim().to_owned(), Source::File)),
+    ];
+    highest_layer(candidates).map(|(value, source)| (value.trim().to_owned(), source))
 }
 
 /// The candidate of the highest layer; within a layer, the first listed.

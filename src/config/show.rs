@@ -11,7 +11,7 @@ use crate::config::file::flag_keys;
 use crate::config::layers::{ParsedRun, Source};
 use crate::config::precedence::{
     SystemChoice, choose_api, choose_api_key, choose_base_url, choose_model, choose_price,
-    choose_provider, choose_system, decide_terminal, provider_info,
+    choose_provider, choose_system, choose_variable, decide_terminal, provider_info,
 };
 
 /// One line of `leash config`.
@@ -99,6 +99,15 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                 Setting::new(&key, name, source)
             }
             "base-url" if provider == ProviderName::Faux => generic.note("not used by faux"),
+            "base-url" if provider == ProviderName::Bedrock => {
+                match super::resolve::bedrock::region(inputs) {
+                    Some((region, _)) => {
+                        let (url, source) = super::resolve::bedrock::endpoint(cli, inputs, &region);
+                        Setting::new(&key, Some(url), source)
+                    }
+                    None => generic.note("the region's endpoint: set AWS_REGION"),
+                }
+            }
             "base-url" => {
                 let (url, source) = choose_base_url(cli, inputs, provider);
                 Setting::new(&key, Some(url), source)
@@ -163,6 +172,7 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
         settings.push(setting);
         if after_base_url {
             settings.push(api_key_setting(inputs, provider));
+            settings.extend(provider_settings(cli, inputs, provider));
         }
         if after_mcp_timeout {
             settings.extend(mcp_settings(cli, inputs));
@@ -188,6 +198,40 @@ fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
             provider_info(provider).key_variable
         )),
     }
+}
+
+/// The provider's other settings (`provider::catalog`'s `settings`:
+/// Azure's `OPENAI_API_VERSION`), each from its layer or its default.
+fn provider_settings(
+    cli: &crate::cli::Cli,
+    inputs: &Inputs<'_>,
+    provider: ProviderName,
+) -> Vec<Setting> {
+    if provider == ProviderName::Faux {
+        return Vec::new();
+    }
+    let (api, _) = choose_api(cli, inputs.origins, provider);
+    provider_info(provider)
+        .settings
+        .iter()
+        .map(|variable| {
+            let key = crate::provider::catalog::file_key(variable);
+            match choose_variable(inputs, variable) {
+                Some((value, source)) => Setting::new(&key, Some(value), source),
+                None if *variable == crate::provider::catalog::AZURE_API_VERSION => match api {
+                    crate::cli::ApiName::Chat => Setting::new(
+                        &key,
+                        Some(crate::provider::azure::DEFAULT_API_VERSION.to_owned()),
+                        Source::Default,
+                    )
+                    .note("Azure OpenAI's newest GA api-version"),
+                    crate::cli::ApiName::Responses => Setting::new(&key, None, Source::Default)
+                        .note("none: the Responses API's v1 route takes no api-version"),
+                },
+                None => Setting::new(&key, None, Source::Unset),
+            }
+        })
+        .collect()
 }
 
 /// One line per MCP server a run would start (as comments: a server is

@@ -81,12 +81,7 @@ fn layered(
 }
 
 fn settings(config: &RunPlan) -> &HttpSettings {
-    match &config.provider {
-        ProviderConfig::OpenAi(settings)
-        | ProviderConfig::OpenAiResponses(settings)
-        | ProviderConfig::Anthropic(settings) => settings,
-        ProviderConfig::Faux(_) => panic!("faux has no settings"),
-    }
+    config.provider.http().expect("faux has no settings")
 }
 
 #[test]

@@ -22,6 +22,10 @@ pub enum Wire {
     ChatCompletions,
     /// OpenAI Responses.
     Responses,
+    /// Google's Gemini API.
+    Gemini,
+    /// Amazon Bedrock's Converse.
+    Bedrock,
     /// The scripted model: the strictest of all, so a script that passes
     /// offline passes on every wire.
     Faux,
@@ -97,6 +101,41 @@ pub const OPENAI_RESPONSES: Caps = Caps {
     ..OPENAI_CHAT
 };
 
+/// Gemini: everything inline in one request of at most 20 MB (base64
+/// included); up to 3600 images and 1000 pages of PDF a request; no GIF
+/// among its image types (docs: "Image understanding", "Document
+/// understanding"). No dimension is stated: the server scales.
+pub const GEMINI: Caps = Caps {
+    api: "gemini",
+    image_bytes: 20_000_000 / 4 * 3,
+    image_side: u32::MAX,
+    many_images: usize::MAX,
+    many_side: u32::MAX,
+    media_count: 3600,
+    pdf_bytes: 20_000_000 / 4 * 3,
+    pdf_pages: 1000,
+    animated_gif: false,
+    text_bytes: TEXT_BYTES,
+    request_bytes: 20_000_000,
+};
+
+/// Bedrock's Converse: an image at most 3.75 MB and 8000 px a side, at
+/// most 20 images and 5 documents of 4.5 MB each a request (docs:
+/// "ImageBlock", "DocumentBlock"); the PDF pages as Anthropic's.
+pub const BEDROCK: Caps = Caps {
+    api: "bedrock",
+    image_bytes: 3_750_000,
+    image_side: 8000,
+    many_images: 20,
+    many_side: 2000,
+    media_count: 20,
+    pdf_bytes: 4_500_000,
+    pdf_pages: 100,
+    animated_gif: true,
+    text_bytes: TEXT_BYTES,
+    request_bytes: 20_000_000,
+};
+
 /// The strictest of all, for the scripted model.
 pub const FAUX: Caps = Caps {
     api: "faux (the strictest caps of every provider)",
@@ -117,6 +156,8 @@ impl Wire {
             Wire::Anthropic => &ANTHROPIC,
             Wire::ChatCompletions => &OPENAI_CHAT,
             Wire::Responses => &OPENAI_RESPONSES,
+            Wire::Gemini => &GEMINI,
+            Wire::Bedrock => &BEDROCK,
             Wire::Faux => &FAUX,
         }
     }

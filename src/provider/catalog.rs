@@ -18,8 +18,16 @@ pub struct ProviderInfo {
     pub base_url_variable: &'static str,
     /// The base URL without `--base-url` or a variable.
     pub default_base_url: &'static str,
-    /// The model without `--model`.
+    /// The model without `--model`; empty when the provider has none (an
+    /// Azure deployment is the user's own name): then `-m` is required.
     pub default_model: &'static str,
+    /// The provider's other variables besides its key and base URL (Azure's
+    /// `OPENAI_API_VERSION`): read from the environment, a `.env` and the
+    /// config file like the base URL.
+    pub settings: &'static [&'static str],
+    /// Variables read for the key after `key_variable`, in order (Gemini's
+    /// `GOOGLE_API_KEY`).
+    pub more_key_variables: &'static [&'static str],
 }
 
 /// The Chat Completions API.
@@ -29,6 +37,8 @@ pub const OPENAI: ProviderInfo = ProviderInfo {
     base_url_variable: "OPENAI_BASE_URL",
     default_base_url: crate::provider::openai::DEFAULT_BASE_URL,
     default_model: "gpt-4.1-mini",
+    settings: &[],
+    more_key_variables: &[],
 };
 
 /// The Anthropic Messages API.
@@ -38,10 +48,55 @@ pub const ANTHROPIC: ProviderInfo = ProviderInfo {
     base_url_variable: "ANTHROPIC_BASE_URL",
     default_base_url: crate::provider::anthropic::DEFAULT_BASE_URL,
     default_model: "claude-sonnet-4-5",
+    settings: &[],
+    more_key_variables: &[],
+};
+
+/// Azure OpenAI: the endpoint of the resource (`https://NAME.openai.azure.com`),
+/// `-m` the deployment.
+pub const AZURE: ProviderInfo = ProviderInfo {
+    name: "azure",
+    key_variable: "AZURE_OPENAI_API_KEY",
+    base_url_variable: "AZURE_OPENAI_ENDPOINT",
+    default_base_url: "",
+    default_model: "",
+    settings: &[AZURE_API_VERSION],
+    more_key_variables: &[],
+};
+
+/// Google's own Gemini API (not Vertex AI).
+pub const GEMINI: ProviderInfo = ProviderInfo {
+    name: "gemini",
+    key_variable: "GEMINI_API_KEY",
+    base_url_variable: "GOOGLE_GEMINI_BASE_URL",
+    default_base_url: crate::provider::gemini::DEFAULT_BASE_URL,
+    default_model: "gemini-2.5-flash",
+    settings: &[],
+    more_key_variables: &["GOOGLE_API_KEY"],
+};
+
+/// Azure's `api-version`, under the name the `openai` SDK reads.
+pub const AZURE_API_VERSION: &str = "OPENAI_API_VERSION";
+
+/// Amazon Bedrock: a Bedrock API key (`key_variable`), or access keys to
+/// sign with; `-m` the model id.
+pub const BEDROCK: ProviderInfo = ProviderInfo {
+    name: "bedrock",
+    key_variable: "AWS_BEARER_TOKEN_BEDROCK",
+    base_url_variable: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+    default_base_url: "",
+    default_model: "",
+    settings: &[
+        "AWS_ACCESS_KEY_ID",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ENDPOINT_URL",
+    ],
+    more_key_variables: &["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
 };
 
 /// Every provider that speaks HTTP, in the order help texts list them.
-pub const PROVIDERS: [ProviderInfo; 2] = [OPENAI, ANTHROPIC];
+pub const PROVIDERS: [ProviderInfo; 5] = [OPENAI, ANTHROPIC, AZURE, GEMINI, BEDROCK];
 
 pub use crate::secret::ANY_KEY_VARIABLE;
 
@@ -58,11 +113,17 @@ impl ProviderInfo {
 }
 
 /// The variables the table names: every key variable, then every base-URL
-/// variable (`LEASH_API_KEY`, `OPENAI_API_KEY`, ..., `OPENAI_BASE_URL`, ...).
+/// variable, then the providers' other settings (`LEASH_API_KEY`,
+/// `OPENAI_API_KEY`, ..., `OPENAI_BASE_URL`, ..., `OPENAI_API_VERSION`, ...).
 pub fn variables() -> Vec<&'static str> {
     std::iter::once(ANY_KEY_VARIABLE)
         .chain(key_variables().skip(1))
         .chain(PROVIDERS.iter().map(|provider| provider.base_url_variable))
+        .chain(
+            PROVIDERS
+                .iter()
+                .flat_map(|provider| provider.settings.iter().copied()),
+        )
         .collect()
 }
 
@@ -90,8 +151,22 @@ mod tests {
                 "LEASH_API_KEY",
                 "OPENAI_API_KEY",
                 "ANTHROPIC_API_KEY",
+                "AZURE_OPENAI_API_KEY",
+                "GEMINI_API_KEY",
+                "GOOGLE_API_KEY",
+                "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN",
                 "OPENAI_BASE_URL",
-                "ANTHROPIC_BASE_URL"
+                "ANTHROPIC_BASE_URL",
+                "AZURE_OPENAI_ENDPOINT",
+                "GOOGLE_GEMINI_BASE_URL",
+                "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+                "OPENAI_API_VERSION",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_REGION",
+                "AWS_DEFAULT_REGION",
+                "AWS_ENDPOINT_URL",
             ]
         );
         assert_eq!(ANTHROPIC.key_file_key(), "anthropic-api-key");
@@ -106,7 +181,10 @@ mod tests {
         // environments use; a provider whose key is missing from it
         // would leak that key to a hook.
         let table: Vec<&str> = std::iter::once(ANY_KEY_VARIABLE)
-            .chain(PROVIDERS.iter().map(|provider| provider.key_variable))
+            .chain(PROVIDERS.iter().flat_map(|provider| {
+                std::iter::once(provider.key_variable)
+                    .chain(provider.more_key_variables.iter().copied())
+            }))
             .collect();
         assert_eq!(table, crate::secret::KEY_VARIABLES);
     }

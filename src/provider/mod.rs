@@ -9,10 +9,13 @@
 //! stream is dropped (that is how abort works).
 
 pub mod anthropic;
+pub mod azure;
+pub mod bedrock;
 pub(crate) mod catalog;
 pub(crate) mod content;
 pub(crate) mod driver;
 pub mod faux;
+pub mod gemini;
 pub(crate) mod http;
 pub mod openai;
 pub mod openai_responses;
@@ -202,6 +205,13 @@ pub struct HttpSettings {
     /// formats (it routes requests that share a prefix to the same cache);
     /// Anthropic has no such field.
     pub prompt_cache_key: Option<String>,
+    /// Azure OpenAI's `api-version` query parameter (`OPENAI_API_VERSION`);
+    /// `None` on every other provider, and on Azure for its default.
+    pub api_version: Option<String>,
+    /// Amazon Bedrock's region and access keys (`None` on every other
+    /// provider); with keys, requests are signed with SigV4 and `api_key`
+    /// holds the secret key only so that errors are redacted of it.
+    pub aws: Option<bedrock::auth::AwsAuth>,
 }
 
 impl HttpSettings {
@@ -227,6 +237,8 @@ impl HttpSettings {
             gate: None,
             client: None,
             prompt_cache_key: None,
+            api_version: None,
+            aws: None,
         }
     }
 }

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use crate::agent::types::AgentEvent;
 
 use crate::agent::{Agent, Declarations, LoopConfig, QueueHandle, QueueMode, Subscription};
-use crate::config::{FileTools, ProviderConfig, RunPlan, ToolName};
+use crate::config::{FileTools, RunPlan, ToolName};
 use crate::exit::Status;
 use crate::mcp::{McpServers, McpStartError};
 use crate::policy::chain::HookChain;
@@ -35,10 +35,6 @@ use crate::policy::limits::RunLimits;
 use crate::protocol::Message;
 use crate::protocol::trace_context;
 use crate::provider::Provider;
-use crate::provider::anthropic::AnthropicProvider;
-use crate::provider::faux::FauxProvider;
-use crate::provider::openai::OpenAiProvider;
-use crate::provider::openai_responses::ResponsesProvider;
 use crate::render::lane::Lane;
 use crate::render::transcript::Transcript;
 use crate::render::{EventRenderer, Interest};
@@ -60,6 +56,7 @@ use crate::tools::redact::Redacted;
 use crate::tools::write_file::WriteFile;
 
 mod create;
+mod provider;
 mod trace;
 
 use create::{create_output, event_renderer, not_created};
@@ -141,12 +138,10 @@ impl Shared {
 
 /// The run's key and every other key leash knows, longest first.
 pub(crate) fn keys_of(plan: &RunPlan) -> Arc<[ApiKey]> {
-    let run_key = match &plan.provider {
-        ProviderConfig::OpenAi(settings)
-        | ProviderConfig::OpenAiResponses(settings)
-        | ProviderConfig::Anthropic(settings) => settings.api_key.clone(),
-        ProviderConfig::Faux(_) => None,
-    };
+    let run_key = plan
+        .provider
+        .http()
+        .and_then(|settings| settings.api_key.clone());
     key_set(run_key.into_iter().chain(plan.known_keys.clone()))
 }
 
@@ -437,16 +432,7 @@ impl Job {
     }
 
     fn provider(&self) -> Arc<dyn Provider> {
-        match &self.plan.provider {
-            ProviderConfig::Faux(script) => Arc::new(FauxProvider::new(script.clone())),
-            ProviderConfig::OpenAi(settings) => Arc::new(OpenAiProvider::new(settings.clone())),
-            ProviderConfig::OpenAiResponses(settings) => {
-                Arc::new(ResponsesProvider::new(settings.clone()))
-            }
-            ProviderConfig::Anthropic(settings) => {
-                Arc::new(AnthropicProvider::new(settings.clone()))
-            }
-        }
+        provider::of(&self.plan.provider)
     }
 
     /// The run's key and every other key leash knows, longest first.

@@ -17,7 +17,17 @@ pub const ANY_KEY_VARIABLE: &str = "LEASH_API_KEY";
 
 /// Every variable that may hold a key, whichever provider runs: the
 /// provider table (`provider::catalog`) names one of these per provider.
-pub const KEY_VARIABLES: [&str; 3] = [ANY_KEY_VARIABLE, "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+pub const KEY_VARIABLES: [&str; 9] = [
+    ANY_KEY_VARIABLE,
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+];
 
 /// An API key. Its `Debug` and `Display` print `***`, so it cannot reach a
 /// log, an event or an error message by accident; `expose` is the one way

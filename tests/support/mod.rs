@@ -21,5 +21,7 @@ pub mod docs;
 pub mod hostile;
 pub mod otlp;
 pub mod run;
+pub mod sdk;
 pub mod shell;
+pub mod sigv4;
 pub mod sse;

@@ -106,6 +106,9 @@ impl Run {
     pub fn on(mut self, name: &str, base_url: impl Into<String>, model: &str) -> Self {
         self.key_var = Some(match name {
             "anthropic" => "ANTHROPIC_API_KEY",
+            "azure" => "AZURE_OPENAI_API_KEY",
+            "gemini" => "GEMINI_API_KEY",
+            "bedrock" => "AWS_SECRET_ACCESS_KEY",
             _ => "OPENAI_API_KEY",
         });
         self.provider = Some((name.to_owned(), base_url.into(), model.to_owned()));
@@ -125,6 +128,28 @@ impl Run {
     /// The Anthropic provider at `server`.
     pub fn anthropic(server: &impl Endpoint) -> Self {
         Self::provider("anthropic", server.root(), "claude-test")
+    }
+
+    /// Azure OpenAI at `server` (its endpoint), deployment `dep-1`.
+    pub fn azure(server: &impl Endpoint) -> Self {
+        Self::provider("azure", server.root(), "dep-1")
+    }
+
+    /// Google's Gemini API at `server`, model `gemini-test`.
+    pub fn gemini(server: &impl Endpoint) -> Self {
+        Self::provider("gemini", server.root(), "gemini-test")
+    }
+
+    /// Amazon Bedrock at `server` (its endpoint), a Claude model id, in
+    /// `us-east-1` with the access key id `AKIDLEASHTEST`.
+    pub fn bedrock(server: &impl Endpoint) -> Self {
+        Self::provider(
+            "bedrock",
+            server.root(),
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        )
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "AKIDLEASHTEST")
     }
 
     /// The faux provider playing `script` (written into the run's own
@@ -385,6 +410,10 @@ fn inherited() -> Vec<String> {
             name.starts_with("LEASH_")
                 || name.starts_with("OPENAI_")
                 || name.starts_with("ANTHROPIC_")
+                || name.starts_with("AZURE_")
+                || name.starts_with("GEMINI_")
+                || name.starts_with("GOOGLE_")
+                || name.starts_with("AWS_")
                 || name.starts_with("GITHUB_")
                 || name.starts_with("SSL_CERT_")
                 || name.starts_with("XDG_")

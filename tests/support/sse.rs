@@ -8,6 +8,8 @@
 //! same ones the unit tests use; this module adds the mock-server side.
 
 pub mod anthropic;
+pub mod bedrock;
+pub mod gemini;
 pub mod openai;
 pub mod responses;
 

@@ -35,8 +35,22 @@ fn the_allowed_variables_are_the_keys_and_the_model_selection() {
             "LEASH_API_KEY",
             "OPENAI_API_KEY",
             "ANTHROPIC_API_KEY",
+            "AZURE_OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "AWS_BEARER_TOKEN_BEDROCK",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
             "OPENAI_BASE_URL",
             "ANTHROPIC_BASE_URL",
+            "AZURE_OPENAI_ENDPOINT",
+            "GOOGLE_GEMINI_BASE_URL",
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+            "OPENAI_API_VERSION",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_REGION",
+            "AWS_DEFAULT_REGION",
+            "AWS_ENDPOINT_URL",
             "LEASH_PROVIDER",
             "LEASH_MODEL",
             "LEASH_API",
@@ -105,9 +119,9 @@ fn a_provider_or_api_that_does_not_exist_is_named() {
         error.to_string(),
         ".env /x/.env: LEASH_API: invalid value 'chatty' (one of chat, responses)"
     );
-    let error = read("LEASH_PROVIDER=gemini\n").unwrap_err().to_string();
+    let error = read("LEASH_PROVIDER=mistral\n").unwrap_err().to_string();
     assert!(
-        error.contains("(one of openai, anthropic, faux)"),
+        error.contains("(one of openai, anthropic, azure, gemini, bedrock, faux)"),
         "{error}"
     );
     assert!(read("LEASH_PROVIDER=anthropic\nLEASH_API=\n").is_ok());

@@ -27,6 +27,15 @@ pub(crate) struct Bounds {
     pub settings: LimitSettings,
 }
 
+impl Bounds {
+    /// What an HTTP provider's request takes of them: the deadline no
+    /// retry waits past, and the `--output-schema` to ask for.
+    pub(super) fn for_http(&self) -> (Option<Instant>, Option<serde_json::Value>) {
+        let schema = self.settings.output_schema.as_ref();
+        (self.deadline, schema.map(|schema| schema.schema().clone()))
+    }
+}
+
 /// The timer, then the schema, then the price and budget, in that order.
 pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>, model: &str) -> Result<Bounds, ConfigError> {
     let named = |id: &'static str| named_by_source(inputs, id);

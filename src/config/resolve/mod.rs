@@ -4,7 +4,9 @@
 //! key (which only the environment fixes) last.
 
 pub(super) mod attach;
+pub(super) mod bedrock;
 pub(super) mod hooks;
+pub(super) mod http;
 pub(super) mod limits;
 pub(super) mod mcp;
 pub(super) mod outputs;
@@ -46,7 +48,9 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     let resume = resume::resolve(&cli, wire, sandbox, &mut attachments)?;
     // The provider last: its missing key is the one error a user cannot fix
     // by correcting the command line, so every argument error comes first.
-    let (provider, mut notices) = provider::resolve(&cli, inputs, provider_name, &bounds)?;
+    let (provider, mut notices) = provider::resolve(&cli, inputs, provider_name, &bounds, || {
+        bedrock::settings(&cli, inputs, &bounds)
+    })?;
     let system = resume::system(&cli, inputs, system, resume.as_ref(), &mut notices);
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);

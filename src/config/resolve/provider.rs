@@ -9,7 +9,8 @@ use crate::cli::{ApiName, Cli, ProviderName};
 use crate::config::dotenv::DotEnvStatus;
 use crate::config::error::{KeyPlace, in_source, named_by_source};
 use crate::config::precedence::{
-    api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url, provider_info,
+    api_notice, check_key_destination, choose_api, choose_api_key, choose_base_url,
+    choose_variable, provider_info,
 };
 use crate::config::{ConfigError, Inputs, ProviderConfig};
 use crate::provider::HttpSettings;
@@ -23,12 +24,14 @@ pub(super) fn resolve(
     inputs: &Inputs<'_>,
     provider_name: ProviderName,
     bounds: &Bounds,
+    bedrock: impl FnOnce() -> Result<HttpSettings, ConfigError>,
 ) -> Result<(ProviderConfig, Vec<String>), ConfigError> {
     let named = |id: &'static str| named_by_source(inputs, id);
     let (api, _) = choose_api(cli, inputs.origins, provider_name);
     let mut notices: Vec<String> = api_notice(cli, provider_name, api).into_iter().collect();
     notices.extend(thinking_temperature_notice(cli, provider_name));
-    if provider_name != ProviderName::Openai && cli.api.is_some() {
+    let two_apis = matches!(provider_name, ProviderName::Openai | ProviderName::Azure);
+    if !two_apis && cli.api.is_some() {
         let provider = match provider_name {
             ProviderName::Faux => "faux",
             http => provider_info(http).name,
@@ -52,6 +55,21 @@ pub(super) fn resolve(
             ApiName::Responses => ProviderConfig::OpenAiResponses(http(provider_name)?),
         },
         ProviderName::Anthropic => ProviderConfig::Anthropic(http(provider_name)?),
+        ProviderName::Gemini => ProviderConfig::Gemini(http(provider_name)?),
+        // Its own step (`resolve/bedrock.rs`), which the caller hands in.
+        ProviderName::Bedrock => ProviderConfig::Bedrock(bedrock()?),
+        ProviderName::Azure => {
+            azure_needs(cli, inputs)?;
+            let settings = HttpSettings {
+                api_version: choose_variable(inputs, catalog::AZURE_API_VERSION)
+                    .map(|(value, _)| value),
+                ..http(provider_name)?
+            };
+            match api {
+                ApiName::Chat => ProviderConfig::Azure(settings),
+                ApiName::Responses => ProviderConfig::AzureResponses(settings),
+            }
+        }
     };
     Ok((provider, notices))
 }
@@ -79,7 +97,6 @@ fn http_settings(
     let trust = cli
         .trust_base_url
         .then(|| inputs.origins.source("trust_base_url"));
-    let (deadline, output_schema) = (bounds.deadline, &bounds.settings.output_schema);
     let (base_url, url_source) = choose_base_url(cli, inputs, provider);
     let base_file_key = provider_info(provider).base_url_file_key();
     let base_id = match url_source == inputs.origins.source("base_url") {
@@ -118,23 +135,46 @@ fn http_settings(
             place: key_place(inputs),
         });
     }
-    Ok(HttpSettings {
-        retries: cli.retries,
-        max_tokens: cli.max_tokens,
-        temperature: cli.temperature,
-        deadline,
-        output_schema: output_schema.as_ref().map(|schema| schema.schema().clone()),
-        cache: !cli.no_cache,
-        prompt_cache_key: cli.prompt_cache_key.clone(),
-        ..HttpSettings::new(base_url, api_key)
-    })
+    Ok(super::http::run_settings(
+        cli,
+        bounds.for_http(),
+        base_url,
+        api_key,
+    ))
+}
+
+/// What Azure needs besides a key: an endpoint the user named (there is
+/// no default one) and a deployment (`-m`).
+fn azure_needs(cli: &Cli, inputs: &Inputs<'_>) -> Result<(), ConfigError> {
+    if choose_base_url(cli, inputs, ProviderName::Azure)
+        .0
+        .trim()
+        .is_empty()
+    {
+        return Err(ConfigError::ProviderNeeds {
+            provider: "azure",
+            what: "the resource's endpoint: set AZURE_OPENAI_ENDPOINT \
+                   (https://NAME.openai.azure.com) or pass --base-url",
+        });
+    }
+    if cli
+        .model
+        .as_deref()
+        .is_none_or(|model| model.trim().is_empty())
+    {
+        return Err(ConfigError::ProviderNeeds {
+            provider: "azure",
+            what: "-m DEPLOYMENT: the name of the deployment to call",
+        });
+    }
+    Ok(())
 }
 
 /// Where this run could read a missing key from: a GitHub Actions step
 /// (the runner's own `GITHUB_ACTIONS`, never a `.env`'s) is told its
 /// `env:` or the Action's input, a run that reads no `.env` the
 /// environment alone.
-fn key_place(inputs: &Inputs<'_>) -> KeyPlace {
+pub(super) fn key_place(inputs: &Inputs<'_>) -> KeyPlace {
     if inputs.env.exported("GITHUB_ACTIONS").as_deref() == Some("true") {
         return KeyPlace::GitHubStep;
     }

@@ -54,6 +54,35 @@ pub trait WireFormat: Send + Sync + 'static {
 
     /// The JSON body of one request.
     fn body(request: &Request<'_>, settings: &HttpSettings) -> serde_json::Result<Vec<u8>>;
+
+    /// The URL one request for `model` goes to: by default the base URL
+    /// with [`WireFormat::path`]; a cloud that names the model (Azure's
+    /// deployment, Gemini's model) or a query in the URL says its own.
+    fn url(settings: &HttpSettings, model: &str) -> String
+    where
+        Self: Sized,
+    {
+        let _ = model;
+        endpoint::<Self>(&settings.base_url)
+    }
+
+    /// The media type the reply is asked for (`accept`).
+    fn accept() -> &'static str {
+        "text/event-stream"
+    }
+
+    /// Authenticates the built request itself (Bedrock's SigV4), or says
+    /// it did not (`Ok(false)`): then the key goes in [`WireFormat::key_header`].
+    fn sign(request: &mut reqwest::Request, settings: &HttpSettings) -> Result<bool, String> {
+        let _ = (request, settings);
+        Ok(false)
+    }
+
+    /// The events of a reply's body: server-sent events, or a framing of
+    /// the API's own read into the same (name, data) pairs.
+    fn events(response: reqwest::Response) -> BoxStream<'static, Result<SseEvent, SseError>> {
+        sse::events(response)
+    }
 }
 
 /// The URL a request of `F` goes to: the base (or `F`'s default when it
@@ -118,15 +147,24 @@ impl<F: WireFormat> HttpProvider<F> {
         let client = self.client.clone()?;
         let body = F::body(request, &self.settings)
             .map_err(|err| format!("could not encode the request: {err}"))?;
-        let url = endpoint::<F>(&self.settings.base_url);
+        let url = F::url(&self.settings, request.model);
         let parsed =
             reqwest::Url::parse(&url).map_err(|err| format!("invalid base URL {url}: {err}"))?;
         let mut builder = client
             .post(parsed)
             .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "text/event-stream");
+            .header(ACCEPT, F::accept());
         for (name, value) in F::headers() {
             builder = builder.header(*name, *value);
+        }
+        let mut request = builder.body(body).build().map_err(|err| {
+            format!(
+                "could not build the request to {url}: {}",
+                http::root_cause(&err)
+            )
+        })?;
+        if F::sign(&mut request, &self.settings)? {
+            return Ok((client, request));
         }
         if let Some(key) = self
             .settings
@@ -140,14 +178,10 @@ impl<F: WireFormat> HttpProvider<F> {
                 "the API key holds characters an HTTP header cannot carry".to_owned()
             })?;
             value.set_sensitive(true);
-            builder = builder.header(HeaderName::from_static(name), value);
+            request
+                .headers_mut()
+                .insert(HeaderName::from_static(name), value);
         }
-        let request = builder.body(body).build().map_err(|err| {
-            format!(
-                "could not build the request to {url}: {}",
-                http::root_cause(&err)
-            )
-        })?;
         Ok((client, request))
     }
 }
@@ -158,7 +192,11 @@ impl<F: WireFormat> Provider for HttpProvider<F> {
     }
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
-        stream_response::<F::Decoder>(self.http_request(&request), self.settings.clone())
+        stream_response::<F::Decoder>(
+            self.http_request(&request),
+            self.settings.clone(),
+            F::events,
+        )
     }
 }
 
@@ -213,6 +251,7 @@ where
 fn stream_response<D: WireDecoder>(
     prepared: Result<(reqwest::Client, reqwest::Request), String>,
     settings: HttpSettings,
+    framing: fn(reqwest::Response) -> BoxStream<'static, Result<SseEvent, SseError>>,
 ) -> BoxStream<'static, StreamEvent> {
     Box::pin(async_stream::stream! {
         let key = settings.api_key.as_ref();
@@ -292,7 +331,7 @@ fn stream_response<D: WireDecoder>(
             }
         };
 
-        let mut events = decode_with::<D, _>(sse::events(response));
+        let mut events = decode_with::<D, _>(framing(response));
         let mut used = crate::protocol::Usage::default();
         while let Some(event) = events.next().await {
             if let StreamEvent::Usage(usage) = &event {

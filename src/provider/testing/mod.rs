@@ -12,6 +12,8 @@
 //! `testing` feature, which nothing but the test build turns on.
 
 pub mod anthropic;
+pub mod bedrock;
+pub mod gemini;
 pub mod openai;
 pub mod responses;
 

@@ -37,6 +37,14 @@ pub enum Wire {
     Responses,
     /// Anthropic Messages.
     Anthropic,
+    /// Azure OpenAI's Chat Completions.
+    AzureChat,
+    /// Azure OpenAI's Responses API.
+    AzureResponses,
+    /// Google's Gemini API (`streamGenerateContent`).
+    Gemini,
+    /// Amazon Bedrock's ConverseStream.
+    Bedrock,
 }
 
 impl Wire {
@@ -47,6 +55,10 @@ impl Wire {
             Wire::Chat => "openai-chat",
             Wire::Responses => "openai-responses",
             Wire::Anthropic => "anthropic-messages",
+            Wire::AzureChat => "azure-openai-chat",
+            Wire::AzureResponses => "azure-openai-responses",
+            Wire::Gemini => "gemini-generate-content",
+            Wire::Bedrock => "bedrock-converse",
         }
     }
 
@@ -56,13 +68,25 @@ impl Wire {
             Wire::Faux => "faux",
             Wire::Chat | Wire::Responses => "openai",
             Wire::Anthropic => "anthropic",
+            Wire::AzureChat | Wire::AzureResponses => "azure",
+            Wire::Gemini => "gemini",
+            Wire::Bedrock => "bedrock",
         }
     }
 
     fn parse(api: &str) -> Option<Wire> {
-        [Wire::Faux, Wire::Chat, Wire::Responses, Wire::Anthropic]
-            .into_iter()
-            .find(|wire| wire.as_str() == api)
+        [
+            Wire::Faux,
+            Wire::Chat,
+            Wire::Responses,
+            Wire::Anthropic,
+            Wire::AzureChat,
+            Wire::AzureResponses,
+            Wire::Gemini,
+            Wire::Bedrock,
+        ]
+        .into_iter()
+        .find(|wire| wire.as_str() == api)
     }
 }
 
@@ -72,8 +96,10 @@ impl From<Wire> for crate::media::limits::Wire {
         use crate::media::limits::Wire as Caps;
         match wire {
             Wire::Faux => Caps::Faux,
-            Wire::Chat => Caps::ChatCompletions,
-            Wire::Responses => Caps::Responses,
+            Wire::Chat | Wire::AzureChat => Caps::ChatCompletions,
+            Wire::Responses | Wire::AzureResponses => Caps::Responses,
+            Wire::Gemini => Caps::Gemini,
+            Wire::Bedrock => Caps::Bedrock,
             Wire::Anthropic => Caps::Anthropic,
         }
     }
@@ -331,14 +357,18 @@ fn check_id(id: &str, step: Wire, target: Wire, line: usize) -> Result<(), Resum
         return Ok(());
     }
     let fits = match target {
-        Wire::Anthropic => {
+        // Converse's toolUseId: letters, digits, `_` and `-`, as Anthropic's.
+        Wire::Anthropic | Wire::Bedrock => {
             !id.is_empty()
                 && id
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         }
-        Wire::Chat | Wire::Responses => !id.is_empty() && id.chars().count() <= 40,
-        Wire::Faux => true,
+        Wire::Chat | Wire::Responses | Wire::AzureChat | Wire::AzureResponses => {
+            !id.is_empty() && id.chars().count() <= 40
+        }
+        // Gemini sends back the ids it gave; any other it leaves out.
+        Wire::Gemini | Wire::Faux => true,
     };
     if fits {
         Ok(())

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::agent::{Agent, Subscription};
-use crate::config::{ProviderConfig, RunPlan};
+use crate::config::RunPlan;
 use crate::policy::chain::Observers;
 use crate::protocol::ToolSpec;
 use crate::protocol::trace_context::Ambient;
@@ -82,16 +82,23 @@ impl Job {
     }
 }
 
+/// A provider's `gen_ai.provider.name` as the GenAI conventions list it
+/// (Azure OpenAI, Gemini and Bedrock have names of their own there); the
+/// others as leash names them.
+fn conventional_name(provider: &str) -> &str {
+    match provider {
+        "azure" => "azure.ai.openai",
+        "gemini" => "gcp.gemini",
+        "bedrock" => "aws.bedrock",
+        other => other,
+    }
+}
+
 /// What the run's spans say of its requests.
 fn facts(plan: &RunPlan) -> RunFacts {
-    let settings = match &plan.provider {
-        ProviderConfig::Faux(_) => None,
-        ProviderConfig::OpenAi(settings)
-        | ProviderConfig::OpenAiResponses(settings)
-        | ProviderConfig::Anthropic(settings) => Some(settings),
-    };
+    let settings = plan.provider.http();
     RunFacts {
-        provider: plan.provider.name().to_owned(),
+        provider: conventional_name(plan.provider.name()).to_owned(),
         model: plan.model.clone(),
         server: settings.and_then(|settings| server_of(&settings.base_url)),
         stream: settings.is_some(),

@@ -25,12 +25,15 @@ fn a_bad_value_from_the_environment_names_the_variable_and_its_layer() {
         line.starts_with("leash: env LEASH_MAX_TURNS: invalid value 'abc' for '--max-turns <N>'"),
         "{line}"
     );
-    let line = refused(&["go"], &[("LEASH_PROVIDER", "gemini")]);
+    let line = refused(&["go"], &[("LEASH_PROVIDER", "mistral")]);
     assert!(
-        line.starts_with("leash: env LEASH_PROVIDER: invalid value 'gemini'"),
+        line.starts_with("leash: env LEASH_PROVIDER: invalid value 'mistral'"),
         "{line}"
     );
-    assert!(line.contains("openai, anthropic, faux"), "{line}");
+    assert!(
+        line.contains("openai, anthropic, azure, gemini, bedrock, faux"),
+        "{line}"
+    );
     // The same value on the command line is the flag's.
     let line = refused(&["--max-turns", "abc", "go"], &[]);
     assert!(

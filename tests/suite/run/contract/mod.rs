@@ -275,7 +275,7 @@ fn bad_flags_and_unknown_providers_are_usage_errors() {
         .assert()
         .code(2);
     ws.leash()
-        .args(["--provider", "gemini", "go"])
+        .args(["--provider", "mistral", "go"])
         .assert()
         .code(2);
     ws.leash()

@@ -1,0 +1,32 @@
+//! The provider a run's plan names, made: one arm per provider, so the
+//! job knows no provider's type.
+
+use std::sync::Arc;
+
+use crate::config::ProviderConfig;
+use crate::provider::Provider;
+use crate::provider::anthropic::AnthropicProvider;
+use crate::provider::azure::{AzureProvider, AzureResponsesProvider};
+use crate::provider::bedrock::BedrockProvider;
+use crate::provider::faux::FauxProvider;
+use crate::provider::gemini::GeminiProvider;
+use crate::provider::openai::OpenAiProvider;
+use crate::provider::openai_responses::ResponsesProvider;
+
+/// The provider `config` names, with its settings.
+pub(super) fn of(config: &ProviderConfig) -> Arc<dyn Provider> {
+    match config {
+        ProviderConfig::Faux(script) => Arc::new(FauxProvider::new(script.clone())),
+        ProviderConfig::OpenAi(settings) => Arc::new(OpenAiProvider::new(settings.clone())),
+        ProviderConfig::OpenAiResponses(settings) => {
+            Arc::new(ResponsesProvider::new(settings.clone()))
+        }
+        ProviderConfig::Anthropic(settings) => Arc::new(AnthropicProvider::new(settings.clone())),
+        ProviderConfig::Azure(settings) => Arc::new(AzureProvider::new(settings.clone())),
+        ProviderConfig::AzureResponses(settings) => {
+            Arc::new(AzureResponsesProvider::new(settings.clone()))
+        }
+        ProviderConfig::Gemini(settings) => Arc::new(GeminiProvider::new(settings.clone())),
+        ProviderConfig::Bedrock(settings) => Arc::new(BedrockProvider::new(settings.clone())),
+    }
+}
