@@ -234,7 +234,7 @@ impl FileTools {
             })
             .flatten()
             .map(|footing| format!("--allow-exec: {footing}"));
-        let no_mounts = (matches!(self.shell, Some((ExecMode::Confined, _, _)))
+        let no_mounts = (matches!(self.shell, Some((ExecMode::Confined, ..)))
             && !crate::child::confine::private_mounts_available())
         .then(|| {
             "--allow-exec: this system gives leash no private mount namespace (root with \

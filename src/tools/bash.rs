@@ -282,17 +282,15 @@ impl TypedTool for Bash {
                 &changed,
             );
             if !restored.is_empty() {
-                note_restored(&mut result, &restored);
+                append_note(&mut result, &restored_note(&restored));
+                result.details["gitRestored"] = json!(restored);
             }
             // A refusal of the sandbox is named, as the operator's to change.
-            let note = confined
+            if let Some(note) = confined
                 .then(|| crate::child::reach::refusal_note(&cut.text))
-                .flatten();
-            if let (Some(note), Some(Content::Text { text, .. })) =
-                (note, result.content.first_mut())
+                .flatten()
             {
-                text.push('\n');
-                text.push_str(&note);
+                append_note(&mut result, &note);
             }
             Ok(result)
         })
@@ -376,18 +374,22 @@ fn output(
     }
 }
 
-/// Says in the result that leash put `.git`'s files back: the command
-/// may not change what git runs or obeys.
-fn note_restored(result: &mut ToolOutput, restored: &[String]) {
-    let note = format!(
-        "\n[leash put back {}: a command may not change git's configuration, hooks or \
+/// The note that leash put `.git`'s files back: the command may not
+/// change what git runs or obeys.
+fn restored_note(restored: &[String]) -> String {
+    format!(
+        "[leash put back {}: a command may not change git's configuration, hooks or \
          info; that is the operator's to do]",
         restored.join(", ")
-    );
+    )
+}
+
+/// A line of leash's own after the result's text.
+fn append_note(result: &mut ToolOutput, note: &str) {
     if let Some(Content::Text { text, .. }) = result.content.first_mut() {
-        text.push_str(&note);
+        text.push('\n');
+        text.push_str(note);
     }
-    result.details["gitRestored"] = json!(restored);
 }
 
 fn signal_name(number: i32) -> String {

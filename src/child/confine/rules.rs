@@ -24,10 +24,18 @@ const ABIS: [(ABI, u8); 9] = [
     (ABI::V1, 1),
 ];
 
+/// What the kernel offers, found once per process (the kernel does not
+/// change under a run; config, the start-up notices and the shell tool
+/// all ask).
+pub fn probe() -> Support {
+    static FOUND: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(find_support)
+}
+
 /// What the kernel offers, found without restricting anything: a Landlock
 /// ruleset is created (and dropped) for the newest ABI that works, and
 /// `/proc/self/status` says whether seccomp filters exist.
-pub fn probe() -> Support {
+fn find_support() -> Support {
     let landlock = ABIS
         .iter()
         .find(|(abi, _)| {
