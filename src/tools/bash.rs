@@ -285,9 +285,10 @@ impl TypedTool for Bash {
                 append_note(&mut result, &restored_note(&restored));
                 result.details["gitRestored"] = json!(restored);
             }
-            // A refusal of the sandbox is named, as the operator's to change.
+            // A refusal of the sandbox is named, as the operator's to change,
+            // in the output's first lines as in its last.
             if let Some(note) = confined
-                .then(|| crate::child::reach::refusal_note(&cut.text))
+                .then(|| crate::child::reach::refusal_note(&format!("{}{}", cut.head, cut.text)))
                 .flatten()
             {
                 append_note(&mut result, &note);

@@ -280,3 +280,28 @@ fn a_refused_read_and_a_refused_socket_are_named_as_the_sandbox() {
     );
     assert!(!texts[2].contains("sandbox"), "{}", texts[2]);
 }
+
+#[test]
+fn a_refusal_in_the_first_lines_of_a_cut_output_is_named_too() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let outcome = parent
+        .run(&[command(&format!(
+            "cat {} 2>&1; seq 1 5000",
+            parent.path("beside.txt").display()
+        ))])
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let text = &texts(&outcome)[0];
+    assert!(
+        text.contains("were dropped; the first "),
+        "the output was cut: {text}"
+    );
+    assert!(
+        text.contains("[sandbox: ") && text.contains("--allow-read"),
+        "{}",
+        &text[text.len().saturating_sub(600)..]
+    );
+}
