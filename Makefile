@@ -65,6 +65,7 @@ docs-check: $(MDBOOK_STAMP) $(LYCHEE_STAMP)
 
 docs-tools: $(MDBOOK_STAMP) $(LYCHEE_STAMP)
 $(MDBOOK_STAMP):
+	@echo "make: building mdbook $(MDBOOK_VERSION) from crates.io into .tools/mdbook, once (about 4 min of CPU)" >&2
 	$(CARGO) install --locked --quiet --version $(MDBOOK_VERSION) \
 		--no-default-features --features search --root "$(MDBOOK_DIR)" mdbook \
 		|| { echo "make: cannot install mdbook $(MDBOOK_VERSION) from crates.io into .tools/mdbook (offline? make docs and make check need it once)" >&2; exit 1; }
@@ -107,11 +108,16 @@ lint: check
 # `make test`: every test (unit, integration, doc) and the embedding
 # example run once, then the shell's escape suite on the footings this
 # kernel is not (shell-footings).
-test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP)
+#
+# The manual's tools are built before the tests start: the docs tests run
+# in parallel and would otherwise each build mdbook at once. A test that
+# had to skip (GNU parallel missing outside CI) is named at the end.
+test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP) $(MDBOOK_STAMP) $(LYCHEE_STAMP)
 	$(CARGO) test --locked --all-targets
 	$(CARGO) test --locked --doc
 	$(CARGO) run --locked --quiet --example embed
 	$(MAKE) --no-print-directory shell-footings
+	@command -v parallel >/dev/null 2>&1 || echo "make: 1 test skipped: GNU parallel is not installed (apt-get install parallel), so the manual's parallel recipe was not run; CI runs it"
 
 # The shell's escape suite again at Landlock's floor (ABI 3), at GitHub's
 # runners' (4), at the last before the scopes (5) and without a private

@@ -84,7 +84,7 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
         }
     };
     // The one exit point: no hook, MCP server or git outlives leash,
-    // whatever ended the run (ARCHITECTURE.md "Child processes").
+    // whatever ended the run (ARCHITECTURE.md "No child outlives leash").
     child::stop_every_group();
     // Nor a write's temporary file (a tool thread cut off mid-write).
     tools::sandbox::write::remove_every_temp_file();

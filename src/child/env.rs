@@ -1,5 +1,5 @@
 //! The environment policy: what each kind of child inherits from leash's
-//! own environment, side by side (ARCHITECTURE.md "Child processes" has
+//! own environment, side by side (ARCHITECTURE.md "No child outlives leash" has
 //! the table). Each child's environment is built here and set on a
 //! cleared command, so a kind of child never gets a variable by accident.
 //!

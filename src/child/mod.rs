@@ -1,6 +1,6 @@
 //! Every process leash starts — a hook, a stdio MCP server, `git` — goes
-//! through this module (ARCHITECTURE.md "Child processes"). It guarantees,
-//! for all three alike:
+//! through this module (ARCHITECTURE.md, "`src/child/` — every process
+//! leash starts"). It guarantees, for all three alike:
 //!
 //! - `group`: each child leads a process group of its own, held in one
 //!   process-wide registry from the instant it is spawned; its owner kills

@@ -143,7 +143,7 @@ pub struct ScriptedUsage {
     pub output: u64,
 }
 
-/// The opening of the built-in reply (docs/src/providers.md "The scripted model").
+/// The opening of the built-in reply (docs/src/providers.md "The scripted model (`faux`)").
 pub const BUILTIN_REPLY: &str = "This is leash's built-in offline model (--provider faux \
 without --faux-script): no key, no network. For real answers set OPENAI_API_KEY or \
 ANTHROPIC_API_KEY; to script replies and tool calls, pass --faux-script FILE.\n\

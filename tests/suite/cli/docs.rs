@@ -34,10 +34,17 @@ fn links(dir: &Path) -> Output {
         .unwrap()
 }
 
-/// README.md, ARCHITECTURE.md and docs/ copied into a fresh directory.
+/// The root's documents and docs/ copied into a fresh directory.
 fn copy() -> Workspace {
     let ws = Workspace::new();
-    for file in ["README.md", "ARCHITECTURE.md", "docs/book.toml"] {
+    for file in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "SECURITY.md",
+        "CHANGELOG.md",
+        "LICENSE",
+        "docs/book.toml",
+    ] {
         ws.write(file, &std::fs::read_to_string(repo_file(file)).unwrap());
     }
     for entry in std::fs::read_dir(repo_file("docs/src")).unwrap() {

@@ -1,4 +1,4 @@
-//! The first minutes with leash (docs/src/usage.md "Usage", docs/src/providers.md "The scripted model"):
+//! The first minutes with leash (docs/src/usage.md "Usage", docs/src/providers.md "The scripted model (`faux`)"):
 //! trying it without a key is one line, the flags people bring from the
 //! peers get leash's own flag for the job, `leash help batch` lists only
 //! what batch honours, and a resumed run says what it restored.

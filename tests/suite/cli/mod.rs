@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
 
 mod api_choice;
+mod citations;
 mod demo;
 mod docs;
 mod first_try;

@@ -1,4 +1,4 @@
-//! No child outlives leash (ARCHITECTURE.md "Child processes"): `git`,
+//! No child outlives leash (ARCHITECTURE.md "No child outlives leash"): `git`,
 //! started by the git tool, and whatever it started, are gone when leash
 //! exits on its timer (124) or on SIGTERM (143), even while git hangs.
 //! The hooks' and the MCP servers' process trees are covered next to
