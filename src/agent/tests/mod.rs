@@ -315,7 +315,7 @@ mod agent_api;
 mod batch;
 mod default_provider;
 mod hooks;
-mod last_seven;
+mod host_embedding;
 mod options;
 mod parity;
 mod run;
