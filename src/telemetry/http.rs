@@ -78,10 +78,11 @@ impl HttpClient for LeashHttp {
         let mut response = match sent {
             Ok(response) => response,
             Err(error) => {
-                let why = match (error.is_timeout(), error.is_connect()) {
-                    (true, _) => "it did not answer in time",
-                    (false, true) => "cannot connect",
-                    (false, false) => "the request failed",
+                let why = match (tls_refusal(&error), error.is_timeout(), error.is_connect()) {
+                    (Some(why), _, _) => why,
+                    (None, true, _) => "it did not answer in time",
+                    (None, false, true) => "cannot connect",
+                    (None, false, false) => "the request failed",
                 };
                 self.note(why.to_owned());
                 return Err(why.into());
@@ -110,6 +111,43 @@ impl HttpClient for LeashHttp {
             .body(Bytes::from(answer))
             .map_err(|_| HttpError::from("the collector's answer is not HTTP"))
     }
+}
+
+/// Why TLS failed, in words that name the variable to set, when the
+/// error's cause is rustls's: the collector's certificate not trusted, or
+/// the collector refusing the handshake (as one that asks for a client
+/// certificate does without one). Never the collector's own words.
+fn tls_refusal(error: &reqwest::Error) -> Option<&'static str> {
+    use rustls::AlertDescription as Alert;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        // An io::Error's source skips the error it wraps: look inside.
+        if let Some(inner) = cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            source = Some(inner);
+            continue;
+        }
+        match cause.downcast_ref::<rustls::Error>() {
+            Some(rustls::Error::InvalidCertificate(_)) => {
+                return Some(
+                    "its certificate is not trusted (OTEL_EXPORTER_OTLP_CERTIFICATE names a CA)",
+                );
+            }
+            Some(rustls::Error::AlertReceived(
+                Alert::CertificateRequired | Alert::BadCertificate | Alert::UnknownCA,
+            )) => {
+                return Some(
+                    "it refused the TLS handshake without a client certificate it trusts \
+                     (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY)",
+                );
+            }
+            Some(_) => return Some("the TLS handshake failed"),
+            None => source = cause.source(),
+        }
+    }
+    None
 }
 
 /// The most of a TLS file read (a PEM bundle is far smaller).
