@@ -26,7 +26,12 @@ impl RunTrace {
         let answered = reply
             .filter(|reply| !reply.model.is_empty())
             .map(|reply| self.telemetry.clean(&reply.model));
-        let attributes = metric_attributes(&facts.provider, &facts.model, &facts.server, answered);
+        let attributes = metric_attributes(
+            &facts.provider,
+            &self.telemetry.clean(&facts.model),
+            &facts.server,
+            answered,
+        );
         let tokens = reply.and_then(|reply| token_counts(&reply.usage));
         metrics.chat(ChatPoint {
             attributes,

@@ -155,6 +155,12 @@ impl Metrics {
         })
     }
 
+    /// `OTEL_EXPORTER_OTLP_METRICS_TIMEOUT` (or `_TIMEOUT`): the longest
+    /// the export may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Records one model request.
     pub fn chat(&self, point: ChatPoint<'_>) {
         let mut attributes = point.attributes;
@@ -175,7 +181,6 @@ impl Metrics {
     /// capped by the run's timer); nothing when nothing was. The line
     /// that says why it failed.
     pub async fn export(&self, budget: Duration) -> Option<String> {
-        let budget = budget.min(self.timeout);
         let mut collected = ResourceMetrics::default();
         if self.reader.collect(&mut collected).is_err() {
             return Some(format!(

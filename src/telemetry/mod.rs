@@ -374,8 +374,10 @@ impl Telemetry {
     /// within the export timeout and `left` (the run's timer, but at least
     /// [`LAST_WORD`]); the lines that say why an export failed.
     async fn flush(&self, left: Option<Duration>) -> Vec<String> {
-        let timeout = self.exporting.timeout;
-        let budget = left.map_or(timeout, |left| left.max(LAST_WORD).min(timeout));
+        // Each signal within its own timeout, both within the run's timer.
+        let within =
+            |timeout: Duration| left.map_or(timeout, |left| left.max(LAST_WORD).min(timeout));
+        let budget = within(self.exporting.timeout);
         let worker = self
             .worker
             .lock()
@@ -389,7 +391,7 @@ impl Telemetry {
         };
         let metrics = async {
             match &self.metrics {
-                Some(metrics) => metrics.export(budget).await,
+                Some(metrics) => metrics.export(within(metrics.timeout())).await,
                 None => None,
             }
         };

@@ -287,3 +287,25 @@ fn the_metrics_own_endpoint_gzip_and_delta_temporality() {
         config.stdout()
     );
 }
+
+#[test]
+fn a_slow_collector_holds_the_run_no_longer_than_the_metrics_timeout() {
+    let receiver = Receiver::start(Mode::Slow);
+    let started = std::time::Instant::now();
+    let outcome = traced(seed_task(), &receiver)
+        .env("OTEL_TRACES_EXPORTER", "none")
+        .env("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "300")
+        .output();
+    let took = started.elapsed();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    assert!(
+        outcome.stderr().contains(&format!(
+            "leash: metrics not exported to {}/v1/metrics: it did not answer within 300 ms",
+            receiver.endpoint()
+        )),
+        "{}",
+        outcome.stderr()
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(receiver.requests(), 1);
+}
