@@ -504,6 +504,93 @@ mod tests {
         }
     }
 
+    fn metrics(pairs: &[(&str, &str)]) -> MetricSettings {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        TraceSettings::read(
+            &move |name| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+            },
+            Signal::Metrics,
+        )
+    }
+
+    #[test]
+    fn the_metrics_read_their_own_variables_first() {
+        let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318/");
+        let plain = on(metrics(&[base]));
+        assert_eq!(plain.endpoint, "http://h:4318/v1/metrics");
+        assert!(!plain.delta);
+        let own = on(metrics(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "https://m/x"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "100"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "300"),
+            ("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "gzip"),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+                "LowMemory",
+            ),
+            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "7"),
+        ]));
+        assert_eq!(own.endpoint, "https://m/x");
+        assert_eq!(own.endpoint_from, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+        assert_eq!(own.timeout, Duration::from_millis(300));
+        assert!(own.gzip && own.delta);
+        // The traces never read the metrics' variables, nor the reverse.
+        let traces = on(read(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "300"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
+        ]));
+        assert_eq!(traces.timeout, DEFAULT_TIMEOUT);
+        assert!(!traces.delta);
+        // None, another exporter, a bad preference, a bad URL.
+        assert_eq!(
+            metrics(&[base, ("OTEL_METRICS_EXPORTER", "none")]),
+            TraceSettings::NoExporter
+        );
+        assert_eq!(
+            read(&[base, ("OTEL_METRICS_EXPORTER", "none")]),
+            read(&[base])
+        );
+        let prometheus = metrics(&[base, ("OTEL_METRICS_EXPORTER", "prometheus\u{1b}[2J")]);
+        assert!(
+            matches!(&prometheus, TraceSettings::Unusable(why)
+                if why.contains("OTEL_METRICS_EXPORTER=prometheus\\u{1b}") && !why.contains('\u{1b}')),
+            "{prometheus:?}"
+        );
+        let odd = on(metrics(&[
+            base,
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+                "sometimes",
+            ),
+        ]));
+        assert!(!odd.delta);
+        assert!(odd.warnings[0].contains("not cumulative, delta or lowmemory"));
+        let ftp = metrics(&[("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "ftp://m")]);
+        assert!(
+            matches!(&ftp, TraceSettings::Unusable(why) if why.ends_with("without metrics")),
+            "{ftp:?}"
+        );
+        let general = metrics(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "h:4318")]);
+        assert!(
+            matches!(&general, TraceSettings::Unusable(why) if why.ends_with("without traces or metrics")),
+            "{general:?}"
+        );
+        assert!(
+            metrics(&[base])
+                .describe_metrics()
+                .starts_with("metrics: http://h:4318/v1/metrics")
+        );
+    }
+
     #[test]
     fn nothing_set_is_off_and_disabled_wins() {
         assert_eq!(read(&[]), TraceSettings::Off);

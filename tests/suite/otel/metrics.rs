@@ -309,3 +309,29 @@ fn a_slow_collector_holds_the_run_no_longer_than_the_metrics_timeout() {
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert_eq!(receiver.requests(), 1);
 }
+
+#[test]
+fn a_request_cut_by_the_runs_timer_is_a_timeout_within_the_last_word() {
+    let receiver = Receiver::start(Mode::Ok);
+    let run = Run::faux(json!([{"text": "late", "delayMs": 5000}]))
+        .args(["--timeout", "700ms"])
+        .prompt("go");
+    let started = std::time::Instant::now();
+    let outcome = traced(run, &receiver).output();
+    assert_eq!(outcome.code(), Some(124), "{}", outcome.stderr());
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let metrics = receiver.metrics();
+    let duration = point(
+        &metrics,
+        "gen_ai.client.operation.duration",
+        "error.type",
+        "timeout",
+    );
+    assert_eq!(duration["count"], 1);
+    let seconds = duration["sum"].as_f64().unwrap();
+    assert!((0.5..3.0).contains(&seconds), "{seconds}");
+    assert!(
+        points(&metrics, "gen_ai.client.token.usage").is_empty(),
+        "{metrics:?}"
+    );
+}
