@@ -126,7 +126,7 @@ pub struct Telemetry {
     shown: String,
     /// Whether spans are exported (else only metrics are, and the tracer
     /// records nothing).
-    traces: bool,
+    pub(crate) traces: bool,
     /// The GenAI client metrics, when they are exported.
     metrics: Option<Metrics>,
     ids: SharedIds,
