@@ -38,6 +38,8 @@ impl RunTrace {
             seconds: chat.began.elapsed().as_secs_f64(),
             error,
             tokens,
+            // Streaming calls only, as the conventions ask.
+            first_chunk: chat.first_chunk.filter(|_| facts.stream),
         });
     }
 }

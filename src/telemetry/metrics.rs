@@ -1,7 +1,8 @@
 //! The GenAI client metrics of the semantic conventions (docs/src/tracing.md
-//! "Metrics"): `gen_ai.client.token.usage` and
-//! `gen_ai.client.operation.duration`, histograms with the conventions'
-//! advised buckets, one point per model request. They are aggregated in
+//! "Metrics"): `gen_ai.client.token.usage`,
+//! `gen_ai.client.operation.duration` and (streaming requests)
+//! `gen_ai.client.operation.time_to_first_chunk`, histograms with the
+//! conventions' advised buckets, one point per model request. They are aggregated in
 //! memory by the SDK (a manual reader: no thread, no timer) and exported
 //! once, at the end of the run or batch, within the same budget as the
 //! traces' last export. Built only when the metrics' settings say so.
@@ -31,7 +32,8 @@ const TOKEN_BUCKETS: [f64; 14] = [
     16777216.0, 67108864.0,
 ];
 
-/// `gen_ai.client.operation.duration`'s advised bucket boundaries.
+/// `gen_ai.client.operation.duration`'s and `….time_to_first_chunk`'s
+/// advised bucket boundaries.
 const DURATION_BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];
@@ -74,6 +76,8 @@ pub struct ChatPoint<'a> {
     /// Input tokens (cached ones included) and output tokens, when the
     /// provider reported them.
     pub tokens: Option<(u64, u64)>,
+    /// Seconds to the first streamed chunk (a streaming request that got one).
+    pub first_chunk: Option<f64>,
 }
 
 /// The run's (or batch's) meters and their exporter.
@@ -85,6 +89,7 @@ pub struct Metrics {
     failure: Arc<Mutex<Option<String>>>,
     duration: Histogram<f64>,
     tokens: Histogram<u64>,
+    first_chunk: Histogram<f64>,
     shown: String,
     timeout: Duration,
 }
@@ -143,6 +148,15 @@ impl Metrics {
             .with_unit("{token}")
             .with_boundaries(TOKEN_BUCKETS.to_vec())
             .build();
+        let first_chunk = meter
+            .f64_histogram("gen_ai.client.operation.time_to_first_chunk")
+            .with_description(
+                "Time to receive the first chunk, measured from when the client issues the \
+                 generation request to when the first chunk is received in the response stream.",
+            )
+            .with_unit("s")
+            .with_boundaries(DURATION_BUCKETS.to_vec())
+            .build();
         Ok(Metrics {
             _provider: provider,
             reader,
@@ -150,6 +164,7 @@ impl Metrics {
             failure,
             duration,
             tokens,
+            first_chunk,
             shown,
             timeout: exporting.timeout,
         })
@@ -170,6 +185,9 @@ impl Metrics {
                 with_type.push(KeyValue::new("gen_ai.token.type", kind));
                 self.tokens.record(count, &with_type);
             }
+        }
+        if let Some(seconds) = point.first_chunk {
+            self.first_chunk.record(seconds.max(0.0), &attributes);
         }
         if let Some(error) = point.error {
             attributes.push(KeyValue::new("error.type", error.to_owned()));
@@ -222,7 +240,7 @@ impl MetricSettings {
             TraceSettings::Unusable(why) => format!("metrics: off: {why}"),
             TraceSettings::On(exporting) => format!(
                 "metrics: {} (http/protobuf, from {}), timeout {} ms{}, {}; \
-                 gen_ai.client.token.usage, gen_ai.client.operation.duration",
+                 gen_ai.client.{{token.usage, operation.duration, operation.time_to_first_chunk}}",
                 exporting.endpoint,
                 exporting.endpoint_from,
                 exporting.timeout.as_millis(),

@@ -67,7 +67,8 @@ pub(super) struct Chat {
     pub(super) began: std::time::Instant,
     /// When the request (or its last retry) was sent.
     pub(super) issued: std::time::Instant,
-    first_chunk: bool,
+    /// Seconds from the request (or its last retry) to its first chunk.
+    pub(super) first_chunk: Option<f64>,
     /// The HTTP status of a request that failed for good.
     pub(super) failed_status: Option<i64>,
 }
@@ -238,7 +239,7 @@ impl RunTrace {
                     context: state.root.with_span(span),
                     began: std::time::Instant::now(),
                     issued: std::time::Instant::now(),
-                    first_chunk: false,
+                    first_chunk: None,
                     failed_status: None,
                 });
             }
@@ -262,10 +263,10 @@ impl RunTrace {
             }
             AgentEvent::MessageUpdate { .. } => {
                 if let Some(chat) = state.chat.as_mut()
-                    && !chat.first_chunk
+                    && chat.first_chunk.is_none()
                 {
-                    chat.first_chunk = true;
                     let seconds = chat.issued.elapsed().as_secs_f64();
+                    chat.first_chunk = Some(seconds);
                     chat.context.span().set_attribute(KeyValue::new(
                         "gen_ai.response.time_to_first_chunk",
                         seconds,

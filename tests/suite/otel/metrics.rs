@@ -116,6 +116,12 @@ async fn a_run_with_a_tool_call_records_both_requests_and_every_input_token() {
     assert_eq!(attributes["server.address"], "127.0.0.1");
     assert_eq!(attributes["server.port"], port);
     assert!(attributes.get("error.type").is_none(), "{attributes}");
+    // Streaming requests: the time to their first chunk, same attributes.
+    let first = points(&metrics, "gen_ai.client.operation.time_to_first_chunk");
+    assert_eq!(first.len(), 1, "{metrics:?}");
+    assert_eq!(first[0]["count"], 2);
+    assert_eq!(first[0]["unit"], "s");
+    assert_eq!(first[0]["attributes"], duration["attributes"]);
     // Input tokens hold the cached ones (as gen_ai.usage.input_tokens does):
     // 100 + 200 sent, 40 + 150 of them from the cache.
     let input = point(
@@ -204,6 +210,8 @@ fn a_batch_exports_its_items_requests_aggregated_once_even_without_traces() {
     assert_eq!(duration.len(), 1, "{metrics:?}");
     assert_eq!(duration[0]["count"], 12);
     assert_eq!(duration[0]["attributes"]["gen_ai.provider.name"], "faux");
+    // The scripted model does not stream over HTTP: no first-chunk time.
+    assert!(points(&metrics, "gen_ai.client.operation.time_to_first_chunk").is_empty());
     let input = point(
         &metrics,
         "gen_ai.client.token.usage",

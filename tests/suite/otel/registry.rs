@@ -128,6 +128,7 @@ async fn every_attribute_leash_emits_is_the_conventions_name_type_and_value() {
     for attribute in [
         "gen_ai.client.token.usage",
         "gen_ai.client.operation.duration",
+        "gen_ai.client.operation.time_to_first_chunk",
         "gen_ai.token.type",
         "error.type",
         "gen_ai.response.finish_reasons",
