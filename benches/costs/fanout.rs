@@ -43,7 +43,7 @@ pub fn fan_out(runner: &Runner, mock: &Mock, fixtures: &Path, items: usize, rows
 }
 
 /// `count` plain-text prompts (ids are the line numbers).
-fn write_input(dir: &Path, name: &str, count: usize) -> PathBuf {
+pub fn write_input(dir: &Path, name: &str, count: usize) -> PathBuf {
     let path = dir.join(name);
     let mut text = String::with_capacity(count * 40);
     for i in 1..=count {
@@ -53,7 +53,7 @@ fn write_input(dir: &Path, name: &str, count: usize) -> PathBuf {
     path
 }
 
-fn batch_args(mock: &Mock, fixtures: &Path, input: &Path, extra: &[&str]) -> Vec<String> {
+pub fn batch_args(mock: &Mock, fixtures: &Path, input: &Path, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = ["batch", &input.display().to_string()]
         .iter()
         .map(|s| (*s).to_owned())
@@ -77,7 +77,7 @@ fn batch_args(mock: &Mock, fixtures: &Path, input: &Path, extra: &[&str]) -> Vec
 }
 
 /// The `ok` result lines of a batch's stdout.
-fn ok_lines(stdout: &[u8]) -> usize {
+pub fn ok_lines(stdout: &[u8]) -> usize {
     String::from_utf8_lossy(stdout)
         .lines()
         .filter(|line| {

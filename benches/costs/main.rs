@@ -4,18 +4,20 @@
 //! quiet and on a busy machine, replies of 1k to 1M deltas, the abort
 //! timer, the grep tool over a generated 100 MB tree next to `rg`,
 //! `leash batch` under a rate limit next to `xargs -P` and its memory, a
-//! `bash` call's cost beyond its command on a 100 000-file root);
+//! `bash` call's cost beyond its command on a 100 000-file root, a batch
+//! of 10 000 items traced next to untraced);
 //! the tool batch and SSE decoding are timed in-process with the library.
 //! Needs no network beyond loopback.
 //!
-//! Two rows are bars (`table`): the seed task's peak RSS next to curl's
-//! (per interleaved pair, median at most 1.00) and the binary's size (at
-//! most 12.0 MiB). Missing one prints a `costs: bar missed:` line with its
+//! Four rows are bars (`table`): the seed task's peak RSS next to curl's
+//! (per interleaved pair, median at most 1.00), the binary's size (at
+//! most 12.0 MiB), and a traced 10 000-item batch's peak RSS over the
+//! untraced one (at most 8 MiB) and its dropped spans (none). Missing one prints a `costs: bar missed:` line with its
 //! numbers and exits 1, after the whole table.
 //!
 //! Under `cargo test` (no `--bench` argument) it only says how to run it:
 //! it is not part of the test suite. `cargo bench --bench costs -- --quick`
-//! takes fewer samples; `-- startup curl deltas abort batch sse grep fanout shell` (any
+//! takes fewer samples; `-- startup curl deltas abort batch sse grep fanout shell traced` (any
 //! of them) runs only those sections; `--serve seed|N` (on the built executable)
 //! only serves the mock, for profiling leash by hand.
 
@@ -29,6 +31,7 @@ mod mock;
 mod process;
 mod shell;
 mod table;
+mod traced;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,8 +53,8 @@ const SEED_PROMPT: &str = "Read sample.ts and explain what first([]) returns, an
 const DELTA: &str = "tok ";
 
 /// The sections, in the order they run; naming some runs only those.
-const SECTIONS: [&str; 9] = [
-    "startup", "curl", "deltas", "abort", "batch", "sse", "grep", "fanout", "shell",
+const SECTIONS: [&str; 10] = [
+    "startup", "curl", "deltas", "abort", "batch", "sse", "grep", "fanout", "shell", "traced",
 ];
 
 /// How many samples each measurement takes.
@@ -162,6 +165,10 @@ fn main() {
     if wanted("fanout") {
         eprintln!("costs: leash batch under a rate limit, next to xargs -P; its memory…");
         fanout::fan_out(&runner, &mock, &fixtures, runs.fanout, &mut rows);
+    }
+    if wanted("traced") {
+        eprintln!("costs: leash batch of 10 000 items, traced, next to untraced…");
+        traced::traced_batch(&runner, &mock, &fixtures, &mut rows);
     }
     if wanted("shell") {
         eprintln!("costs: a bash call's cost beyond its command on a 100k-file root…");

@@ -116,8 +116,19 @@ impl Runner {
         self.run_program(&self.leash, args)
     }
 
+    /// Runs leash once with `args` and the variables `env` besides.
+    pub fn run_with(&self, args: &[String], env: &[(&str, String)]) -> ChildRun {
+        self.run_command(&self.leash, args, env)
+    }
+
     /// Runs any program the same way (for the baselines).
     pub fn run_program(&self, program: &Path, args: &[String]) -> ChildRun {
+        self.run_command(program, args, &[])
+    }
+
+    /// Runs `program` under the wrapper; the bench's own `OTEL_*` and
+    /// `TRACEPARENT` never reach it (a traced shell would trace every row).
+    fn run_command(&self, program: &Path, args: &[String], env: &[(&str, String)]) -> ChildRun {
         let mut command = Command::new(&self.wrapper);
         command
             .arg(CHILD_FLAG)
@@ -127,13 +138,21 @@ impl Runner {
             .stdin(Stdio::null());
         for (name, _) in std::env::vars_os() {
             let name = name.to_string_lossy();
-            if ["LEASH_", "OPENAI_", "ANTHROPIC_"]
-                .iter()
-                .any(|prefix| name.starts_with(prefix))
+            if [
+                "LEASH_",
+                "OPENAI_",
+                "ANTHROPIC_",
+                "OTEL_",
+                "TRACEPARENT",
+                "TRACESTATE",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
             {
                 command.env_remove(name.as_ref());
             }
         }
+        command.envs(env.iter().map(|(name, value)| (name, value)));
         let output = command.output().expect("the wrapper could not be started");
         parse_report(output.stdout, output.stderr)
     }

@@ -307,12 +307,9 @@ impl Batch<'_> {
                 }
                 watcher.abort();
                 let why = error.to_string();
-                if let Some(trace) = trace
-                    && let Some(failure) = trace
-                        .finish(Status::Mcp.code(), Status::Mcp.as_str(), Some(&why))
-                        .await
-                {
-                    let _ = render::write_reason(&mut self.stderr, &failure);
+                if let Some(trace) = trace {
+                    let (code, status) = (Status::Mcp.code(), Status::Mcp.as_str());
+                    self.say(trace.finish(code, status, Some(&why)).await);
                 }
                 let _ = render::write_reason(&mut self.stderr, &why);
                 return Status::Mcp;
@@ -383,12 +380,9 @@ impl Batch<'_> {
         let not_started = total.saturating_sub(tally.done());
         let cause = *abort.borrow();
         let (status, why) = self.verdict(&tally, not_started, cause, unread);
-        if let Some(trace) = trace
-            && let Some(failure) = trace
-                .finish(status.code(), status.as_str(), why.as_deref())
-                .await
-        {
-            let _ = render::write_reason(&mut self.stderr, &failure);
+        if let Some(trace) = trace {
+            let failures = trace.finish(status.code(), status.as_str(), why.as_deref());
+            self.say(failures.await);
         }
         self.write_end(&tally, not_started, status, why)
     }
@@ -402,11 +396,17 @@ impl Batch<'_> {
             .map(|shard| format!("{}/{}", shard.index, shard.count));
         let keys = keys_of(self.probe);
         let parallel = u64::try_from(self.parallel).unwrap_or(u64::MAX);
-        let (trace, notices) = BatchTrace::start(&self.probe.traces, keys, items, parallel, shard);
-        for notice in notices {
-            let _ = render::write_reason(&mut self.stderr, &notice);
-        }
+        let settings = (&self.probe.traces, &self.probe.metrics);
+        let (trace, notices) = BatchTrace::start(settings, keys, (items, parallel), shard);
+        self.say(notices);
         trace
+    }
+
+    /// Lines about the batch's traces and metrics, on stderr.
+    fn say(&mut self, lines: Vec<String>) {
+        for line in lines {
+            let _ = render::write_reason(&mut self.stderr, &line);
+        }
     }
 
     /// Counts `finished` and writes the lines now due.

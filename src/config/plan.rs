@@ -184,6 +184,9 @@ pub struct RunPlan {
     /// Where the run's traces go (the `OTEL_*` variables of the process
     /// environment; never a `.env`'s).
     pub traces: crate::telemetry::TraceSettings,
+    /// Where the run's GenAI client metrics go (the same variables, the
+    /// metrics' own ones first).
+    pub metrics: crate::telemetry::MetricSettings,
 }
 
 impl RunPlan {

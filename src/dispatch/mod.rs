@@ -30,6 +30,7 @@ use crate::run::input::InputError;
 use crate::run::job::{self, Streams};
 use crate::run::report;
 use crate::telemetry::TraceSettings;
+use crate::telemetry::settings::Signal;
 
 /// Runs what the command line asked for ([`Invocation`], argv read once)
 /// and returns how it ended; `--help` and `--version` come back as the
@@ -318,6 +319,8 @@ fn show_config(
     for line in TraceSettings::from_env(&|name| env.exported(name)).describe() {
         text.push_str(&format!("# {line}\n"));
     }
+    let metrics = TraceSettings::read(&|name| env.exported(name), Signal::Metrics);
+    text.push_str(&format!("# {}\n", metrics.describe_metrics()));
     for line in describe_reach(&parsed.cli) {
         text.push_str(&format!("# {line}\n"));
     }

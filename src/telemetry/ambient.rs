@@ -68,6 +68,10 @@ fn server_started(
 
 impl Ambient for RunTrace {
     fn traceparent(&self, scope: Scope<'_>) -> Option<String> {
+        // Metrics alone: no span is recorded, so none is handed on.
+        if !self.telemetry.traces {
+            return None;
+        }
         let state = self.lock();
         let context = match scope {
             Scope::Model => &state.chat.as_ref()?.context,

@@ -2,7 +2,7 @@
 //! each span, once it ends, waits in a bounded queue ([`Queue`], the
 //! specification's batch span processor: `OTEL_BSP_*`), and a worker
 //! thread ([`Worker`]) sends it in batches through one exporter and one
-//! reqwest client ([`LeashHttp`]), gzip when asked, each request within
+//! reqwest client ([`super::http::LeashHttp`]), gzip when asked, each request within
 //! `OTEL_EXPORTER_OTLP_TIMEOUT`; the rest goes at the end, within that
 //! timeout and the run's timer. No retry. *Never* prints a header value,
 //! the API key or what a collector answered.
@@ -13,17 +13,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use opentelemetry::Context;
-use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{Compression, Protocol, RetryPolicy, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter as _, SpanProcessor};
 use tokio::sync::Notify;
 
-use super::settings::{Exporting, QueueSettings};
-
-/// The most of a collector's answer read (it is never shown).
-const ANSWER_CAP: usize = 64 * 1024;
+use super::http::{client, shown_endpoint};
+use super::settings::{Exporting, QueueSettings, Signal};
 
 /// The SDK's span processor: each finished span joins a bounded queue
 /// (past `OTEL_BSP_MAX_QUEUE_SIZE` it is dropped and counted), and a full
@@ -108,165 +105,6 @@ impl SpanProcessor for Queue {
     }
 }
 
-/// opentelemetry-http's client, answered by leash's own reqwest client;
-/// it notes why a request failed in words leash chose (never the URL, a
-/// header or the collector's answer). It sends the headers leash chose
-/// (the settings', a key-holding one left out), never others: the
-/// exporter would add `OTEL_EXPORTER_OTLP_HEADERS` as read again.
-struct LeashHttp {
-    client: reqwest::Client,
-    headers: reqwest::header::HeaderMap,
-    failure: Arc<Mutex<Option<String>>>,
-}
-
-// The header values may carry tokens.
-impl std::fmt::Debug for LeashHttp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LeashHttp").finish_non_exhaustive()
-    }
-}
-
-/// The settings' headers as reqwest sends them; one that is not a valid
-/// header is left out.
-fn header_map(headers: &[(String, String)]) -> reqwest::header::HeaderMap {
-    use reqwest::header::{HeaderName, HeaderValue};
-    headers
-        .iter()
-        .filter_map(|(name, value)| {
-            Some((
-                HeaderName::from_bytes(name.as_bytes()).ok()?,
-                HeaderValue::from_str(value).ok()?,
-            ))
-        })
-        .collect()
-}
-
-impl LeashHttp {
-    fn note(&self, why: String) {
-        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(why);
-    }
-}
-
-#[async_trait::async_trait]
-impl HttpClient for LeashHttp {
-    async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
-        let (parts, body) = request.into_parts();
-        let mut headers = self.headers.clone();
-        for name in [
-            reqwest::header::CONTENT_TYPE,
-            reqwest::header::CONTENT_ENCODING,
-        ] {
-            if let Some(value) = parts.headers.get(&name) {
-                headers.insert(name, value.clone());
-            }
-        }
-        let sent = self
-            .client
-            .request(parts.method, parts.uri.to_string())
-            .headers(headers)
-            .body(body)
-            .send()
-            .await;
-        let mut response = match sent {
-            Ok(response) => response,
-            Err(error) => {
-                let why = match (error.is_timeout(), error.is_connect()) {
-                    (true, _) => "it did not answer in time",
-                    (false, true) => "cannot connect",
-                    (false, false) => "the request failed",
-                };
-                self.note(why.to_owned());
-                return Err(why.into());
-            }
-        };
-        let status = response.status();
-        if !status.is_success() {
-            self.note(format!("it answered HTTP {}", status.as_u16()));
-        }
-        let mut answer = Vec::new();
-        while answer.len() < ANSWER_CAP {
-            match response.chunk().await {
-                Ok(Some(chunk)) => answer.extend_from_slice(&chunk),
-                Ok(None) => break,
-                Err(_) => {
-                    self.note("its answer broke off".to_owned());
-                    return Err("its answer broke off".into());
-                }
-            }
-        }
-        let mut built = Response::builder().status(status.as_u16());
-        if let Some(kind) = response.headers().get(reqwest::header::CONTENT_TYPE) {
-            built = built.header(reqwest::header::CONTENT_TYPE, kind);
-        }
-        built
-            .body(Bytes::from(answer))
-            .map_err(|_| HttpError::from("the collector's answer is not HTTP"))
-    }
-}
-
-/// The most of a TLS file read (a PEM bundle is far smaller).
-const TLS_FILE_CAP: u64 = 1024 * 1024;
-
-/// A TLS file's bytes, or why not (its variable named, never its content).
-fn tls_file((variable, path): &(String, String)) -> Result<Vec<u8>, String> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(TLS_FILE_CAP + 1).read_to_end(&mut bytes))
-        .map_err(|error| format!("{variable}: cannot read it ({})", error.kind()))?;
-    if bytes.len() as u64 > TLS_FILE_CAP {
-        return Err(format!("{variable}: it is larger than 1 MiB"));
-    }
-    Ok(bytes)
-}
-
-/// The client with the variables' CA certificates and client identity.
-fn with_tls(
-    mut builder: reqwest::ClientBuilder,
-    tls: &super::settings::TlsFiles,
-) -> Result<reqwest::ClientBuilder, String> {
-    if let Some(file) = &tls.certificate {
-        let certificates = reqwest::Certificate::from_pem_bundle(&tls_file(file)?)
-            .ok()
-            .filter(|certificates| !certificates.is_empty())
-            .ok_or_else(|| format!("{}: holds no PEM certificate", file.0))?;
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    match (&tls.client_certificate, &tls.client_key) {
-        (None, None) => {}
-        (Some(certificate), Some(key)) => {
-            let mut pem = tls_file(certificate)?;
-            pem.push(b'\n');
-            pem.extend(tls_file(key)?);
-            let identity = reqwest::Identity::from_pem(&pem).map_err(|_| {
-                format!(
-                    "{} and {}: no PEM certificate and private key",
-                    certificate.0, key.0
-                )
-            })?;
-            builder = builder.identity(identity);
-        }
-        (Some((variable, _)), None) | (None, Some((variable, _))) => {
-            return Err(format!(
-                "{variable} is set without its pair (_CLIENT_CERTIFICATE and _CLIENT_KEY go together)"
-            ));
-        }
-    }
-    Ok(builder)
-}
-
-/// The endpoint as it may be shown: no user, password or query (they
-/// may carry a token).
-pub fn shown_endpoint(endpoint: &str) -> String {
-    let (scheme, rest) = endpoint.split_once("://").unwrap_or(("", endpoint));
-    let rest = rest.split(['?', '#']).next().unwrap_or_default();
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let host = authority.rsplit('@').next().unwrap_or(authority);
-    format!("{scheme}://{host}{path}")
-}
-
 /// The exporter, built once: one OTLP exporter over one reqwest client.
 pub struct Exporter {
     exporter: opentelemetry_otlp::SpanExporter,
@@ -282,19 +120,10 @@ impl Exporter {
     /// is none.
     pub fn new(exporting: &Exporting, resource: &Resource) -> Result<Exporter, String> {
         let shown = shown_endpoint(&exporting.endpoint);
-        let failure = Arc::new(Mutex::new(None));
-        let builder = reqwest::Client::builder().connect_timeout(exporting.timeout);
-        let client = with_tls(builder, &exporting.tls)
-            .map_err(|why| format!("traces not exported to {shown}: {why}"))?
-            .build()
-            .map_err(|_| format!("traces not exported to {shown}: cannot build the HTTP client"))?;
+        let (http, failure) = client(exporting, Signal::Traces)?;
         let mut builder = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
-            .with_http_client(LeashHttp {
-                client,
-                headers: header_map(&exporting.headers),
-                failure: Arc::clone(&failure),
-            })
+            .with_http_client(http)
             .with_endpoint(exporting.endpoint.clone())
             .with_protocol(Protocol::HttpBinary)
             .with_timeout(exporting.timeout)

@@ -2,8 +2,9 @@
 //! standard `OTEL_*` settings ([`settings`]), spans after the GenAI
 //! semantic conventions built from the run's own events ([`run_span`],
 //! [`semconv`], [`observed`]), a batch as one trace, the run's trace context for the
-//! code below ([`ambient`]), and the export by the OTLP exporter rules
-//! ([`export`]).
+//! code below ([`ambient`]), the export by the OTLP exporter rules
+//! ([`export`], [`http`]), and the GenAI client metrics beside them
+//! ([`metrics`]).
 //!
 //! Off means off: with no endpoint set nothing here is constructed — no
 //! provider, no exporter, no thread, no connection. *Never* exports a
@@ -13,8 +14,12 @@
 pub mod ambient;
 pub mod content;
 pub mod export;
+pub mod http;
+mod measured;
+pub mod metrics;
 pub mod observed;
 pub mod run_span;
+pub mod sampling;
 pub mod semconv;
 pub mod settings;
 
@@ -38,20 +43,17 @@ use crate::secret::ApiKey;
 use crate::secret::{holds_a_key, redact_keys};
 
 pub use run_span::RunTrace;
-pub use settings::TraceSettings;
+pub use settings::{MetricSettings, TraceSettings};
 
 use export::{Exporter, Queue, Worker};
+use metrics::Metrics;
+pub use semconv::SCHEMA_URL;
+use semconv::SCOPE;
 use settings::{Exporting, ParentRoot, SamplerChoice};
-
-/// The instrumentation scope every span is recorded under.
-const SCOPE: &str = "leash";
 
 /// The export's time when the run's timer has (nearly) run out: a run cut
 /// by its timer still says so to the collector, at most this late.
 pub const LAST_WORD: Duration = Duration::from_millis(250);
-
-/// The schema URL of the conventions' version leash follows.
-pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.41.0";
 
 /// Span ids: random, except the one reserved for the next span begun
 /// under [`Telemetry::ids`]'s lock (a child process's span, whose id its
@@ -122,6 +124,11 @@ pub struct Telemetry {
     worker: Mutex<Option<Worker>>,
     /// The endpoint as it may be shown.
     shown: String,
+    /// Whether spans are exported (else only metrics are, and the tracer
+    /// records nothing).
+    pub(crate) traces: bool,
+    /// The GenAI client metrics, when they are exported.
+    metrics: Option<Metrics>,
     ids: SharedIds,
     exporting: Exporting,
     keys: Arc<[ApiKey]>,
@@ -171,68 +178,71 @@ impl Parent {
 }
 
 impl Telemetry {
-    /// The tracer the settings ask for, or `None` (with the line that says
-    /// why, when traces were asked for but cannot be exported). Nothing is
-    /// built when they are off.
+    /// The tracer and meters the settings ask for, or `None` (with the
+    /// lines that say why, when traces or metrics were asked for but
+    /// cannot be exported). Nothing is built when both are off.
     pub fn start(
         settings: &TraceSettings,
+        metric_settings: &MetricSettings,
         keys: Arc<[ApiKey]>,
     ) -> (Option<Arc<Telemetry>>, Vec<String>) {
-        let exporting = match settings {
-            TraceSettings::Off | TraceSettings::Disabled | TraceSettings::NoExporter => {
-                return (None, Vec::new());
+        let mut notices = Vec::new();
+        let mut on = |settings: &TraceSettings| match settings {
+            TraceSettings::On(exporting) => Some(cleaned(exporting, &keys, &mut notices)),
+            TraceSettings::Unusable(why) => {
+                notices.push(why.clone());
+                None
             }
-            TraceSettings::Unusable(why) => return (None, vec![why.clone()]),
-            TraceSettings::On(exporting) => exporting.as_ref(),
+            _ => None,
         };
-        let mut notices = exporting.warnings.clone();
-        let mut exporting = exporting.clone();
-        // A variable that holds a key is not sent anywhere.
-        let before = exporting.headers.len() + exporting.resource.len();
-        exporting
-            .headers
-            .retain(|(_, value)| !holds_a_key(value, &keys));
-        exporting
-            .resource
-            .retain(|(_, value)| !holds_a_key(value, &keys));
-        if exporting.headers.len() + exporting.resource.len() < before {
-            notices.push(
-                "an OTEL_EXPORTER_OTLP_HEADERS or OTEL_RESOURCE_ATTRIBUTES value holds an API \
-                 key: it is left out of the traces"
-                    .to_owned(),
-            );
-        }
-        if holds_a_key(&exporting.service_name, &keys) {
-            exporting.service_name = settings::DEFAULT_SERVICE_NAME.to_owned();
-        }
+        let (traced, metered) = (on(settings), on(metric_settings));
+        let Some(first) = traced.as_ref().or(metered.as_ref()) else {
+            return (None, dedup(notices));
+        };
         let resource = Resource::builder_empty()
             .with_detector(Box::new(TelemetryResourceDetector))
             .with_attributes(
-                exporting
+                first
                     .resource
                     .iter()
                     .map(|(name, value)| KeyValue::new(name.clone(), value.clone())),
             )
-            .with_service_name(exporting.service_name.clone())
+            .with_service_name(first.service_name.clone())
             .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
             .build();
-        let queue = Queue::new(exporting.queue);
-        let worker = Exporter::new(&exporting, &resource)
-            .and_then(|exporter| Worker::start(queue.clone(), exporter));
-        let worker = match worker {
-            Ok(worker) => worker,
-            Err(why) => {
-                notices.push(why);
-                return (None, notices);
-            }
+        let metrics = metered.as_ref().and_then(|exporting| {
+            Metrics::start(exporting, resource.clone())
+                .map_err(|why| notices.push(why))
+                .ok()
+        });
+        let queue = Queue::new(traced.as_ref().map(|t| t.queue).unwrap_or_default());
+        let worker = traced.as_ref().and_then(|exporting| {
+            Exporter::new(exporting, &resource)
+                .and_then(|exporter| Worker::start(queue.clone(), exporter))
+                .map_err(|why| notices.push(why))
+                .ok()
+        });
+        let traces = worker.is_some();
+        let exporting = match (traced, metered) {
+            (Some(traced), _) if traces => traced,
+            (_, Some(metered)) if metrics.is_some() => Exporting {
+                capture_content: false,
+                parent: None,
+                ..metered
+            },
+            _ => return (None, dedup(notices)),
         };
         let ids = SharedIds::default();
-        let provider = SdkTracerProvider::builder()
-            .with_span_processor(queue.clone())
+        let mut provider = SdkTracerProvider::builder()
             .with_resource(resource)
-            .with_sampler(sdk_sampler(exporting.sampler))
-            .with_id_generator(ids.clone())
-            .build();
+            .with_id_generator(ids.clone());
+        provider = match traces {
+            true => provider
+                .with_span_processor(queue.clone())
+                .with_sampler(sdk_sampler(exporting.sampler)),
+            false => provider.with_sampler(Sampler::AlwaysOff),
+        };
+        let provider = provider.build();
         let tracer = provider.tracer_with_scope(
             InstrumentationScope::builder(SCOPE)
                 .with_version(env!("CARGO_PKG_VERSION"))
@@ -254,14 +264,21 @@ impl Telemetry {
             _provider: provider,
             tracer,
             queue,
-            worker: Mutex::new(Some(worker)),
-            shown: export::shown_endpoint(&exporting.endpoint),
+            worker: Mutex::new(worker),
+            shown: http::shown_endpoint(&exporting.endpoint),
+            traces,
+            metrics,
             ids,
             exporting,
             keys,
             caller,
         };
-        (Some(Arc::new(telemetry)), notices)
+        (Some(Arc::new(telemetry)), dedup(notices))
+    }
+
+    /// The metrics, when they are exported.
+    pub(crate) fn metrics(&self) -> Option<&Metrics> {
+        self.metrics.as_ref()
     }
 
     /// A span named `name` under `parent`, begun now.
@@ -330,6 +347,9 @@ impl Telemetry {
     /// A new span id under `parent`'s trace, for a child process: its
     /// `TRACEPARENT` and the id its span will have.
     fn reserve(&self, parent: &Context) -> Option<crate::protocol::trace_context::Reserved> {
+        if !self.traces {
+            return None;
+        }
         let parent = parent.span().span_context().clone();
         let id = self.ids.0.random.new_span_id();
         let context = SpanContext::new(
@@ -350,18 +370,33 @@ impl Telemetry {
         redact_keys(text, &self.keys)
     }
 
-    /// Sends every span still waiting, within the export timeout and
-    /// `left` (the run's timer, but at least [`LAST_WORD`]); the line that
-    /// says why it failed.
-    async fn flush(&self, left: Option<Duration>) -> Option<String> {
-        let timeout = self.exporting.timeout;
-        let budget = left.map_or(timeout, |left| left.max(LAST_WORD).min(timeout));
+    /// Sends every span still waiting and the metrics, side by side,
+    /// within the export timeout and `left` (the run's timer, but at least
+    /// [`LAST_WORD`]); the lines that say why an export failed.
+    async fn flush(&self, left: Option<Duration>) -> Vec<String> {
+        // Each signal within its own timeout, both within the run's timer.
+        let within =
+            |timeout: Duration| left.map_or(timeout, |left| left.max(LAST_WORD).min(timeout));
+        let budget = within(self.exporting.timeout);
         let worker = self
             .worker
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .take()?;
-        worker.finish(&self.queue, budget, &self.shown).await
+            .take();
+        let traces = async {
+            match worker {
+                Some(worker) => worker.finish(&self.queue, budget, &self.shown).await,
+                None => None,
+            }
+        };
+        let metrics = async {
+            match &self.metrics {
+                Some(metrics) => metrics.export(within(metrics.timeout())).await,
+                None => None,
+            }
+        };
+        let (traces, metrics) = tokio::join!(traces, metrics);
+        traces.into_iter().chain(metrics).collect()
     }
 }
 
@@ -375,13 +410,12 @@ impl BatchTrace {
     /// The batch's root span, begun now, when the settings trace; the
     /// lines to say before the batch runs. `shard` is `K/N`.
     pub fn start(
-        settings: &TraceSettings,
+        (settings, metric_settings): (&TraceSettings, &MetricSettings),
         keys: Arc<[ApiKey]>,
-        items: u64,
-        parallel: u64,
+        (items, parallel): (u64, u64),
         shard: Option<String>,
     ) -> (Option<BatchTrace>, Vec<String>) {
-        let (telemetry, notices) = Telemetry::start(settings, keys);
+        let (telemetry, notices) = Telemetry::start(settings, metric_settings, keys);
         let trace = telemetry.map(|telemetry| {
             let mut attributes = vec![
                 KeyValue::new("gen_ai.operation.name", "invoke_workflow"),
@@ -414,9 +448,9 @@ impl BatchTrace {
     }
 
     /// Ends the batch's span with its exit code (status ERROR on any but
-    /// 0, with `why`) and exports the trace; the line that says why the
-    /// export failed.
-    pub async fn finish(self, code: u8, status: &str, why: Option<&str>) -> Option<String> {
+    /// 0, with `why`) and exports the trace and the metrics; the lines that
+    /// say why an export failed.
+    pub async fn finish(self, code: u8, status: &str, why: Option<&str>) -> Vec<String> {
         let span = self.root.span();
         span.set_attribute(KeyValue::new("leash.exit_code", i64::from(code)));
         span.set_attribute(KeyValue::new("leash.status", status.to_owned()));
@@ -427,4 +461,37 @@ impl BatchTrace {
         span.end();
         self.telemetry.flush(None).await
     }
+}
+
+/// `exporting` without what holds a key: a header or resource attribute
+/// that does is left out (said once), a service name that does is the
+/// default.
+fn cleaned(exporting: &Exporting, keys: &[ApiKey], notices: &mut Vec<String>) -> Exporting {
+    let mut exporting = exporting.clone();
+    notices.extend(exporting.warnings.iter().cloned());
+    let before = exporting.headers.len() + exporting.resource.len();
+    exporting
+        .headers
+        .retain(|(_, value)| !holds_a_key(value, keys));
+    exporting
+        .resource
+        .retain(|(_, value)| !holds_a_key(value, keys));
+    if exporting.headers.len() + exporting.resource.len() < before {
+        notices.push(
+            "an OTEL_EXPORTER_OTLP_HEADERS or OTEL_RESOURCE_ATTRIBUTES value holds an API \
+             key: it is left out of the traces and metrics"
+                .to_owned(),
+        );
+    }
+    if holds_a_key(&exporting.service_name, keys) {
+        exporting.service_name = settings::DEFAULT_SERVICE_NAME.to_owned();
+    }
+    exporting
+}
+
+/// The lines without repeats (the two signals share most variables).
+fn dedup(mut lines: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    lines.retain(|line| seen.insert(line.clone()));
+    lines
 }

@@ -17,7 +17,7 @@ use super::semconv::{
     OTHER, TIMEOUT, TOOL_ERROR, clamp, finish_reason, finish_reasons, request_error,
     server_attributes, usage_attributes,
 };
-use super::{Telemetry, TraceSettings, Tracing, content};
+use super::{MetricSettings, Telemetry, TraceSettings, Tracing, content};
 use crate::agent::types::AgentEvent;
 use crate::protocol::{AssistantMessage, Message, ToolSpec};
 use crate::render::RunReport;
@@ -63,9 +63,12 @@ pub struct RunTrace {
 /// The model request under way.
 pub(super) struct Chat {
     pub(super) context: Context,
+    /// When the request began (its operation's duration starts here).
+    pub(super) began: std::time::Instant,
     /// When the request (or its last retry) was sent.
     pub(super) issued: std::time::Instant,
-    first_chunk: bool,
+    /// Seconds from the request (or its last retry) to its first chunk.
+    pub(super) first_chunk: Option<f64>,
     /// The HTTP status of a request that failed for good.
     pub(super) failed_status: Option<i64>,
 }
@@ -80,7 +83,7 @@ pub(super) struct ToolCall {
 pub(super) struct State {
     /// The context holding the run's root span.
     pub(super) root: Context,
-    facts: RunFacts,
+    pub(super) facts: RunFacts,
     /// `gen_ai.conversation.id`: the run's own id.
     conversation: String,
     pub(super) chat: Option<Chat>,
@@ -109,7 +112,7 @@ impl RunTrace {
     /// The run's trace, its root span begun now — or `None` when traces
     /// are off (nothing is built) — with the lines to say first.
     pub fn begin(
-        settings: &TraceSettings,
+        (settings, metric_settings): (&TraceSettings, &MetricSettings),
         tracing: &Tracing,
         keys: Arc<[ApiKey]>,
         facts: RunFacts,
@@ -123,7 +126,7 @@ impl RunTrace {
                 false,
                 Vec::new(),
             ),
-            Tracing::FromPlan => match Telemetry::start(settings, keys) {
+            Tracing::FromPlan => match Telemetry::start(settings, metric_settings, keys) {
                 (Some(telemetry), notices) => {
                     let caller = telemetry.caller.clone();
                     (telemetry, caller, None, true, notices)
@@ -234,8 +237,9 @@ impl RunTrace {
                     .begin(name, SpanKind::Client, attributes, &state.root);
                 state.chat = Some(Chat {
                     context: state.root.with_span(span),
+                    began: std::time::Instant::now(),
                     issued: std::time::Instant::now(),
-                    first_chunk: false,
+                    first_chunk: None,
                     failed_status: None,
                 });
             }
@@ -259,10 +263,10 @@ impl RunTrace {
             }
             AgentEvent::MessageUpdate { .. } => {
                 if let Some(chat) = state.chat.as_mut()
-                    && !chat.first_chunk
+                    && chat.first_chunk.is_none()
                 {
-                    chat.first_chunk = true;
                     let seconds = chat.issued.elapsed().as_secs_f64();
+                    chat.first_chunk = Some(seconds);
                     chat.context.span().set_attribute(KeyValue::new(
                         "gen_ai.response.time_to_first_chunk",
                         seconds,
@@ -275,6 +279,7 @@ impl RunTrace {
                 if let Some(chat) = state.chat.take() {
                     self.captured(&chat, Some(reply), &state);
                     let failed = self.replied(&chat, reply, &state);
+                    self.measured(&chat, &state, Some(reply), failed.as_deref());
                     if failed.is_some() {
                         state.last_error = failed;
                     }
@@ -425,12 +430,13 @@ impl RunTrace {
     /// non-zero exit, with the reason) and, for a run of its own, exports
     /// what is left of the trace within `left` of the run's timer; the line
     /// that says why the export failed.
-    pub async fn finish(&self, report: &RunReport, left: Option<Duration>) -> Option<String> {
+    pub async fn finish(&self, report: &RunReport, left: Option<Duration>) -> Vec<String> {
         {
             let mut state = self.lock();
             let cut = state.cut_type();
             if let Some(chat) = state.chat.take() {
                 self.captured(&chat, None, &state);
+                self.measured(&chat, &state, None, Some(cut));
                 let span = chat.context.span();
                 span.set_attribute(KeyValue::new("error.type", cut));
                 span.set_status(Status::error("the run ended during the request"));
@@ -466,7 +472,7 @@ impl RunTrace {
         }
         match self.exports {
             true => self.telemetry.flush(left).await,
-            false => None,
+            false => Vec::new(),
         }
     }
 }

@@ -59,6 +59,12 @@ pub fn clamp(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
+/// The instrumentation scope every span and metric is recorded under.
+pub const SCOPE: &str = "leash";
+
+/// The schema URL of the conventions' version leash follows.
+pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.41.0";
+
 /// The token counts under the conventions' names: the input count holds
 /// every input token, those read from and written to the cache too.
 pub fn usage_attributes(usage: &Usage) -> Vec<KeyValue> {
@@ -78,6 +84,39 @@ pub fn usage_attributes(usage: &Usage) -> Vec<KeyValue> {
             clamp(usage.cache_write),
         ),
     ]
+}
+
+/// The input (every input token, the cached ones too, as
+/// `gen_ai.usage.input_tokens` counts them) and output tokens of a
+/// request; none when the provider counted none (the conventions: no
+/// usage metric without a count).
+pub fn token_counts(usage: &Usage) -> Option<(u64, u64)> {
+    let input = usage
+        .input
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write);
+    (input > 0 || usage.output > 0).then_some((input, usage.output))
+}
+
+/// The attributes of a `chat` operation's metric points (the GenAI
+/// metrics' attribute group): operation, provider, request model, server
+/// and, when the reply named one, the response model.
+pub fn metric_attributes(
+    provider: &str,
+    model: &str,
+    server: &Option<(String, u16)>,
+    answered: Option<String>,
+) -> Vec<KeyValue> {
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "chat"),
+        KeyValue::new("gen_ai.provider.name", provider.to_owned()),
+        KeyValue::new("gen_ai.request.model", model.to_owned()),
+    ];
+    attributes.extend(server_attributes(server));
+    if let Some(answered) = answered {
+        attributes.push(KeyValue::new("gen_ai.response.model", answered));
+    }
+    attributes
 }
 
 /// `error.type` of a failed model request: its HTTP status, or `_OTHER`.

@@ -6,9 +6,41 @@
 
 use std::time::Duration;
 
-/// The OTLP path of traces, appended to `OTEL_EXPORTER_OTLP_ENDPOINT`
-/// (the signal-specific `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is used as is).
-const TRACES_PATH: &str = "v1/traces";
+use super::sampling::sampler;
+pub use super::sampling::{ParentRoot, SamplerChoice};
+
+/// The signal a reading is for: its variables (`OTEL_EXPORTER_OTLP_{S}_…`,
+/// `OTEL_{S}_EXPORTER`), the OTLP path appended to
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` (the signal's own endpoint is used as is)
+/// and the word the lines use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Spans, to `v1/traces`.
+    Traces,
+    /// The GenAI client metrics, to `v1/metrics`.
+    Metrics,
+}
+
+impl Signal {
+    /// `traces` or `metrics`, as the lines say it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Signal::Traces => "traces",
+            Signal::Metrics => "metrics",
+        }
+    }
+
+    fn upper(self) -> &'static str {
+        match self {
+            Signal::Traces => "TRACES",
+            Signal::Metrics => "METRICS",
+        }
+    }
+}
+
+/// Where a run's metrics go: the same settings as the traces', read from
+/// the metrics' variables.
+pub type MetricSettings = TraceSettings;
 
 /// The service name when neither `OTEL_SERVICE_NAME` nor
 /// `OTEL_RESOURCE_ATTRIBUTES` names one.
@@ -22,7 +54,7 @@ pub enum TraceSettings {
     Off,
     /// `OTEL_SDK_DISABLED=true`: the same, whatever else is set.
     Disabled,
-    /// `OTEL_TRACES_EXPORTER=none`: the same.
+    /// `OTEL_TRACES_EXPORTER=none` (or `OTEL_METRICS_EXPORTER=none`): the same.
     NoExporter,
     /// An endpoint is set but leash cannot export there (a protocol it
     /// does not speak, an endpoint that is no http(s) URL): one stderr
@@ -38,7 +70,7 @@ pub struct Exporting {
     /// The URL spans are POSTed to (`…/v1/traces`).
     pub endpoint: String,
     /// The variable it came from.
-    pub endpoint_from: &'static str,
+    pub endpoint_from: String,
     /// `OTEL_EXPORTER_OTLP_HEADERS` (and `_TRACES_HEADERS`), decoded.
     pub headers: Vec<(String, String)>,
     /// `service.name`.
@@ -63,54 +95,11 @@ pub struct Exporting {
     pub capture_content: bool,
     /// Whether `OTEL_SEMCONV_STABILITY_OPT_IN` lists `gen_ai_latest_experimental`.
     pub latest_experimental: bool,
+    /// `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` `delta` or
+    /// `lowmemory`: a histogram's points are deltas (metrics only).
+    pub delta: bool,
     /// What was set but not understood: one line each, said at the start.
     pub warnings: Vec<String>,
-}
-
-/// `OTEL_TRACES_SAMPLER`: the specification's built-in samplers.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SamplerChoice {
-    /// `always_on`.
-    AlwaysOn,
-    /// `always_off`.
-    AlwaysOff,
-    /// `traceidratio` with its ratio.
-    Ratio(f64),
-    /// `parentbased_*` (the default: `parentbased_always_on`): a caller's
-    /// span decides; without one, the root sampler inside does.
-    ParentBased(ParentRoot),
-}
-
-/// The root sampler of a parent-based one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ParentRoot {
-    /// `parentbased_always_on`.
-    AlwaysOn,
-    /// `parentbased_always_off`.
-    AlwaysOff,
-    /// `parentbased_traceidratio`.
-    Ratio(f64),
-}
-
-// Eq for the settings' comparison: a ratio is a checked number in 0..=1.
-impl Eq for SamplerChoice {}
-
-impl SamplerChoice {
-    /// The name `leash config` shows.
-    pub fn describe(&self) -> String {
-        match self {
-            SamplerChoice::AlwaysOn => "always_on".to_owned(),
-            SamplerChoice::AlwaysOff => "always_off".to_owned(),
-            SamplerChoice::Ratio(ratio) => format!("traceidratio {ratio}"),
-            SamplerChoice::ParentBased(ParentRoot::AlwaysOn) => "parentbased_always_on".to_owned(),
-            SamplerChoice::ParentBased(ParentRoot::AlwaysOff) => {
-                "parentbased_always_off".to_owned()
-            }
-            SamplerChoice::ParentBased(ParentRoot::Ratio(ratio)) => {
-                format!("parentbased_traceidratio {ratio}")
-            }
-        }
-    }
 }
 
 /// The batch span processor's settings (`OTEL_BSP_*`, the specification's
@@ -173,45 +162,61 @@ impl TraceSettings {
     /// Reads the settings through `exported`, the process environment's
     /// lookup (a `.env` is never consulted).
     pub fn from_env(exported: &dyn Fn(&str) -> Option<String>) -> TraceSettings {
+        TraceSettings::read(exported, Signal::Traces)
+    }
+
+    /// Reads the settings of `signal`'s export through `exported`.
+    pub fn read(exported: &dyn Fn(&str) -> Option<String>, signal: Signal) -> TraceSettings {
         let set = |name: &str| exported(name).filter(|value| !value.trim().is_empty());
         if set("OTEL_SDK_DISABLED").is_some_and(|value| value.trim().eq_ignore_ascii_case("true")) {
             return TraceSettings::Disabled;
         }
-        let (endpoint, endpoint_from) = match (
-            set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
-            set("OTEL_EXPORTER_OTLP_ENDPOINT"),
-        ) {
-            (Some(url), _) => (url.trim().to_owned(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
-            (None, Some(base)) => (traces_url(base.trim()), "OTEL_EXPORTER_OTLP_ENDPOINT"),
+        let (noun, upper) = (signal.noun(), signal.upper());
+        let own = format!("OTEL_EXPORTER_OTLP_{upper}_ENDPOINT");
+        let (endpoint, endpoint_from) = match (set(&own), set("OTEL_EXPORTER_OTLP_ENDPOINT")) {
+            (Some(url), _) => (url.trim().to_owned(), own),
+            (None, Some(base)) => (
+                format!("{}/v1/{noun}", base.trim().trim_end_matches('/')),
+                "OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(),
+            ),
             (None, None) => return TraceSettings::Off,
         };
-        match set("OTEL_TRACES_EXPORTER").map(|value| value.trim().to_ascii_lowercase()) {
+        let exporter = format!("OTEL_{upper}_EXPORTER");
+        match set(&exporter).map(|value| value.trim().to_ascii_lowercase()) {
             Some(value) if value == "none" => return TraceSettings::NoExporter,
             Some(value) if value != "otlp" => {
                 return TraceSettings::Unusable(format!(
-                    "OTEL_TRACES_EXPORTER={value}: leash exports traces over OTLP only; the run \
-                     goes on without traces"
+                    "{exporter}={}: leash exports {noun} over OTLP only; the run goes on \
+                     without {noun}",
+                    value.escape_debug()
                 ));
             }
             _ => {}
         }
-        let protocol = set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-            .or_else(|| set("OTEL_EXPORTER_OTLP_PROTOCOL"))
-            .unwrap_or_else(|| "http/protobuf".to_owned());
+        // A general variable's line is the same for both signals (said once).
+        let without = |variable: &str| match variable.contains(&format!("_{upper}_")) {
+            true => noun,
+            false => "traces or metrics",
+        };
+        let (variable, protocol) = signal_variable(&set, signal, "PROTOCOL")
+            .unwrap_or_else(|| (String::new(), "http/protobuf".to_owned()));
         if protocol.trim() != "http/protobuf" {
             return TraceSettings::Unusable(format!(
-                "OTEL_EXPORTER_OTLP_PROTOCOL={}: leash exports traces over http/protobuf only; \
-                 the run goes on without traces",
-                protocol.trim()
+                "{variable}={}: leash speaks OTLP over http/protobuf only; the run goes on \
+                 without {}",
+                protocol.trim().escape_debug(),
+                without(&variable)
             ));
         }
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
             return TraceSettings::Unusable(format!(
-                "{endpoint_from} is not an http:// or https:// URL; the run goes on without traces"
+                "{endpoint_from} is not an http:// or https:// URL; the run goes on without {}",
+                without(&endpoint_from)
             ));
         }
         let mut headers = pairs(&set("OTEL_EXPORTER_OTLP_HEADERS").unwrap_or_default());
-        for (name, value) in pairs(&set("OTEL_EXPORTER_OTLP_TRACES_HEADERS").unwrap_or_default()) {
+        let own_headers = format!("OTEL_EXPORTER_OTLP_{upper}_HEADERS");
+        for (name, value) in pairs(&set(&own_headers).unwrap_or_default()) {
             headers.retain(|(known, _)| !known.eq_ignore_ascii_case(&name));
             headers.push((name, value));
         }
@@ -232,7 +237,7 @@ impl TraceSettings {
             )
         });
         let mut warnings = Vec::new();
-        let timeout = signal(&set, "TIMEOUT")
+        let timeout = signal_variable(&set, signal, "TIMEOUT")
             .map(|(name, value)| match value.trim().parse::<u64>() {
                 Ok(ms) => Duration::from_millis(ms),
                 Err(_) => {
@@ -243,7 +248,7 @@ impl TraceSettings {
                 }
             })
             .unwrap_or(DEFAULT_TIMEOUT);
-        let gzip = match signal(&set, "COMPRESSION") {
+        let gzip = match signal_variable(&set, signal, "COMPRESSION") {
             Some((_, value)) if value.trim().eq_ignore_ascii_case("gzip") => true,
             Some((_, value)) if value.trim().eq_ignore_ascii_case("none") => false,
             Some((name, _)) => {
@@ -255,9 +260,9 @@ impl TraceSettings {
             None => false,
         };
         let tls = TlsFiles {
-            certificate: signal(&set, "CERTIFICATE"),
-            client_certificate: signal(&set, "CLIENT_CERTIFICATE"),
-            client_key: signal(&set, "CLIENT_KEY"),
+            certificate: signal_variable(&set, signal, "CERTIFICATE"),
+            client_certificate: signal_variable(&set, signal, "CLIENT_CERTIFICATE"),
+            client_key: signal_variable(&set, signal, "CLIENT_KEY"),
         };
         let sampler = sampler(&set, &mut warnings);
         let queue = QueueSettings {
@@ -270,6 +275,27 @@ impl TraceSettings {
         };
         let capture_content = set("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
             .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+        let preference = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE";
+        let delta = match set(preference)
+            .filter(|_| signal == Signal::Metrics)
+            .map(|value| (preference, value))
+        {
+            None => false,
+            Some((_, value)) if value.trim().eq_ignore_ascii_case("cumulative") => false,
+            Some((_, value))
+                if ["delta", "lowmemory"]
+                    .iter()
+                    .any(|known| value.trim().eq_ignore_ascii_case(known)) =>
+            {
+                true
+            }
+            Some((name, _)) => {
+                warnings.push(format!(
+                    "{name} is not cumulative, delta or lowmemory; cumulative is used"
+                ));
+                false
+            }
+        };
         let latest_experimental = set("OTEL_SEMCONV_STABILITY_OPT_IN").is_some_and(|value| {
             value
                 .split(',')
@@ -289,6 +315,7 @@ impl TraceSettings {
             queue,
             capture_content,
             latest_experimental,
+            delta,
             warnings,
         }))
     }
@@ -389,11 +416,15 @@ impl Exporting {
     }
 }
 
-/// The traces variable `OTEL_EXPORTER_OTLP_TRACES_{suffix}`, or the
+/// The signal's variable `OTEL_EXPORTER_OTLP_{SIGNAL}_{suffix}`, or the
 /// general `OTEL_EXPORTER_OTLP_{suffix}`: its name and value.
-fn signal(set: &dyn Fn(&str) -> Option<String>, suffix: &str) -> Option<(String, String)> {
+fn signal_variable(
+    set: &dyn Fn(&str) -> Option<String>,
+    signal: Signal,
+    suffix: &str,
+) -> Option<(String, String)> {
     [
-        format!("OTEL_EXPORTER_OTLP_TRACES_{suffix}"),
+        format!("OTEL_EXPORTER_OTLP_{}_{suffix}", signal.upper()),
         format!("OTEL_EXPORTER_OTLP_{suffix}"),
     ]
     .into_iter()
@@ -416,47 +447,6 @@ fn count(
             None
         }
     }
-}
-
-/// `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`; an unknown sampler
-/// or a bad ratio is a warning and the default.
-fn sampler(set: &dyn Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> SamplerChoice {
-    let mut ratio = || match set("OTEL_TRACES_SAMPLER_ARG") {
-        None => 1.0,
-        Some(arg) => match arg.trim().parse::<f64>() {
-            Ok(ratio) if (0.0..=1.0).contains(&ratio) => ratio,
-            _ => {
-                warnings.push(
-                    "OTEL_TRACES_SAMPLER_ARG is not a ratio between 0 and 1; 1.0 is used"
-                        .to_owned(),
-                );
-                1.0
-            }
-        },
-    };
-    let Some(name) = set("OTEL_TRACES_SAMPLER") else {
-        return SamplerChoice::ParentBased(ParentRoot::AlwaysOn);
-    };
-    match name.trim() {
-        "always_on" => SamplerChoice::AlwaysOn,
-        "always_off" => SamplerChoice::AlwaysOff,
-        "traceidratio" => SamplerChoice::Ratio(ratio()),
-        "parentbased_always_on" => SamplerChoice::ParentBased(ParentRoot::AlwaysOn),
-        "parentbased_always_off" => SamplerChoice::ParentBased(ParentRoot::AlwaysOff),
-        "parentbased_traceidratio" => SamplerChoice::ParentBased(ParentRoot::Ratio(ratio())),
-        other => {
-            warnings.push(format!(
-                "OTEL_TRACES_SAMPLER={} is not a sampler leash knows; parentbased_always_on is used",
-                other.escape_debug()
-            ));
-            SamplerChoice::ParentBased(ParentRoot::AlwaysOn)
-        }
-    }
-}
-
-/// `OTEL_EXPORTER_OTLP_ENDPOINT` with the traces path, one slash between.
-fn traces_url(base: &str) -> String {
-    format!("{}/{TRACES_PATH}", base.trim_end_matches('/'))
 }
 
 /// `name=value,name=value` (the W3C baggage form the OTel variables use),
@@ -512,6 +502,93 @@ mod tests {
             TraceSettings::On(exporting) => *exporting,
             other => panic!("not on: {other:?}"),
         }
+    }
+
+    fn metrics(pairs: &[(&str, &str)]) -> MetricSettings {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        TraceSettings::read(
+            &move |name| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+            },
+            Signal::Metrics,
+        )
+    }
+
+    #[test]
+    fn the_metrics_read_their_own_variables_first() {
+        let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318/");
+        let plain = on(metrics(&[base]));
+        assert_eq!(plain.endpoint, "http://h:4318/v1/metrics");
+        assert!(!plain.delta);
+        let own = on(metrics(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "https://m/x"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "100"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "300"),
+            ("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "gzip"),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+                "LowMemory",
+            ),
+            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "7"),
+        ]));
+        assert_eq!(own.endpoint, "https://m/x");
+        assert_eq!(own.endpoint_from, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+        assert_eq!(own.timeout, Duration::from_millis(300));
+        assert!(own.gzip && own.delta);
+        // The traces never read the metrics' variables, nor the reverse.
+        let traces = on(read(&[
+            base,
+            ("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "300"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
+        ]));
+        assert_eq!(traces.timeout, DEFAULT_TIMEOUT);
+        assert!(!traces.delta);
+        // None, another exporter, a bad preference, a bad URL.
+        assert_eq!(
+            metrics(&[base, ("OTEL_METRICS_EXPORTER", "none")]),
+            TraceSettings::NoExporter
+        );
+        assert_eq!(
+            read(&[base, ("OTEL_METRICS_EXPORTER", "none")]),
+            read(&[base])
+        );
+        let prometheus = metrics(&[base, ("OTEL_METRICS_EXPORTER", "prometheus\u{1b}[2J")]);
+        assert!(
+            matches!(&prometheus, TraceSettings::Unusable(why)
+                if why.contains("OTEL_METRICS_EXPORTER=prometheus\\u{1b}") && !why.contains('\u{1b}')),
+            "{prometheus:?}"
+        );
+        let odd = on(metrics(&[
+            base,
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+                "sometimes",
+            ),
+        ]));
+        assert!(!odd.delta);
+        assert!(odd.warnings[0].contains("not cumulative, delta or lowmemory"));
+        let ftp = metrics(&[("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "ftp://m")]);
+        assert!(
+            matches!(&ftp, TraceSettings::Unusable(why) if why.ends_with("without metrics")),
+            "{ftp:?}"
+        );
+        let general = metrics(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "h:4318")]);
+        assert!(
+            matches!(&general, TraceSettings::Unusable(why) if why.ends_with("without traces or metrics")),
+            "{general:?}"
+        );
+        assert!(
+            metrics(&[base])
+                .describe_metrics()
+                .starts_with("metrics: http://h:4318/v1/metrics")
+        );
     }
 
     #[test]

@@ -99,6 +99,22 @@ impl Receiver {
             .collect()
     }
 
+    /// Every metric data point received (`/v1/metrics`), one JSON value
+    /// each: name, unit, kind, temporality, attributes, and a histogram's
+    /// count, sum, bucket counts and bounds.
+    pub fn metrics(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.out.with_extension("jsonl.metrics"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a metric line"))
+            .collect()
+    }
+
+    /// The file the metric points are written to, one JSON line each.
+    pub fn metrics_file(&self) -> PathBuf {
+        self.out.with_extension("jsonl.metrics")
+    }
+
     /// The file the spans are written to, one JSON line each.
     pub fn spans_file(&self) -> &Path {
         &self.out

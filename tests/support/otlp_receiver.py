@@ -8,6 +8,11 @@ every request's raw bytes (headers and body) to OUT.raw, and counts the
 connections it accepted in OUT.connections, so a test can assert that
 nothing connected or that a key is in no byte that was sent.
 
+A POST /v1/metrics body is decoded as metrics: each histogram data point
+becomes one JSON line in OUT.metrics (the metric's name, unit,
+description, kind and temporality, its scope and resource, the point's
+attributes flattened, count, sum, bucket counts and explicit bounds).
+
 A gzip body (`Content-Encoding: gzip`) is decompressed first; each
 request's count goes to OUT.requests.
 
@@ -23,6 +28,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 OUT, MODE = sys.argv[1], sys.argv[2]
@@ -67,6 +73,53 @@ def span_line(span, resource, scope_spans):
     return line
 
 
+TEMPORALITY = {0: "unspecified", 1: "delta", 2: "cumulative"}
+
+
+def metric_lines(body):
+    """One line per data point of every metric in an export request."""
+    request = metrics_service_pb2.ExportMetricsServiceRequest()
+    request.ParseFromString(body)
+    lines = []
+    for resource_metrics in request.resource_metrics:
+        resource = attributes(
+            json_format.MessageToDict(resource_metrics.resource).get("attributes", [])
+        )
+        for scope_metrics in resource_metrics.scope_metrics:
+            scope = {
+                "name": scope_metrics.scope.name,
+                "version": scope_metrics.scope.version,
+                "schemaUrl": scope_metrics.schema_url,
+            }
+            for metric in scope_metrics.metrics:
+                kind = metric.WhichOneof("data")
+                data = getattr(metric, kind)
+                for point in data.data_points:
+                    line = {
+                        "name": metric.name,
+                        "unit": metric.unit,
+                        "description": metric.description,
+                        "kind": kind,
+                        "temporality": TEMPORALITY.get(
+                            getattr(data, "aggregation_temporality", 0), "?"
+                        ),
+                        "scope": scope,
+                        "resource": resource,
+                        "attributes": attributes(
+                            json_format.MessageToDict(point).get("attributes", [])
+                        ),
+                    }
+                    if kind == "histogram":
+                        line.update(
+                            count=point.count,
+                            sum=point.sum,
+                            bucketCounts=list(point.bucket_counts),
+                            explicitBounds=list(point.explicit_bounds),
+                        )
+                    lines.append(line)
+    return lines
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -105,6 +158,19 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(503)
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if self.path.rstrip("/").endswith("/v1/metrics"):
+            lines = metric_lines(body)
+            with LOCK:
+                with open(OUT + ".metrics", "a") as out:
+                    for line in lines:
+                        out.write(json.dumps(line) + "\n")
+            answer = metrics_service_pb2.ExportMetricsServiceResponse().SerializeToString()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
             return
         request = trace_service_pb2.ExportTraceServiceRequest()
         request.ParseFromString(body)

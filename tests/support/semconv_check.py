@@ -8,9 +8,18 @@ lists custom values for an open enum, one of those). The finish reasons
 must be the output messages schema's `FinishReason` values. A message
 that captures content must follow the conventions' JSON schemas' shape.
 
-Usage: semconv_check.py REGISTRY_DIR SPANS.jsonl. Prints one line per
-problem and exits 1 if there is any; prints the attributes it checked and
-exits 0 otherwise."""
+With a third argument, METRICS.jsonl (the metric points otlp_receiver.py
+writes), every metric point is read against the conventions' metric
+definitions (gen-ai-metrics.yaml) and their text (gen-ai-metrics.md): the
+metric is one they define, its instrument and unit are theirs, each
+attribute is one the metric lists (checked like a span's: type, enum
+value), every required attribute is there (`server.port` with
+`server.address`), and a histogram's bucket boundaries are the ones the
+text advises.
+
+Usage: semconv_check.py REGISTRY_DIR SPANS.jsonl [METRICS.jsonl]. Prints
+one line per problem and exits 1 if there is any; prints the attributes
+and metrics it checked and exits 0 otherwise."""
 
 import json
 import pathlib
@@ -21,6 +30,7 @@ import yaml
 
 DIR = pathlib.Path(sys.argv[1])
 SPANS = pathlib.Path(sys.argv[2])
+METRICS = pathlib.Path(sys.argv[3]) if len(sys.argv) > 3 else None
 
 
 def registry():
@@ -32,6 +42,8 @@ def registry():
         custom.update(document.get("custom_values", {}) or {})
         for group in document.get("groups", []):
             for attribute in group.get("attributes", []) or []:
+                if "id" not in attribute:
+                    continue  # a metric's reference to a registry attribute
                 kind = attribute.get("type")
                 members = None
                 if isinstance(kind, dict):
@@ -124,9 +136,89 @@ def check(where, attributes, problems, seen):
                     problems.append(f"{where}: finish reason {reason!r} is not one of {REASONS}")
 
 
+def metric_definitions():
+    """metric name -> (instrument, unit, value type, {attribute: requirement})
+    from every group of type metric, its `extends` chain included."""
+    groups = {}
+    for path in sorted(DIR.glob("*.yaml")):
+        for group in yaml.safe_load(path.read_text()).get("groups", []):
+            groups[group["id"]] = group
+
+    def attributes_of(group):
+        found = {}
+        if group.get("extends"):
+            found.update(attributes_of(groups[group["extends"]]))
+        for attribute in group.get("attributes", []) or []:
+            name = attribute.get("ref") or attribute.get("id")
+            level = attribute.get("requirement_level", "recommended")
+            found[name] = level if isinstance(level, str) else next(iter(level))
+        return found
+
+    metrics = {}
+    for group in groups.values():
+        if group.get("type") == "metric":
+            value_type = (
+                group.get("annotations", {}).get("code_generation", {}).get("metric_value_type")
+            )
+            metrics[group["metric_name"]] = (
+                group["instrument"],
+                group["unit"],
+                value_type,
+                attributes_of(group),
+            )
+    return metrics
+
+
+def advised_buckets():
+    """metric name -> the bucket boundaries its section of the text advises."""
+    text = (DIR / "gen-ai-metrics.md").read_text()
+    advised = {}
+    for section in re.split(r"^### Metric: ", text, flags=re.M)[1:]:
+        name = section.split("`")[1]
+        found = re.search(r"ExplicitBucketBoundaries\]\s+of\s+\[([^\]]*)\]", section)
+        if found:
+            advised[name] = [float(bound) for bound in found.group(1).split(",")]
+    return advised
+
+
+def check_metrics(lines, problems, seen):
+    definitions = metric_definitions()
+    advised = advised_buckets()
+    for line in lines:
+        point = json.loads(line)
+        name = point.get("name", "?")
+        seen.add(name)
+        if name not in definitions:
+            problems.append(f"metric {name} is not one the conventions define")
+            continue
+        instrument, unit, value_type, allowed = definitions[name]
+        if point.get("kind") != instrument:
+            problems.append(f"metric {name} is a {point.get('kind')}, the conventions say {instrument}")
+        if point.get("unit") != unit:
+            problems.append(f"metric {name} has unit {point.get('unit')!r}, the conventions say {unit!r}")
+        attributes = point.get("attributes", {})
+        for attribute in attributes:
+            if attribute not in allowed:
+                problems.append(f"metric {name}: {attribute} is not one of its attributes")
+        check(f"metric {name}", {k: v for k, v in attributes.items() if k in allowed}, problems, seen)
+        for attribute, level in allowed.items():
+            if level == "required" and attribute not in attributes:
+                problems.append(f"metric {name}: required {attribute} is missing")
+        if "server.address" in attributes and "server.port" not in attributes:
+            problems.append(f"metric {name}: server.port is missing beside server.address")
+        if name in advised and point.get("explicitBounds") != advised[name]:
+            problems.append(
+                f"metric {name}: buckets {point.get('explicitBounds')} are not the advised {advised[name]}"
+            )
+        if value_type == "int" and not float(point.get("sum", 0)).is_integer():
+            problems.append(f"metric {name}: an int metric with sum {point.get('sum')}")
+
+
 def main():
     problems = []
     seen = set()
+    if METRICS is not None:
+        check_metrics(METRICS.read_text().splitlines(), problems, seen)
     for line in SPANS.read_text().splitlines():
         span = json.loads(line)
         where = span.get("name", "?")

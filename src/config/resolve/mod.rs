@@ -22,6 +22,7 @@ use crate::config::input::StdinMode;
 use crate::config::precedence::{choose_model, choose_provider, choose_wire, decide_terminal};
 use crate::config::{ConfigError, Inputs, RunPlan};
 use crate::telemetry::TraceSettings;
+use crate::telemetry::settings::Signal;
 
 /// Resolves the layered flags into the plan of a run.
 pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
@@ -83,5 +84,6 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         known_keys: provider::known_keys(inputs),
         notices,
         traces: TraceSettings::from_env(&|name| inputs.env.exported(name)),
+        metrics: TraceSettings::read(&|name| inputs.env.exported(name), Signal::Metrics),
     })
 }

@@ -22,8 +22,12 @@ impl Job {
     /// says on the events lane why traces that were asked for are off.
     pub(super) fn begin_trace(&mut self, shared: &Shared) {
         let plan = &self.plan;
-        let (trace, notices) =
-            RunTrace::begin(&plan.traces, &shared.tracing, keys_of(plan), facts(plan));
+        let (trace, notices) = RunTrace::begin(
+            (&plan.traces, &plan.metrics),
+            &shared.tracing,
+            keys_of(plan),
+            facts(plan),
+        );
         self.trace = trace;
         for notice in notices {
             self.events.submit(move |renderer| renderer.notice(&notice));
@@ -75,7 +79,7 @@ impl Job {
             .plan
             .deadline
             .map(|deadline| deadline.saturating_duration_since(tokio::time::Instant::now()));
-        if let Some(failure) = trace.finish(report, left).await {
+        for failure in trace.finish(report, left).await {
             self.events
                 .submit(move |renderer| renderer.notice(&failure));
         }

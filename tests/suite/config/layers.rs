@@ -56,6 +56,7 @@ fn config_listing(output: &std::process::Output) -> Vec<(String, String, String)
                 && !line.starts_with("# config file")
                 && !line.starts_with("# .env")
                 && !line.starts_with("# traces")
+                && !line.starts_with("# metrics")
         })
         .map(|line| {
             let (left, source) = line.split_once("  # ").unwrap();

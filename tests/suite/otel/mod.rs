@@ -6,9 +6,11 @@
 //! nothing built or connected when traces are off (`trace`, `collector`);
 //! the conventions' values and the exporter's rules one test each
 //! (`rules`, `tls`); every emitted attribute read against the conventions'
-//! registry (`registry`).
+//! registry (`registry`); the GenAI client metrics beside them, and
+//! mutual TLS (`metrics`, `tls`).
 
 mod collector;
+mod metrics;
 mod registry;
 mod rules;
 mod tls;

@@ -4,6 +4,9 @@
 //! conventions' attribute registries of the version leash follows,
 //! vendored in tests/data/semconv (and leash's own, `leash.yaml` there), by
 //! tests/support/semconv_check.py: its name, its type, an enum's value.
+//! Every metric point of the same runs is read against the conventions'
+//! metric definitions (`gen-ai-metrics.yaml`, `gen-ai-metrics.md`): name,
+//! instrument, unit, attributes, required ones, enum values, buckets.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,10 +25,16 @@ fn registry_dir() -> PathBuf {
 
 /// The checker's verdict on the spans in `spans`: passed, and what it said.
 fn check(spans: &Path) -> (bool, String) {
+    check_with(spans, None)
+}
+
+/// The checker's verdict on `spans` and the metric points in `metrics`.
+fn check_with(spans: &Path, metrics: Option<&Path>) -> (bool, String) {
     let output = Command::new(venv_python())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/semconv_check.py"))
         .arg(registry_dir())
         .arg(spans)
+        .args(metrics)
         .output()
         .expect("run the registry check (make otlp-receiver installs its PyYAML)");
     let said = String::from_utf8_lossy(&output.stdout).into_owned()
@@ -114,9 +123,13 @@ async fn every_attribute_leash_emits_is_the_conventions_name_type_and_value() {
             "{expected} in {names:?}"
         );
     }
-    let (passed, said) = check(receiver.spans_file());
+    let (passed, said) = check_with(receiver.spans_file(), Some(&receiver.metrics_file()));
     assert!(passed, "{said}");
     for attribute in [
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+        "gen_ai.client.operation.time_to_first_chunk",
+        "gen_ai.token.type",
         "error.type",
         "gen_ai.response.finish_reasons",
         "jsonrpc.request.id",
@@ -155,4 +168,50 @@ fn the_check_refuses_an_unknown_attribute_a_wrong_type_and_a_wrong_enum_value() 
         assert!(said.contains(problem), "{problem:?} not in {said}");
     }
     assert!(!said.contains("input_tokens"), "{said}");
+}
+
+#[test]
+fn the_check_refuses_a_metric_off_the_conventions() {
+    let dir = tempfile::tempdir().unwrap();
+    let spans = dir.path().join("spans.jsonl");
+    std::fs::write(&spans, "").unwrap();
+    let metrics = dir.path().join("metrics.jsonl");
+    let buckets = [
+        0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+    ];
+    let good = json!({"name": "gen_ai.client.operation.duration", "unit": "s", "kind": "histogram",
+        "attributes": {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai"},
+        "sum": 0.5, "explicitBounds": buckets});
+    let lines = [
+        good.clone(),
+        json!({"name": "gen_ai.client.tokens", "unit": "{token}", "kind": "histogram", "attributes": {}}),
+        json!({"name": "gen_ai.client.token.usage", "unit": "token", "kind": "sum", "sum": 2.5,
+            "attributes": {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                "gen_ai.token.type": "cached", "server.address": "h", "leash.turns": 2},
+            "explicitBounds": [1.0, 10.0]}),
+        json!({"name": "gen_ai.client.operation.duration", "unit": "ms", "kind": "histogram",
+            "attributes": {"gen_ai.provider.name": "openai"}, "sum": 1.0, "explicitBounds": buckets}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&metrics, text).unwrap();
+    let (passed, said) = check_with(&spans, Some(&metrics));
+    assert!(!passed, "{said}");
+    for problem in [
+        "metric gen_ai.client.tokens is not one the conventions define",
+        "metric gen_ai.client.token.usage is a sum, the conventions say histogram",
+        "metric gen_ai.client.token.usage has unit 'token'",
+        "gen_ai.token.type='cached' is no member",
+        "metric gen_ai.client.token.usage: leash.turns is not one of its attributes",
+        "server.port is missing beside server.address",
+        "metric gen_ai.client.token.usage: buckets [1.0, 10.0] are not the advised",
+        "an int metric with sum 2.5",
+        "metric gen_ai.client.operation.duration has unit 'ms'",
+        "metric gen_ai.client.operation.duration: required gen_ai.operation.name is missing",
+    ] {
+        assert!(said.contains(problem), "{problem:?} not in {said}");
+    }
+    // The good point alone passes.
+    std::fs::write(&metrics, format!("{good}\n")).unwrap();
+    let (passed, said) = check_with(&spans, Some(&metrics));
+    assert!(passed, "{said}");
 }
