@@ -38,6 +38,8 @@ pub struct ShellSettings {
     /// A private mount namespace: `.git` read-only, `hidden` gone,
     /// everything outside the root and `temp` read-only.
     pub private_mounts: bool,
+    /// A private network namespace: the loopback the command's own.
+    pub private_network: bool,
     /// Files the command must not read.
     pub hidden: Vec<PathBuf>,
     /// The `bash` binary.
@@ -222,6 +224,7 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
         bash: settings.bash.clone(),
         leash: Guarded::this_process(),
         private_mounts: settings.private_mounts,
+        private_network: settings.private_network,
         // `.git` (a directory, or the file naming one) and where it leads,
         // when that is under the root.
         read_only: [settings.root.join(".git")]

@@ -243,6 +243,9 @@ impl FileTools {
              read-only"
                 .to_owned()
         });
+        let no_loopback = (matches!(self.shell, Some((ExecMode::Confined, ..)))
+            && !crate::child::confine::private_network_available())
+        .then(|| format!("--allow-exec: {}", crate::child::confine::NO_LOOPBACK));
         let reach = match &self.shell {
             Some((ExecMode::Confined, _, access)) => reach_notices(&access.reach),
             _ => Vec::new(),
@@ -253,6 +256,7 @@ impl FileTools {
             .chain(unconfined)
             .chain(weaker)
             .chain(no_mounts)
+            .chain(no_loopback)
             .chain(reach)
             .collect()
     }

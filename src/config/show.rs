@@ -308,6 +308,14 @@ pub fn describe_reach(cli: &crate::cli::Cli) -> Vec<String> {
             .iter()
             .map(|withheld| format!("the shell may not read: {}", withheld.why)),
     );
+    if cli.allow_exec == crate::cli::AllowExec::Confined {
+        lines.push(if crate::child::confine::private_network_available() {
+            "the shell has its own loopback (a private network namespace) and no route out"
+                .to_owned()
+        } else {
+            format!("the shell has {}", crate::child::confine::NO_LOOPBACK)
+        });
+    }
     lines
 }
 

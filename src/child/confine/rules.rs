@@ -72,12 +72,15 @@ pub(super) fn confine_self(spec: &Spec, supervisor: i32) -> Result<(), String> {
             spec.abi, support.landlock
         ));
     }
+    if spec.private_network {
+        super::network::private_network().map_err(|error| format!("private network: {error}"))?;
+    }
     if spec.private_mounts {
         super::mounts::private_view(spec).map_err(|error| format!("private mounts: {error}"))?;
     }
     drop_capabilities().map_err(|error| format!("capabilities: {error}"))?;
     landlock(spec, spec.abi).map_err(|error| format!("Landlock: {error}"))?;
-    super::filter::apply(spec.abi, &spec.leash, supervisor)
+    super::filter::apply(spec.private_network, &spec.leash, supervisor)
         .map_err(|error| format!("seccomp: {error}"))
 }
 
@@ -123,7 +126,9 @@ fn abi_of(number: u8) -> ABI {
 }
 
 /// Files: read and run the system's directories, read and write the
-/// writable ones, nothing else. TCP: no bind, no connect (ABI 4).
+/// writable ones, nothing else. TCP: no bind, no connect (ABI 4), unless
+/// the command has a private network namespace, whose loopback is all
+/// it can reach.
 /// Scopes: no signal to, no abstract socket of, a process outside (ABI 6).
 /// Every right asked for is required: nothing is silently dropped.
 fn landlock(spec: &Spec, number: u8) -> Result<(), landlock::RulesetError> {
@@ -131,7 +136,7 @@ fn landlock(spec: &Spec, number: u8) -> Result<(), landlock::RulesetError> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(abi))?;
-    if number >= 4 {
+    if number >= 4 && !spec.private_network {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
     if number >= 6 {

@@ -262,7 +262,11 @@ fn a_refused_read_and_a_refused_socket_are_named_as_the_sandbox() {
     let outcome = parent
         .run(&[
             command(&format!("cat {}", parent.path("beside.txt").display())),
-            command("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9))'"),
+            // TEST-NET-1: no route in a private network namespace, no
+            // internet socket without one.
+            command(
+                "python3 -c 'import socket; socket.create_connection((\"192.0.2.1\", 80), timeout=5)'",
+            ),
             command("echo fine"),
         ])
         .output();
@@ -303,5 +307,50 @@ fn a_refusal_in_the_first_lines_of_a_cut_output_is_named_too() {
         text.contains("[sandbox: ") && text.contains("--allow-read"),
         "{}",
         &text[text.len().saturating_sub(600)..]
+    );
+}
+
+/// A server on 127.0.0.1 and its client, in one command: what a test
+/// suite that starts a local server does.
+const LOOPBACK_ROUND_TRIP: &str = "python3 -m http.server 8765 --bind 127.0.0.1 \
+     >/dev/null 2>&1 & for i in $(seq 50); do python3 -c 'import urllib.request as u; \
+     print(\"SERVED\", u.urlopen(\"http://127.0.0.1:8765/\", timeout=2).status)' \
+     2>/dev/null && break; sleep 0.1; done; python3 -c 'import socket; s = socket.socket(); \
+     s.bind((\"127.0.0.1\", 0)); s.listen(); print(\"LISTENING\")' 2>&1 | tail -1";
+
+#[test]
+fn a_loopback_test_server_answers_inside_and_nothing_outside_is_reached() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let outcome = parent
+        .run(&[
+            json!({"command": LOOPBACK_ROUND_TRIP, "timeout": 60}),
+            command(
+                "python3 -c 'import socket; socket.create_connection((\"192.0.2.1\", 80), \
+                 timeout=5); print(\"REACHED\")' 2>&1 | tail -1",
+            ),
+        ])
+        .timeout(Duration::from_secs(120))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let texts = texts(&outcome);
+    let stderr = outcome.stderr();
+    if stderr.contains("--allow-exec: no loopback: this system gives leash no private network") {
+        // The footing without a network namespace: no loopback, said at
+        // start; the server cannot even listen.
+        assert!(!texts[0].contains("SERVED"), "{}", texts[0]);
+        assert!(!texts[0].contains("LISTENING"), "{}", texts[0]);
+    } else {
+        assert!(texts[0].contains("SERVED 200"), "{}", texts[0]);
+        assert!(texts[0].contains("LISTENING"), "{}", texts[0]);
+    }
+    assert!(!texts[1].contains("REACHED"), "{}", texts[1]);
+    assert!(
+        texts[1].contains("Network is unreachable")
+            || texts[1].contains("Address family not supported"),
+        "{}",
+        texts[1]
     );
 }
