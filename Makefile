@@ -114,11 +114,14 @@ test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP)
 	$(MAKE) --no-print-directory shell-footings
 
 # The shell's escape suite again at Landlock's floor (ABI 3), at GitHub's
-# runners' (4), at the last before the scopes (5) and without a private
-# mount view (docs/src/tools.md "What the kernel holds, ABI by ABI"): a
-# debug build reads these process variables, a release build never.
+# runners' (4), at the last before the scopes (5), without private
+# namespaces (mounts, network) and, for root, without a pids cgroup
+# (docs/src/tools.md "What the kernel holds, ABI by ABI", "Root in a
+# container"): a debug build reads these process variables, a release
+# build never.
 SHELL_FOOTINGS := _LEASH_TEST_LANDLOCK_ABI=3 _LEASH_TEST_LANDLOCK_ABI=4 \
-	_LEASH_TEST_LANDLOCK_ABI=5 _LEASH_TEST_NO_PRIVATE_MOUNTS=1
+	_LEASH_TEST_LANDLOCK_ABI=5 _LEASH_TEST_NO_PRIVATE_MOUNTS=1 \
+	_LEASH_TEST_NO_CGROUP=1
 .PHONY: shell-footings
 shell-footings:
 	@for footing in $(SHELL_FOOTINGS); do \

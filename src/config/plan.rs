@@ -250,6 +250,15 @@ impl FileTools {
             Some((ExecMode::Confined, _, access)) => reach_notices(&access.reach),
             _ => Vec::new(),
         };
+        let stranger = match &self.shell {
+            Some((ExecMode::Confined, _, access)) => {
+                crate::child::tree::stranger_in_use().map(|uid| {
+                    let notice = crate::child::stranger::notice(uid, &access.reach.paths());
+                    format!("--allow-exec: {notice}")
+                })
+            }
+            _ => None,
+        };
         self.git_left_out
             .iter()
             .cloned()
@@ -257,6 +266,7 @@ impl FileTools {
             .chain(weaker)
             .chain(no_mounts)
             .chain(no_loopback)
+            .chain(stranger)
             .chain(reach)
             .collect()
     }

@@ -272,6 +272,11 @@ impl TypedTool for Bash {
             let restored = git.map(|git| git.restore()).unwrap_or_default();
             let ran = ran?;
             let mut changed = tracker.end(begun);
+            // Root's command ran as the stranger: what it made is the
+            // checkout owner's again.
+            if let Some(uid) = ran.run_as {
+                crate::child::stranger::give_back(&settings.root, &changed, uid);
+            }
             for path in &restored {
                 if !changed.contains(path) {
                     changed.push(path.clone());

@@ -44,6 +44,10 @@ pub struct Spec {
     pub cgroup_procs: Option<PathBuf>,
     /// `RLIMIT_NPROC` to set (the cap where no cgroup can be had).
     pub nproc: Option<u64>,
+    /// The uid (and gid) root's command runs as where `RLIMIT_NPROC` is
+    /// the cap (`child::stranger`).
+    #[serde(default)]
+    pub run_as: Option<u32>,
     /// The `bash` binary.
     pub bash: PathBuf,
     /// A private mount namespace (`mounts.rs`): every mount read-only

@@ -7,6 +7,7 @@
 //! cap), `--allow-exec` is a usage error: every test here then says so on
 //! stderr, and fails under `CI=true` instead of passing unseen.
 
+mod container;
 mod escape;
 mod processes;
 mod side_doors;
