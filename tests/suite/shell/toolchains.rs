@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Parent, command, confinable, texts};
+use super::{Parent, closed_to_the_stranger, command, confinable, texts};
 
 /// Every never-readable path of a home, as a file to plant a canary in.
 const CANARIES: [&str; 23] = [
@@ -133,53 +133,9 @@ fn an_allow_read_of_a_secret_is_a_usage_error_and_a_dotenv_cannot_allow_anything
     }
 }
 
-/// Whether this is root's footing without a cgroup (commands run as a
-/// stranger's uid: docs/src/tools.md "Root in a container") and
-/// `program` lies where other users may not enter (`/root` is 0700):
-/// the docs name it as not working, and the start-up notice says so,
-/// which this checks before the test is left out.
-fn closed_to_the_stranger(program: &str) -> bool {
-    if std::env::var_os("_LEASH_TEST_NO_CGROUP").is_none() || !nix::unistd::geteuid().is_root() {
-        return false;
-    }
-    let Some(found) = std::env::split_paths(&std::env::var_os("PATH").unwrap())
-        .map(|dir| dir.join(program))
-        .find(|path| path.exists())
-    else {
-        return false;
-    };
-    use std::os::unix::fs::PermissionsExt;
-    let Some(closed) = found
-        .ancestors()
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .find(|dir| {
-            std::fs::metadata(dir)
-                .is_ok_and(|meta| meta.is_dir() && meta.permissions().mode() & 0o001 == 0)
-        })
-    else {
-        return false;
-    };
-    let outcome = Parent::new().run(&[]).output();
-    let stderr = outcome.stderr();
-    assert!(
-        stderr.contains(&format!(
-            "{} may not be entered by other users",
-            closed.display()
-        )),
-        "{stderr}"
-    );
-    eprintln!(
-        "NOT RUN ({program} lies under {}, closed to a stranger's uid)",
-        closed.display()
-    );
-    true
-}
-
 /// The version of `name` in leash's own lock file: a crate this machine's
 /// cargo registry holds, so the test fetches nothing from the internet.
-fn locked_version(name: &str) -> String {
+pub(super) fn locked_version(name: &str) -> String {
     let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).unwrap();
     let at = lock
         .find(&format!("name = \"{name}\"\nversion = \""))
