@@ -34,7 +34,7 @@ build:
 # ships its binary) for the Action's scripts, install.sh and the `run:`
 # blocks actionlint hands it. ACTIONS_FILES picks other files (a test
 # hands it a broken copy).
-ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check
+ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check .ci/recipe
 CHECK_JSONSCHEMA_VERSION := 0.39.0
 ACTIONLINT_VERSION := 1.17.0
 ZIZMOR_VERSION := 1.33.1
