@@ -107,6 +107,11 @@ fn a_poetry_venv_in_the_home_runs_the_project_s_tests() {
 #[test]
 fn nvm_s_node_runs_npm_test_and_not_the_system_s_node() {
     let (Some(node), Some(npm_cli)) = (real_program("node"), real_program("npm")) else {
+        // `make test` needs them already (make prereqs: the MCP servers).
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI=true: no node and npm on PATH"
+        );
         eprintln!("NOT RUN (no node and npm on PATH)");
         return;
     };
@@ -168,7 +173,7 @@ fn nvm_s_node_runs_npm_test_and_not_the_system_s_node() {
 #[test]
 fn rust_with_rustup_and_cargo_homes_elsewhere_tests_a_crate_with_a_dependency() {
     let Some(rustup) = real_program("rustup") else {
-        eprintln!("NOT RUN (no rustup on PATH)");
+        eprintln!("NOT RUN (no rustup on PATH: a Rust installed without it)");
         return;
     };
     if !confinable() {
