@@ -358,3 +358,41 @@ fn a_loopback_test_server_answers_inside_and_nothing_outside_is_reached() {
         texts[1]
     );
 }
+
+#[test]
+fn leash_config_says_whether_the_shell_has_a_loopback_and_its_uid() {
+    let config = |footing: Option<&str>| {
+        let mut run = crate::support::run::Run::new()
+            .command_word("config")
+            .args(["--provider", "faux", "--allow-exec"]);
+        if let Some(variable) = footing {
+            run = run.env(variable, "1");
+        }
+        let output = run.output();
+        assert_eq!(output.code(), Some(0), "{}", output.stderr());
+        output.stdout()
+    };
+    // Without namespaces (GitHub's runners), said with why.
+    let without = config(Some("_LEASH_TEST_NO_PRIVATE_MOUNTS"));
+    assert!(
+        without.contains(
+            "# the shell has no loopback: this system gives leash no private network namespace"
+        ),
+        "{without}"
+    );
+    let here = config(None);
+    assert!(
+        here.contains("# the shell has its own loopback (a private network namespace)")
+            || here.contains("# the shell has no loopback: "),
+        "{here}"
+    );
+    // Root without a cgroup: the stranger's uid, named.
+    if nix::unistd::geteuid().is_root() {
+        let stranger = config(Some("_LEASH_TEST_NO_CGROUP"));
+        assert!(
+            stranger
+                .contains("# the shell: root without a writable pids cgroup: commands run as uid "),
+            "{stranger}"
+        );
+    }
+}
