@@ -257,7 +257,9 @@ fn the_actions_allow_exec_input_runs_the_fix_the_failing_test_recipe() {
     ws.write("root/calc.py", "def add(a, b):\n    return a - b\n");
     let test = ws.write(
         "root/test.sh",
-        "#!/bin/sh\npython3 -c 'from calc import add; assert add(2, 2) == 4' && echo PASS\n",
+        // -B: no __pycache__ among the changed files, whatever
+        // PYTHONDONTWRITEBYTECODE the machine has.
+        "#!/bin/sh\npython3 -B -c 'from calc import add; assert add(2, 2) == 4' && echo PASS\n",
     );
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&test, std::fs::Permissions::from_mode(0o755)).unwrap();
