@@ -317,9 +317,10 @@ fn a_refusal_in_the_first_lines_of_a_cut_output_is_named_too() {
 /// A server on 127.0.0.1 and its client, in one command: what a test
 /// suite that starts a local server does.
 const LOOPBACK_ROUND_TRIP: &str = "python3 -m http.server 8765 --bind 127.0.0.1 \
-     >/dev/null 2>&1 & for i in $(seq 50); do python3 -c 'import urllib.request as u; \
+     >/dev/null 2>&1 & server=$!; for i in $(seq 50); do sleep 0.1; kill -0 $server || break; \
+     python3 -c 'import urllib.request as u; \
      print(\"SERVED\", u.urlopen(\"http://127.0.0.1:8765/\", timeout=2).status)' \
-     2>/dev/null && break; sleep 0.1; done; python3 -c 'import socket; s = socket.socket(); \
+     2>/dev/null && break; done; python3 -c 'import socket; s = socket.socket(); \
      s.bind((\"127.0.0.1\", 0)); s.listen(); print(\"LISTENING\")' 2>&1 | tail -1";
 
 #[test]
