@@ -9,9 +9,12 @@
 //!   process cap, becomes the subreaper of everything below it, starts
 //!   the confiner, and mirrors its ending. If leash itself dies (a
 //!   `SIGKILL`, the OOM killer) it kills the whole tree and goes;
-//! - the *confiner* (argv `[leash, CONFINER, SPEC, COMMAND]`), which drops
-//!   root's dangerous capabilities, applies Landlock (files, TCP, scopes)
-//!   and the seccomp filter of `filter.rs`, then `exec`s `bash -c`.
+//! - the *confiner* (argv `[leash, CONFINER, SPEC, COMMAND]`), which
+//!   makes its private network namespace (`network.rs`) and mount view
+//!   (`mounts.rs`) where the system allows them, drops root's dangerous
+//!   capabilities (or becomes the stranger's uid: `child::stranger`),
+//!   applies Landlock (files, TCP, scopes) and the seccomp filter of
+//!   `filter.rs`, then `exec`s `bash -c`.
 //!
 //! Both are handled by [`launch_if_asked`] at the very top of
 //! `run_process`, before anything else is read. Any step that fails ends
