@@ -34,7 +34,7 @@ build:
 # ships its binary) for the Action's scripts, install.sh and the `run:`
 # blocks actionlint hands it. ACTIONS_FILES picks other files (a test
 # hands it a broken copy).
-ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check
+ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check .ci/recipe
 CHECK_JSONSCHEMA_VERSION := 0.39.0
 ACTIONLINT_VERSION := 1.17.0
 ZIZMOR_VERSION := 1.33.1
@@ -120,11 +120,14 @@ test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP) $(MDBOOK_STAMP) $(LYCHEE_ST
 	@command -v parallel >/dev/null 2>&1 || echo "make: 1 test skipped: GNU parallel is not installed (apt-get install parallel), so the manual's parallel recipe was not run; CI runs it"
 
 # The shell's escape suite again at Landlock's floor (ABI 3), at GitHub's
-# runners' (4), at the last before the scopes (5) and without a private
-# mount view (docs/src/tools.md "What the kernel holds, ABI by ABI"): a
-# debug build reads these process variables, a release build never.
+# runners' (4), at the last before the scopes (5), without private
+# namespaces (mounts, network) and, for root, without a pids cgroup
+# (docs/src/tools.md "What the kernel holds, ABI by ABI", "Root in a
+# container"): a debug build reads these process variables, a release
+# build never.
 SHELL_FOOTINGS := _LEASH_TEST_LANDLOCK_ABI=3 _LEASH_TEST_LANDLOCK_ABI=4 \
-	_LEASH_TEST_LANDLOCK_ABI=5 _LEASH_TEST_NO_PRIVATE_MOUNTS=1
+	_LEASH_TEST_LANDLOCK_ABI=5 _LEASH_TEST_NO_PRIVATE_MOUNTS=1 \
+	_LEASH_TEST_NO_CGROUP=1
 .PHONY: shell-footings
 shell-footings:
 	@for footing in $(SHELL_FOOTINGS); do \

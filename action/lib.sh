@@ -122,7 +122,7 @@ take_key() {
 }
 
 # Appends to the array `args` the flags of the inputs provider, model,
-# system, allow-write and args. Free text goes as `--flag=VALUE`, so a
+# system, allow-write, allow-exec and args. Free text goes as `--flag=VALUE`, so a
 # value starting with `-` (a system message written as a bullet list) is
 # a value, not a flag.
 add_input_flags() {
@@ -133,6 +133,12 @@ add_input_flags() {
     true) args+=(--allow-write) ;;
     false | "") ;;
     *) fail "allow-write must be true or false, not '$INPUT_ALLOW_WRITE'" ;;
+  esac
+  case ${INPUT_ALLOW_EXEC:-false} in
+    true) args+=(--allow-exec) ;;
+    unconfined) args+=(--allow-exec=unconfined) ;;
+    false | "") ;;
+    *) fail "allow-exec must be true, false or unconfined, not '$INPUT_ALLOW_EXEC'" ;;
   esac
   # `args` is split like a shell's words (quotes and backslashes work, no
   # expansion, nothing runs): xargs does exactly that, one word per NUL.

@@ -17,7 +17,8 @@
 //! - `confine`, `shell`, `tail` and `tree`: the `bash` tool's command,
 //!   started through leash itself as a launcher that confines it with
 //!   Landlock and seccomp, its output's tail, its process cap, and the
-//!   sweep of its whole tree.
+//!   sweep of its whole tree; `stranger`: the uid a command of root's
+//!   runs as where no cgroup can cap it.
 //!
 //! It must never start a child outside the registry, or hand a child an
 //! environment other than its kind's policy.
@@ -30,6 +31,7 @@ pub mod lines;
 pub mod reach;
 pub mod shell;
 pub mod stop;
+pub mod stranger;
 pub mod tail;
 pub mod tree;
 

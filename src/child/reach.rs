@@ -402,8 +402,9 @@ const FILE_REFUSALS: [&str; 4] = [
     "Operation not permitted",
     "PermissionError",
 ];
-const NETWORK_REFUSALS: [&str; 9] = [
+const NETWORK_REFUSALS: [&str; 10] = [
     "EAFNOSUPPORT",
+    "ENETUNREACH",
     "Address family not supported",
     "Could not resolve host",
     "EAI_AGAIN",

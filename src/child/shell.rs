@@ -38,6 +38,8 @@ pub struct ShellSettings {
     /// A private mount namespace: `.git` read-only, `hidden` gone,
     /// everything outside the root and `temp` read-only.
     pub private_mounts: bool,
+    /// A private network namespace: the loopback the command's own.
+    pub private_network: bool,
     /// Files the command must not read.
     pub hidden: Vec<PathBuf>,
     /// The `bash` binary.
@@ -68,6 +70,8 @@ pub struct Ran {
     pub ending: Ending,
     /// How long it ran.
     pub duration: Duration,
+    /// The stranger's uid it ran as (root without a cgroup), if so.
+    pub run_as: Option<u32>,
 }
 
 /// Why a command gave no result.
@@ -114,6 +118,7 @@ pub fn run(
 ) -> Result<Ran, ShellError> {
     let tree = Tree::new();
     let spec = spec(settings, &tree);
+    let run_as = spec.run_as;
     let exe = std::env::current_exe().map_err(ShellError::Spawn)?;
     let (reader, writer) = io::pipe().map_err(ShellError::Spawn)?;
     let mut launcher = Command::new(exe);
@@ -121,6 +126,7 @@ pub fn run(
         .arg(LAUNCHER)
         .env_clear()
         .envs(settings.env.iter().map(|(k, v)| (k, v)))
+        .envs(trusted_root(settings, run_as))
         .current_dir(&settings.root)
         .stdin(Stdio::piped())
         .stdout(writer.try_clone().map_err(ShellError::Spawn)?)
@@ -191,7 +197,25 @@ pub fn run(
         output,
         ending,
         duration,
+        run_as,
     })
+}
+
+/// For a command run as the stranger: git trusts the root, which the
+/// stranger does not own (git's `safe.directory`, from the one place a
+/// repository cannot set it, the command line's variables).
+fn trusted_root(settings: &ShellSettings, run_as: Option<u32>) -> Vec<(String, PathBuf)> {
+    match run_as {
+        Some(_) => vec![
+            ("GIT_CONFIG_COUNT".to_owned(), PathBuf::from("1")),
+            (
+                "GIT_CONFIG_KEY_0".to_owned(),
+                PathBuf::from("safe.directory"),
+            ),
+            ("GIT_CONFIG_VALUE_0".to_owned(), settings.root.clone()),
+        ],
+        None => Vec::new(),
+    }
 }
 
 /// The launcher's instructions for one command.
@@ -216,12 +240,17 @@ fn spec(settings: &ShellSettings, tree: &Tree) -> Spec {
             _ => None,
         },
         nproc: match tree.cap() {
-            Some(Cap::Rlimit(limit)) => Some(*limit),
+            Some(Cap::Rlimit(limit) | Cap::Stranger { limit, .. }) => Some(*limit),
+            _ => None,
+        },
+        run_as: match tree.cap() {
+            Some(Cap::Stranger { uid, .. }) if settings.confined => Some(*uid),
             _ => None,
         },
         bash: settings.bash.clone(),
         leash: Guarded::this_process(),
         private_mounts: settings.private_mounts,
+        private_network: settings.private_network,
         // `.git` (a directory, or the file naming one) and where it leads,
         // when that is under the root.
         read_only: [settings.root.join(".git")]

@@ -4,8 +4,8 @@
 //!
 //! The cap is a pids cgroup of the command's own (cgroup v2 with the
 //! `pids` controller, or v1's `pids` hierarchy) where one can be made;
-//! else, for a user other than root, `RLIMIT_NPROC` (the kernel does not
-//! enforce it for root). A command's processes are found three ways, all
+//! else `RLIMIT_NPROC`, which the kernel does not enforce for root: for
+//! root the command then runs as a stranger's uid (`stranger.rs`). A command's processes are found three ways, all
 //! swept: the cgroup's members, the descendants of its launcher, and the
 //! orphans leash adopted as the child subreaper
 //! ([`become_subreaper`]). [`stop_every_tree`], called by the one exit
@@ -38,7 +38,20 @@ pub enum Cap {
     Cgroup(PathBuf),
     /// `RLIMIT_NPROC` at this many processes of the user.
     Rlimit(u64),
+    /// Root without a cgroup: `RLIMIT_NPROC` at this many processes, the
+    /// command run as the stranger `uid` (its gid the same number).
+    Stranger {
+        /// The uid and gid.
+        uid: u32,
+        /// The limit.
+        limit: u64,
+    },
 }
+
+/// The variable a debug build's tests deny the pids cgroup with, to prove
+/// the footing of root in a default container on a machine where root can
+/// make one. Not `LEASH_*`: no settings layer reads it.
+pub const TEST_NO_CGROUP_VARIABLE: &str = "_LEASH_TEST_NO_CGROUP";
 
 /// One command's tree: its cap and, once started, its launcher.
 #[derive(Debug)]
@@ -106,7 +119,8 @@ impl Tree {
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         let cap = new_cgroup(id)
             .map(Cap::Cgroup)
-            .or_else(|| user_limit().map(Cap::Rlimit));
+            .or_else(|| user_limit().map(Cap::Rlimit))
+            .or_else(stranger_limit);
         let cgroup = match &cap {
             Some(Cap::Cgroup(dir)) => Some(dir.clone()),
             _ => None,
@@ -116,7 +130,7 @@ impl Tree {
     }
 
     /// Its cap; `None`: this system gives none (root without a writable
-    /// pids cgroup).
+    /// pids cgroup, and no free uid to run the command as).
     pub fn cap(&self) -> Option<&Cap> {
         self.cap.as_ref()
     }
@@ -186,9 +200,19 @@ pub fn cap_available() -> Result<(), String> {
         None => Err(
             "a process cap (a writable pids cgroup: cgroup v2 with the pids controller \
                      or v1's /sys/fs/cgroup/pids; or leash run by a user other than root, \
-                     for RLIMIT_NPROC)"
+                     for RLIMIT_NPROC; or, for root, a free uid from 60000 to 65533 to run \
+                     commands as)"
                 .to_owned(),
         ),
+    }
+}
+
+/// The stranger's uid root's commands run as here, if they do (no pids
+/// cgroup for root).
+pub fn stranger_in_use() -> Option<u32> {
+    match Tree::new().cap() {
+        Some(Cap::Stranger { uid, .. }) => Some(*uid),
+        _ => None,
     }
 }
 
@@ -330,6 +354,9 @@ fn process_table() -> HashMap<i32, (i32, bool)> {
 /// A pids cgroup of the command's own, under leash's own cgroup; `None`
 /// where none can be made.
 fn new_cgroup(id: u64) -> Option<PathBuf> {
+    if cfg!(debug_assertions) && std::env::var_os(TEST_NO_CGROUP_VARIABLE).is_some() {
+        return None;
+    }
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let base = own.lines().find_map(|line| {
         let mut parts = line.splitn(3, ':');
@@ -360,23 +387,41 @@ fn new_cgroup(id: u64) -> Option<PathBuf> {
 /// `RLIMIT_NPROC` for a user other than root: what the user runs now plus
 /// the cap.
 fn user_limit() -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
     let uid = nix::unistd::geteuid();
     if uid.is_root() {
         return None;
     }
-    let running = std::fs::read_dir("/proc")
-        .ok()?
+    Some(running_as(uid.as_raw()) + PROCESS_CAP)
+}
+
+/// Root's cap without a cgroup: the command as the stranger, what the
+/// stranger runs now (nothing, when it was chosen) plus the cap.
+fn stranger_limit() -> Option<Cap> {
+    if !nix::unistd::geteuid().is_root() {
+        return None;
+    }
+    let uid = super::stranger::uid()?;
+    Some(Cap::Stranger {
+        uid,
+        limit: running_as(uid) + PROCESS_CAP,
+    })
+}
+
+/// How many processes `uid` owns now.
+fn running_as(uid: u32) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let running = entries
         .flatten()
         .filter(|entry| {
             entry
                 .file_name()
                 .to_str()
                 .is_some_and(|name| name.parse::<u32>().is_ok())
-                && entry
-                    .metadata()
-                    .is_ok_and(|meta| meta.uid() == uid.as_raw())
+                && entry.metadata().is_ok_and(|meta| meta.uid() == uid)
         })
         .count();
-    Some(u64::try_from(running).unwrap_or(0) + PROCESS_CAP)
+    u64::try_from(running).unwrap_or(0)
 }

@@ -246,9 +246,21 @@ impl FileTools {
              read-only"
                 .to_owned()
         });
+        let no_loopback = (matches!(self.shell, Some((ExecMode::Confined, ..)))
+            && !crate::child::confine::private_network_available())
+        .then(|| format!("--allow-exec: {}", crate::child::confine::NO_LOOPBACK));
         let reach = match &self.shell {
             Some((ExecMode::Confined, _, access)) => reach_notices(&access.reach),
             _ => Vec::new(),
+        };
+        let stranger = match &self.shell {
+            Some((ExecMode::Confined, _, access)) => {
+                crate::child::tree::stranger_in_use().map(|uid| {
+                    let notice = crate::child::stranger::notice(uid, &access.reach.paths());
+                    format!("--allow-exec: {notice}")
+                })
+            }
+            _ => None,
         };
         self.git_left_out
             .iter()
@@ -256,6 +268,8 @@ impl FileTools {
             .chain(unconfined)
             .chain(weaker)
             .chain(no_mounts)
+            .chain(no_loopback)
+            .chain(stranger)
             .chain(reach)
             .collect()
     }

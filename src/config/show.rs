@@ -308,6 +308,18 @@ pub fn describe_reach(cli: &crate::cli::Cli) -> Vec<String> {
             .iter()
             .map(|withheld| format!("the shell may not read: {}", withheld.why)),
     );
+    if cli.allow_exec == crate::cli::AllowExec::Confined {
+        if let Some(uid) = crate::child::tree::stranger_in_use() {
+            let notice = crate::child::stranger::notice(uid, &reach.paths());
+            lines.push(format!("the shell: {notice}"));
+        }
+        lines.push(if crate::child::confine::private_network_available() {
+            "the shell has its own loopback (a private network namespace) and no route out"
+                .to_owned()
+        } else {
+            format!("the shell has {}", crate::child::confine::NO_LOOPBACK)
+        });
+    }
     lines
 }
 

@@ -116,6 +116,8 @@ pub struct Bash {
     abi: u8,
     /// Whether commands get a private mount namespace.
     private_mounts: bool,
+    /// Whether commands get a private network namespace (a loopback).
+    private_network: bool,
     /// Files commands must not read (hidden by the private mounts).
     hidden: Vec<PathBuf>,
     /// The run's private temporary directory, made at the first call.
@@ -150,6 +152,8 @@ impl Bash {
             abi: crate::child::confine::probe().abi_in_use(),
             private_mounts: mode == ExecMode::Confined
                 && crate::child::confine::private_mounts_available(),
+            private_network: mode == ExecMode::Confined
+                && crate::child::confine::private_network_available(),
             hidden,
             temp: Mutex::new(None),
             tracker: Arc::new(Mutex::new(snapshot::Tracker::new(sandbox_root))),
@@ -189,6 +193,7 @@ impl Bash {
             confined: self.mode == ExecMode::Confined,
             abi: self.abi,
             private_mounts: self.private_mounts,
+            private_network: self.private_network,
             hidden: self.hidden.clone(),
             bash: self.bash.clone(),
             env,
@@ -206,12 +211,17 @@ impl TypedTool for Bash {
     type Error = BashError;
 
     fn description(&self) -> String {
-        let confinement = match self.mode {
-            ExecMode::Confined => {
+        let confinement = match (self.mode, self.private_network) {
+            (ExecMode::Confined, true) => {
                 "It may write only under the root and $TMPDIR, read only those and the \
-                 system's directories, and has no network."
+                 system's directories, and has no network but its own loopback (a server \
+                 it starts on 127.0.0.1 can be reached by it alone)."
             }
-            ExecMode::Unconfined => "It runs without the kernel's confinement.",
+            (ExecMode::Confined, false) => {
+                "It may write only under the root and $TMPDIR, read only those and the \
+                 system's directories, and has no network, not even a loopback."
+            }
+            (ExecMode::Unconfined, _) => "It runs without the kernel's confinement.",
         };
         format!(
             "Run a command with `bash -c` in the root and read its output (stdout and stderr \
@@ -262,6 +272,11 @@ impl TypedTool for Bash {
             let restored = git.map(|git| git.restore()).unwrap_or_default();
             let ran = ran?;
             let mut changed = tracker.end(begun);
+            // Root's command ran as the stranger: what it made is the
+            // checkout owner's again.
+            if let Some(uid) = ran.run_as {
+                crate::child::stranger::give_back(&settings.root, &changed, uid);
+            }
             for path in &restored {
                 if !changed.contains(path) {
                     changed.push(path.clone());

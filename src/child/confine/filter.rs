@@ -3,7 +3,9 @@
 //! (docs/src/tools.md "What the kernel holds, ABI by ABI").
 //!
 //! - Sockets: no internet socket at all (`EAFNOSUPPORT`, what a kernel
-//!   built without the family answers); no Unix socket either
+//!   built without the family answers) — but in the command's private
+//!   network namespace (`network.rs`), where `AF_INET` and `AF_INET6`
+//!   reach its own loopback and nothing else; no Unix socket either
 //!   (`EACCES`), so no `connect` to a Docker, D-Bus or ssh-agent socket
 //!   outside the root, whatever the ABI (Landlock governs pathname
 //!   socket connects only from ABI 9, abstract ones from 6). Connected
@@ -43,11 +45,19 @@ const F_SETOWN_EX: u64 = 15;
 const SOCK_PACKET: i32 = 10;
 
 /// Applies every filter of the module doc; `supervisor` is the confiner's
-/// parent.
-pub(super) fn apply(_abi: u8, leash: &Guarded, supervisor: i32) -> Result<(), seccompiler::Error> {
+/// parent; `private_network`: the command is in a network namespace of
+/// its own, where internet sockets reach its loopback alone.
+pub(super) fn apply(
+    private_network: bool,
+    leash: &Guarded,
+    supervisor: i32,
+) -> Result<(), seccompiler::Error> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)?;
     let filters = [
-        (sockets_of_other_families()?, libc::EAFNOSUPPORT),
+        (
+            sockets_of_other_families(private_network)?,
+            libc::EAFNOSUPPORT,
+        ),
         (unix_sockets()?, libc::EACCES),
         (refused_always(), libc::EPERM),
         (reaching_out(leash, supervisor)?, libc::EPERM),
@@ -94,9 +104,26 @@ fn af_unix() -> u64 {
     u64::try_from(libc::AF_UNIX).unwrap_or(1)
 }
 
-/// `socket` and `socketpair` of any family but `AF_UNIX`.
-fn sockets_of_other_families() -> Result<Rules, seccompiler::Error> {
-    let other = || when(0, SeccompCmpOp::Ne, af_unix());
+/// `socket` and `socketpair` of any family but `AF_UNIX` (decided by the
+/// next filter) and, in a private network namespace, `AF_INET` and
+/// `AF_INET6`. Never netlink, packet or any other family: not even
+/// inside the namespace.
+fn sockets_of_other_families(private_network: bool) -> Result<Rules, seccompiler::Error> {
+    let mut allowed = vec![af_unix()];
+    if private_network {
+        allowed.extend(
+            [libc::AF_INET, libc::AF_INET6]
+                .into_iter()
+                .filter_map(|family| u64::try_from(family).ok()),
+        );
+    }
+    let other = || -> Result<SeccompRule, seccompiler::Error> {
+        let conditions = allowed
+            .iter()
+            .map(|family| arg(0, SeccompCmpOp::Ne, *family))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SeccompRule::new(conditions)?)
+    };
     Ok(BTreeMap::from([
         (libc::SYS_socket, vec![other()?]),
         (libc::SYS_socketpair, vec![other()?]),

@@ -9,9 +9,12 @@
 //!   process cap, becomes the subreaper of everything below it, starts
 //!   the confiner, and mirrors its ending. If leash itself dies (a
 //!   `SIGKILL`, the OOM killer) it kills the whole tree and goes;
-//! - the *confiner* (argv `[leash, CONFINER, SPEC, COMMAND]`), which drops
-//!   root's dangerous capabilities, applies Landlock (files, TCP, scopes)
-//!   and the seccomp filter of `filter.rs`, then `exec`s `bash -c`.
+//! - the *confiner* (argv `[leash, CONFINER, SPEC, COMMAND]`), which
+//!   makes its private network namespace (`network.rs`) and mount view
+//!   (`mounts.rs`) where the system allows them, drops root's dangerous
+//!   capabilities (or becomes the stranger's uid: `child::stranger`),
+//!   applies Landlock (files, TCP, scopes) and the seccomp filter of
+//!   `filter.rs`, then `exec`s `bash -c`.
 //!
 //! Both are handled by [`launch_if_asked`] at the very top of
 //! `run_process`, before anything else is read. Any step that fails ends
@@ -24,6 +27,8 @@
 mod filter;
 #[cfg(target_os = "linux")]
 mod mounts;
+#[cfg(target_os = "linux")]
+mod network;
 #[cfg(target_os = "linux")]
 mod rules;
 mod secrets;
@@ -50,9 +55,9 @@ use std::process::ExitCode;
 pub use rules::probe;
 pub use secrets::SYSTEM_SECRETS;
 pub use spec::{CANNOT_CONFINE, Guarded, LAUNCHER, Launch, Spec};
-pub use support::Support;
+pub use support::{NO_LOOPBACK, Support};
 
-use spec::{CONFINER, PROBE};
+use spec::{CONFINER, NETWORK_PROBE, PROBE};
 
 /// Whether a confined command gets a private mount namespace here
 /// (`mounts.rs`), found once by a child that tries one. A debug build's
@@ -64,15 +69,35 @@ pub fn private_mounts_available() -> bool {
         if cfg!(debug_assertions) && std::env::var_os(support::TEST_NO_MOUNTS_VARIABLE).is_some() {
             return false;
         }
-        std::env::current_exe().is_ok_and(|exe| {
-            std::process::Command::new(exe)
-                .arg(PROBE)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|status| status.success())
-        })
+        probe_in_child(PROBE)
+    })
+}
+
+/// Whether a confined command gets a private network namespace with its
+/// own loopback here (`network.rs`), found once by a child that makes
+/// one. A debug build's tests turn it off with
+/// [`support::TEST_NO_MOUNTS_VARIABLE`] too: the footing of a system that
+/// gives leash no namespace at all (GitHub's Ubuntu runners).
+pub fn private_network_available() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        if cfg!(debug_assertions) && std::env::var_os(support::TEST_NO_MOUNTS_VARIABLE).is_some() {
+            return false;
+        }
+        probe_in_child(NETWORK_PROBE)
+    })
+}
+
+/// Whether leash started again with `marker` exits 0.
+fn probe_in_child(marker: &str) -> bool {
+    std::env::current_exe().is_ok_and(|exe| {
+        std::process::Command::new(exe)
+            .arg(marker)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
     })
 }
 
@@ -84,6 +109,14 @@ pub fn launch_if_asked(args: &[OsString]) -> Option<ExitCode> {
     if marker == PROBE {
         #[cfg(target_os = "linux")]
         return Some(ExitCode::from(u8::from(!mounts::can_unshare())));
+        #[cfg(not(target_os = "linux"))]
+        return Some(ExitCode::from(1));
+    }
+    if marker == NETWORK_PROBE {
+        #[cfg(target_os = "linux")]
+        return Some(ExitCode::from(u8::from(
+            network::private_network().is_err(),
+        )));
         #[cfg(not(target_os = "linux"))]
         return Some(ExitCode::from(1));
     }

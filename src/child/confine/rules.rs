@@ -72,12 +72,22 @@ pub(super) fn confine_self(spec: &Spec, supervisor: i32) -> Result<(), String> {
             spec.abi, support.landlock
         ));
     }
+    if spec.private_network {
+        super::network::private_network().map_err(|error| format!("private network: {error}"))?;
+    }
     if spec.private_mounts {
         super::mounts::private_view(spec).map_err(|error| format!("private mounts: {error}"))?;
     }
-    drop_capabilities().map_err(|error| format!("capabilities: {error}"))?;
+    let kept: &[Capability] = match spec.run_as {
+        Some(_) => &STRANGER_CAPABILITIES,
+        None => &KEPT_CAPABILITIES,
+    };
+    drop_capabilities(kept).map_err(|error| format!("capabilities: {error}"))?;
+    if let Some(uid) = spec.run_as {
+        become_stranger(uid).map_err(|error| format!("cannot run as uid {uid}: {error}"))?;
+    }
     landlock(spec, spec.abi).map_err(|error| format!("Landlock: {error}"))?;
-    super::filter::apply(spec.abi, &spec.leash, supervisor)
+    super::filter::apply(spec.private_network, &spec.leash, supervisor)
         .map_err(|error| format!("seccomp: {error}"))
 }
 
@@ -97,21 +107,60 @@ const KEPT_CAPABILITIES: [Capability; 8] = [
     Capability::CAP_NET_BIND_SERVICE,
 ];
 
-/// Drops every other capability from the bounding set, so that root's
-/// `exec` of bash gets none of them: no `CAP_SYS_PTRACE` (leash is
-/// non-dumpable: its `/proc/PID/environ` and memory are then closed),
+/// What root's command keeps when it runs as the stranger
+/// (`child::stranger`): the file capabilities above, never one that
+/// changes a uid or gid or a capability set, so it cannot be root again.
+const STRANGER_CAPABILITIES: [Capability; 5] = [
+    Capability::CAP_CHOWN,
+    Capability::CAP_DAC_OVERRIDE,
+    Capability::CAP_FSETID,
+    Capability::CAP_FOWNER,
+    Capability::CAP_NET_BIND_SERVICE,
+];
+
+/// Drops every capability but `kept` from the bounding set, so that
+/// root's `exec` of bash gets none of them: no `CAP_SYS_PTRACE` (leash
+/// is non-dumpable: its `/proc/PID/environ` and memory are then closed),
 /// no `CAP_MKNOD`, `CAP_SYS_MODULE`, `CAP_SYS_ADMIN`, `CAP_SYS_RAWIO`,
 /// `CAP_DAC_READ_SEARCH`… A process without `CAP_SETPCAP` has none of
 /// them to drop.
-fn drop_capabilities() -> Result<(), caps::errors::CapsError> {
+fn drop_capabilities(kept: &[Capability]) -> Result<(), caps::errors::CapsError> {
     let bounding = caps::read(None, CapSet::Bounding)?;
     if !caps::has_cap(None, CapSet::Effective, Capability::CAP_SETPCAP)? {
         return Ok(());
     }
     for capability in bounding {
-        if !KEPT_CAPABILITIES.contains(&capability) {
+        if !kept.contains(&capability) {
             caps::drop(None, CapSet::Bounding, capability)?;
         }
+    }
+    Ok(())
+}
+
+/// Becomes `uid` (and the gid of the same number, no other group) for
+/// good, keeping [`STRANGER_CAPABILITIES`] as ambient capabilities, the
+/// one set an `exec` without file capabilities hands on: every other
+/// capability is gone from every set, and the bounding set (already cut)
+/// lets none back.
+fn become_stranger(uid: u32) -> Result<(), String> {
+    use nix::unistd::{Gid, Uid, setgroups, setresgid, setresuid};
+    let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(uid));
+    nix::sys::prctl::set_keepcaps(true).map_err(|error| format!("keepcaps: {error}"))?;
+    setgroups(&[gid]).map_err(|error| format!("setgroups: {error}"))?;
+    setresgid(gid, gid, gid).map_err(|error| format!("setresgid: {error}"))?;
+    setresuid(uid, uid, uid).map_err(|error| format!("setresuid: {error}"))?;
+    let kept: caps::CapsHashSet = STRANGER_CAPABILITIES.into_iter().collect();
+    for set in [CapSet::Permitted, CapSet::Effective, CapSet::Inheritable] {
+        caps::set(None, set, &kept).map_err(|error| format!("{set:?}: {error}"))?;
+    }
+    for capability in STRANGER_CAPABILITIES {
+        caps::raise(None, CapSet::Ambient, capability)
+            .map_err(|error| format!("ambient {capability}: {error}"))?;
+    }
+    nix::sys::prctl::set_keepcaps(false).map_err(|error| format!("keepcaps: {error}"))?;
+    let back = nix::unistd::setuid(Uid::from_raw(0));
+    if back.is_ok() || nix::unistd::getuid() != uid {
+        return Err("root could be had again".to_owned());
     }
     Ok(())
 }
@@ -123,7 +172,9 @@ fn abi_of(number: u8) -> ABI {
 }
 
 /// Files: read and run the system's directories, read and write the
-/// writable ones, nothing else. TCP: no bind, no connect (ABI 4).
+/// writable ones, nothing else. TCP: no bind, no connect (ABI 4), unless
+/// the command has a private network namespace, whose loopback is all
+/// it can reach.
 /// Scopes: no signal to, no abstract socket of, a process outside (ABI 6).
 /// Every right asked for is required: nothing is silently dropped.
 fn landlock(spec: &Spec, number: u8) -> Result<(), landlock::RulesetError> {
@@ -131,7 +182,7 @@ fn landlock(spec: &Spec, number: u8) -> Result<(), landlock::RulesetError> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(abi))?;
-    if number >= 4 {
+    if number >= 4 && !spec.private_network {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
     if number >= 6 {

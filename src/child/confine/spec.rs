@@ -18,6 +18,10 @@ pub(super) const CONFINER: &str = "--leash-internal-shell-confiner-v2";
 /// a child, so leash's own view never changes.
 pub(super) const PROBE: &str = "--leash-internal-mount-probe-v1";
 
+/// The argv marker of the probe that tries a private network namespace
+/// with its loopback up, in a child.
+pub(super) const NETWORK_PROBE: &str = "--leash-internal-network-probe-v1";
+
 /// The exit status of a launcher that could not confine (or start) the
 /// command: the shell's own "cannot execute".
 pub const CANNOT_CONFINE: u8 = 126;
@@ -40,11 +44,19 @@ pub struct Spec {
     pub cgroup_procs: Option<PathBuf>,
     /// `RLIMIT_NPROC` to set (the cap where no cgroup can be had).
     pub nproc: Option<u64>,
+    /// The uid (and gid) root's command runs as where `RLIMIT_NPROC` is
+    /// the cap (`child::stranger`).
+    #[serde(default)]
+    pub run_as: Option<u32>,
     /// The `bash` binary.
     pub bash: PathBuf,
     /// A private mount namespace (`mounts.rs`): every mount read-only
     /// but `writable`, `read_only` inside it, `hidden` gone.
     pub private_mounts: bool,
+    /// A private network namespace (`network.rs`): the loopback its
+    /// own, TCP and UDP sockets allowed in it, nothing outside reachable.
+    #[serde(default)]
+    pub private_network: bool,
     /// Paths under a writable one the command may only read (`.git`).
     pub read_only: Vec<PathBuf>,
     /// Files the command must not read (the `.env` a key came from).

@@ -80,8 +80,17 @@ impl Support {
     }
 }
 
+/// Why a confined command has no loopback where no private network
+/// namespace can be made, for the start-up notice and `leash config`
+/// (docs/src/tools.md "What the kernel holds, ABI by ABI").
+pub const NO_LOOPBACK: &str = "no loopback: this system gives leash no private network \
+     namespace (root with CAP_SYS_ADMIN, or a user namespace that grants capabilities, does), \
+     so a command cannot listen on or connect to 127.0.0.1 and a test that starts a local \
+     server fails";
+
 /// The variable a debug build's tests deny the private mount namespace
-/// with, to prove the path of a system without one.
+/// (and the private network namespace) with, to prove the path of a
+/// system that gives leash neither.
 pub const TEST_NO_MOUNTS_VARIABLE: &str = "_LEASH_TEST_NO_PRIVATE_MOUNTS";
 
 /// The variable a debug build's tests lower the Landlock ABI with

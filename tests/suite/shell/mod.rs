@@ -7,6 +7,8 @@
 //! cap), `--allow-exec` is a usage error: every test here then says so on
 //! stderr, and fails under `CI=true` instead of passing unseen.
 
+mod container;
+mod ecosystems;
 mod escape;
 mod processes;
 mod side_doors;
@@ -134,6 +136,53 @@ pub fn processes_with(marker: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// Whether this is root's footing without a cgroup (commands run as a
+/// stranger's uid: docs/src/tools.md "Root in a container") and `path`
+/// lies where other users may not enter (`/root` is 0700): the docs name
+/// it as not working there, and the start-up notice says so, which this
+/// checks before the caller leaves its test out.
+pub fn closed_to_the_stranger_at(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    if std::env::var_os("_LEASH_TEST_NO_CGROUP").is_none() || !nix::unistd::geteuid().is_root() {
+        return false;
+    }
+    let Some(closed) = path
+        .ancestors()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .find(|dir| {
+            std::fs::metadata(dir)
+                .is_ok_and(|meta| meta.is_dir() && meta.permissions().mode() & 0o001 == 0)
+        })
+    else {
+        return false;
+    };
+    let outcome = Parent::new().run(&[]).output();
+    let stderr = outcome.stderr();
+    assert!(
+        stderr.contains(&format!(
+            "{} may not be entered by other users",
+            closed.display()
+        )),
+        "{stderr}"
+    );
+    eprintln!(
+        "NOT RUN ({} lies under {}, closed to a stranger's uid)",
+        path.display(),
+        closed.display()
+    );
+    true
+}
+
+/// [`closed_to_the_stranger_at`] for `program` as `PATH` finds it.
+pub fn closed_to_the_stranger(program: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join(program))
+        .find(|path| path.exists())
+        .is_some_and(|found| closed_to_the_stranger_at(&found))
 }
 
 /// `path`'s text, or `None` when it does not exist.

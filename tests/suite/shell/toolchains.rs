@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Parent, command, confinable, texts};
+use super::{Parent, closed_to_the_stranger, command, confinable, texts};
 
 /// Every never-readable path of a home, as a file to plant a canary in.
 const CANARIES: [&str; 23] = [
@@ -135,7 +135,7 @@ fn an_allow_read_of_a_secret_is_a_usage_error_and_a_dotenv_cannot_allow_anything
 
 /// The version of `name` in leash's own lock file: a crate this machine's
 /// cargo registry holds, so the test fetches nothing from the internet.
-fn locked_version(name: &str) -> String {
+pub(super) fn locked_version(name: &str) -> String {
     let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).unwrap();
     let at = lock
         .find(&format!("name = \"{name}\"\nversion = \""))
@@ -153,6 +153,7 @@ fn locked_version(name: &str) -> String {
 #[test]
 fn rust_from_rustup_in_the_home_tests_a_crate_with_a_fetched_dependency() {
     if !confinable()
+        || closed_to_the_stranger("cargo")
         || std::process::Command::new("cargo")
             .arg("--version")
             .output()
@@ -201,7 +202,10 @@ fn rust_from_rustup_in_the_home_tests_a_crate_with_a_fetched_dependency() {
 
 #[test]
 fn pyenv_python_and_a_venv_built_from_it_in_the_checkout_run() {
-    if !confinable() || std::env::var_os("PYENV_ROOT").is_none() {
+    if !confinable()
+        || std::env::var_os("PYENV_ROOT").is_none()
+        || closed_to_the_stranger("python3")
+    {
         return;
     }
     let parent = Parent::new();
@@ -217,7 +221,7 @@ fn pyenv_python_and_a_venv_built_from_it_in_the_checkout_run() {
 
 #[test]
 fn npm_install_and_pip_install_fail_offline_within_seconds() {
-    if !confinable() {
+    if !confinable() || closed_to_the_stranger("pip") {
         return;
     }
     let parent = Parent::new();
@@ -262,7 +266,11 @@ fn a_refused_read_and_a_refused_socket_are_named_as_the_sandbox() {
     let outcome = parent
         .run(&[
             command(&format!("cat {}", parent.path("beside.txt").display())),
-            command("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9))'"),
+            // TEST-NET-1: no route in a private network namespace, no
+            // internet socket without one.
+            command(
+                "python3 -c 'import socket; socket.create_connection((\"192.0.2.1\", 80), timeout=5)'",
+            ),
             command("echo fine"),
         ])
         .output();
@@ -304,4 +312,88 @@ fn a_refusal_in_the_first_lines_of_a_cut_output_is_named_too() {
         "{}",
         &text[text.len().saturating_sub(600)..]
     );
+}
+
+/// A server on 127.0.0.1 and its client, in one command: what a test
+/// suite that starts a local server does.
+const LOOPBACK_ROUND_TRIP: &str = "python3 -m http.server 8765 --bind 127.0.0.1 \
+     >/dev/null 2>&1 & server=$!; for i in $(seq 50); do sleep 0.1; kill -0 $server || break; \
+     python3 -c 'import urllib.request as u; \
+     print(\"SERVED\", u.urlopen(\"http://127.0.0.1:8765/\", timeout=2).status)' \
+     2>/dev/null && break; done; python3 -c 'import socket; s = socket.socket(); \
+     s.bind((\"127.0.0.1\", 0)); s.listen(); print(\"LISTENING\")' 2>&1 | tail -1";
+
+#[test]
+fn a_loopback_test_server_answers_inside_and_nothing_outside_is_reached() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    let outcome = parent
+        .run(&[
+            json!({"command": LOOPBACK_ROUND_TRIP, "timeout": 60}),
+            command(
+                "python3 -c 'import socket; socket.create_connection((\"192.0.2.1\", 80), \
+                 timeout=5); print(\"REACHED\")' 2>&1 | tail -1",
+            ),
+        ])
+        .timeout(Duration::from_secs(120))
+        .output();
+    assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
+    let texts = texts(&outcome);
+    let stderr = outcome.stderr();
+    if stderr.contains("--allow-exec: no loopback: this system gives leash no private network") {
+        // The footing without a network namespace: no loopback, said at
+        // start; the server cannot even listen.
+        assert!(!texts[0].contains("SERVED"), "{}", texts[0]);
+        assert!(!texts[0].contains("LISTENING"), "{}", texts[0]);
+    } else {
+        assert!(texts[0].contains("SERVED 200"), "{}", texts[0]);
+        assert!(texts[0].contains("LISTENING"), "{}", texts[0]);
+    }
+    assert!(!texts[1].contains("REACHED"), "{}", texts[1]);
+    assert!(
+        texts[1].contains("Network is unreachable")
+            || texts[1].contains("Address family not supported"),
+        "{}",
+        texts[1]
+    );
+}
+
+#[test]
+fn leash_config_says_whether_the_shell_has_a_loopback_and_its_uid() {
+    let config = |footing: Option<&str>| {
+        let mut run = crate::support::run::Run::new()
+            .command_word("config")
+            .args(["--provider", "faux", "--allow-exec"]);
+        if let Some(variable) = footing {
+            run = run.env(variable, "1");
+        }
+        let output = run.output();
+        assert_eq!(output.code(), Some(0), "{}", output.stderr());
+        output.stdout()
+    };
+    // Without namespaces (GitHub's runners), said with why.
+    let without = config(Some("_LEASH_TEST_NO_PRIVATE_MOUNTS"));
+    assert!(
+        without.contains(
+            "# the shell has no loopback: this system gives leash no private network namespace"
+        ),
+        "{without}"
+    );
+    let here = config(None);
+    assert!(
+        here.contains("# the shell has its own loopback (a private network namespace)")
+            || here.contains("# the shell has no loopback: "),
+        "{here}"
+    );
+    // Root without a cgroup: the stranger's uid, named.
+    if nix::unistd::geteuid().is_root() {
+        let stranger = config(Some("_LEASH_TEST_NO_CGROUP"));
+        assert!(
+            stranger
+                .contains("# the shell: root without a writable pids cgroup: commands run as uid "),
+            "{stranger}"
+        );
+    }
 }

@@ -234,6 +234,10 @@ fn a_failed_run_fails_the_step_with_leashs_reason_and_exit_code() {
             "allow-write must be true or false, not 'yes'",
         ),
         (
+            vec![("INPUT_PROMPT", "x"), ("INPUT_ALLOW_EXEC", "yes")],
+            "allow-exec must be true, false or unconfined, not 'yes'",
+        ),
+        (
             vec![("INPUT_PROMPT_FILE", "missing.diff")],
             "prompt-file 'missing.diff' does not exist",
         ),
@@ -242,6 +246,61 @@ fn a_failed_run_fails_the_step_with_leashs_reason_and_exit_code() {
         assert_eq!(run.output.status.code(), Some(2), "{:?}", run.output);
         assert_eq!(run.errors(), [format!("::error::leash action: {expected}")]);
     }
+}
+
+#[test]
+fn the_actions_allow_exec_input_runs_the_fix_the_failing_test_recipe() {
+    if !crate::suite::shell::confinable() {
+        return;
+    }
+    let ws = Workspace::new();
+    ws.write("root/calc.py", "def add(a, b):\n    return a - b\n");
+    let test = ws.write(
+        "root/test.sh",
+        // -B: no __pycache__ among the changed files, whatever
+        // PYTHONDONTWRITEBYTECODE the machine has.
+        "#!/bin/sh\npython3 -B -c 'from calc import add; assert add(2, 2) == 4' && echo PASS\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&test, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = ws.script(json!([
+        {"toolCalls": [tool_call("bash", json!({"command": "./test.sh"}))]},
+        {"toolCalls": [tool_call("edit_file", json!({
+            "path": "calc.py", "old": "a - b", "new": "a + b"
+        }))]},
+        {"toolCalls": [tool_call("bash", json!({"command": "./test.sh"}))]},
+        {"text": "Fixed."}
+    ]));
+    let args = format!(
+        "--faux-script '{}' --root root -t 60s --max-turns 4",
+        script.display()
+    );
+    let run = run_action(
+        &ws,
+        &[
+            ("INPUT_PROMPT", "./test.sh fails; make it pass."),
+            ("INPUT_PROVIDER", "faux"),
+            ("INPUT_ALLOW_WRITE", "true"),
+            ("INPUT_ALLOW_EXEC", "true"),
+            ("INPUT_ARGS", &args),
+        ],
+    );
+    assert_eq!(run.output.status.code(), Some(0), "{:?}", run.output);
+    let result = run.result();
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(result["changedFiles"], json!(["calc.py"]));
+    let events = std::fs::read_to_string(run.output("events-file")).unwrap();
+    let ends: Vec<&str> = events
+        .lines()
+        .filter(|line| line.contains("\"tool_execution_end\"") && line.contains("\"bash\""))
+        .collect();
+    assert_eq!(ends.len(), 2, "{events}");
+    assert!(ends[0].contains("\"exitCode\":1"), "{}", ends[0]);
+    assert!(
+        ends[1].contains("PASS") && ends[1].contains("\"confined\":true"),
+        "{}",
+        ends[1]
+    );
 }
 
 #[test]
@@ -353,6 +412,7 @@ fn every_input_of_the_action_reaches_its_steps_and_the_manual() {
         "version",
         "args",
         "allow-write",
+        "allow-exec",
         "command",
         "input",
         "output",
