@@ -215,6 +215,18 @@ pub struct HttpSettings {
 }
 
 impl HttpSettings {
+    /// The secrets besides `api_key` that a provider's message could
+    /// quote and that are redacted from it like the key: Bedrock's session
+    /// token.
+    pub fn other_secrets(&self) -> Vec<ApiKey> {
+        let session = self
+            .aws
+            .as_ref()
+            .and_then(|aws| aws.keys.as_ref())
+            .and_then(|keys| keys.session_token.clone());
+        session.into_iter().collect()
+    }
+
     /// The retries of a failed request when the caller says nothing: the
     /// default of `--retries`.
     pub const DEFAULT_RETRIES: u32 = 2;

@@ -255,10 +255,13 @@ fn stream_response<D: WireDecoder>(
 ) -> BoxStream<'static, StreamEvent> {
     Box::pin(async_stream::stream! {
         let key = settings.api_key.as_ref();
+        // The secrets besides the key a message could quote (a session token).
+        let others = settings.other_secrets();
+        let redact = |text: &str| crate::secret::redact_keys(&http::redact(text, key), &others);
         let (client, request) = match prepared {
             Ok(prepared) => prepared,
             Err(message) => {
-                yield StreamEvent::Error(http::redact(&message, key));
+                yield StreamEvent::Error(redact(&message));
                 return;
             }
         };
@@ -289,7 +292,7 @@ fn stream_response<D: WireDecoder>(
                 Err(failure) => failure,
             };
             retry += 1;
-            let reason = http::redact(&failure.message, key);
+            let reason = redact(&failure.message);
             let plan = retry::plan(&failure, retry, &settings);
             if let (Some(gate), Some(429 | 503)) = (&settings.gate, failure.status) {
                 // Every request that shares the gate waits, not only this one.
@@ -326,7 +329,7 @@ fn stream_response<D: WireDecoder>(
         let response = match http::event_stream(response, key).await {
             Ok(response) => response,
             Err(failure) => {
-                yield StreamEvent::Error(http::redact(&failure.message, key));
+                yield StreamEvent::Error(redact(&failure.message));
                 return;
             }
         };
@@ -337,7 +340,7 @@ fn stream_response<D: WireDecoder>(
             if let StreamEvent::Usage(usage) = &event {
                 used.merge(usage);
             }
-            yield redact_event(event, key);
+            yield redact_event(event, &redact);
         }
         if let Some(gate) = &settings.gate {
             gate.spent(used.total_tokens);
@@ -347,9 +350,9 @@ fn stream_response<D: WireDecoder>(
 
 /// Errors can quote what a server sent back; the key is taken out of them
 /// as the last step before they leave the provider.
-fn redact_event(event: StreamEvent, key: Option<&ApiKey>) -> StreamEvent {
+fn redact_event(event: StreamEvent, redact: &impl Fn(&str) -> String) -> StreamEvent {
     match event {
-        StreamEvent::Error(message) => StreamEvent::Error(http::redact(&message, key)),
+        StreamEvent::Error(message) => StreamEvent::Error(redact(&message)),
         StreamEvent::Retry {
             attempt,
             delay_ms,
@@ -357,7 +360,7 @@ fn redact_event(event: StreamEvent, key: Option<&ApiKey>) -> StreamEvent {
         } => StreamEvent::Retry {
             attempt,
             delay_ms,
-            reason: http::redact(&reason, key),
+            reason: redact(&reason),
         },
         other => other,
     }
