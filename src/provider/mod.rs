@@ -27,6 +27,8 @@ pub(crate) mod sse;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod testing;
+pub mod token;
+pub mod vertex;
 
 use futures::stream::BoxStream;
 use serde_json::Value;
@@ -212,6 +214,12 @@ pub struct HttpSettings {
     /// provider); with keys, requests are signed with SigV4 and `api_key`
     /// holds the secret key only so that errors are redacted of it.
     pub aws: Option<bedrock::auth::AwsAuth>,
+    /// Vertex AI's project and location (`None` on every other provider).
+    pub google: Option<vertex::place::GoogleCloud>,
+    /// Where a bearer token is got before each request when the key is
+    /// not known up front (Vertex AI's access token, exchanged from a
+    /// credentials file); `None`: `api_key` is the key.
+    pub token: Option<std::sync::Arc<dyn token::TokenSource>>,
 }
 
 impl HttpSettings {
@@ -251,6 +259,8 @@ impl HttpSettings {
             prompt_cache_key: None,
             api_version: None,
             aws: None,
+            google: None,
+            token: None,
         }
     }
 }

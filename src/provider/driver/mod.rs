@@ -192,11 +192,35 @@ impl<F: WireFormat> Provider for HttpProvider<F> {
     }
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
-        stream_response::<F::Decoder>(
-            self.http_request(&request),
-            self.settings.clone(),
-            F::events,
-        )
+        let prepared = self.http_request(&request);
+        let Some(source) = self.settings.token.clone() else {
+            return stream_response::<F::Decoder>(prepared, self.settings.clone(), F::events);
+        };
+        // The token is got (or taken from its cache) when the request is
+        // sent, then rides in the key header and is redacted like a key.
+        let settings = self.settings.clone();
+        Box::pin(async_stream::stream! {
+            let token = match source.token().await {
+                Ok(token) => token,
+                Err(message) => {
+                    yield StreamEvent::Error(message);
+                    return;
+                }
+            };
+            let prepared = prepared.and_then(|(client, mut request)| {
+                let (name, value) = F::key_header(token.expose());
+                let mut value = HeaderValue::from_str(&value)
+                    .map_err(|_| "the access token holds characters an HTTP header cannot carry".to_owned())?;
+                value.set_sensitive(true);
+                request.headers_mut().insert(HeaderName::from_static(name), value);
+                Ok((client, request))
+            });
+            let settings = HttpSettings { api_key: Some(token), ..settings };
+            let mut events = stream_response::<F::Decoder>(prepared, settings, F::events);
+            while let Some(event) = events.next().await {
+                yield event;
+            }
+        })
     }
 }
 
