@@ -622,3 +622,38 @@ async fn an_access_token_given_directly_and_no_secret_in_the_trace() {
     let line = pem.lines().nth(3).unwrap();
     assert!(!raw.contains(TOKEN) && !raw.contains(line));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_credentials_file_under_the_root_is_hidden_from_the_tools() {
+    let pem = sdk::rsa_key();
+    let root = tempfile::tempdir().unwrap();
+    let replies = vec![
+        gemini::body(&[
+            gemini::call("read_file", json!({"path": "sa.json"}), None),
+            gemini::call("grep", json!({"pattern": "PRIVATE KEY"}), None),
+            gemini::finish("STOP", 10, 0, 5, 0),
+        ]),
+        gemini::text_reply(&["done"]),
+    ];
+    let server = vertex(&pem, GEMINI_PATH, replies).await;
+    // Where google-github-actions/auth writes it: in the workspace.
+    let file = account_file(root.path(), &server, &pem);
+    let output = run(&server, "gemini-test", &file)
+        .args(["--no-stdin", "--tools", "read_file,grep", "--root"])
+        .arg(root.path())
+        .prompt("q")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    let requests = server.received_requests().await.unwrap();
+    let last = String::from_utf8_lossy(&requests.last().unwrap().body).into_owned();
+    assert!(
+        last.contains("is a credentials file, which holds secrets"),
+        "{last}"
+    );
+    assert!(last.contains("No matches"), "{last}");
+    let line = pem.lines().nth(3).unwrap();
+    for request in &requests {
+        assert!(!String::from_utf8_lossy(&request.body).contains(line));
+    }
+}
