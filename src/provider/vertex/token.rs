@@ -102,10 +102,20 @@ impl TokenSource for GoogleTokens {
     }
 }
 
-/// A fresh token and how long it lives.
+/// A fresh token and how long it lives; an error is redacted of every
+/// secret the file holds and every token the exchange got on the way.
 async fn exchange(credentials: &Credentials) -> Result<(ApiKey, Duration), String> {
     let mut secrets = credentials.secrets();
-    let result = match credentials {
+    let result = fetch(credentials, &mut secrets).await;
+    result.map_err(|message| redact_keys(&message, &secrets))
+}
+
+/// The exchanges themselves; each secret met is added to `secrets`.
+async fn fetch(
+    credentials: &Credentials,
+    secrets: &mut Vec<ApiKey>,
+) -> Result<(ApiKey, Duration), String> {
+    match credentials {
         Credentials::ServiceAccount {
             client_email,
             private_key,
@@ -130,7 +140,7 @@ async fn exchange(credentials: &Credentials) -> Result<(ApiKey, Duration), Strin
                 ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
                 ("assertion", jwt.as_str()),
             ];
-            oauth(token_uri, &form, &secrets).await
+            oauth(token_uri, &form, secrets).await
         }
         Credentials::AuthorizedUser {
             client_id,
@@ -144,7 +154,7 @@ async fn exchange(credentials: &Credentials) -> Result<(ApiKey, Duration), Strin
                 ("client_secret", client_secret.expose()),
                 ("refresh_token", refresh_token.expose()),
             ];
-            oauth(token_uri, &form, &secrets).await
+            oauth(token_uri, &form, secrets).await
         }
         Credentials::External {
             audience,
@@ -153,7 +163,7 @@ async fn exchange(credentials: &Credentials) -> Result<(ApiKey, Duration), Strin
             impersonation_url,
             source,
         } => {
-            let subject = subject_token(source, &secrets).await?;
+            let subject = subject_token(source, secrets).await?;
             secrets.push(subject.clone());
             let form = [
                 (
@@ -169,17 +179,16 @@ async fn exchange(credentials: &Credentials) -> Result<(ApiKey, Duration), Strin
                 ("subject_token", subject.expose()),
                 ("subject_token_type", subject_token_type.as_str()),
             ];
-            let federated = oauth(token_url, &form, &secrets).await?;
+            let federated = oauth(token_url, &form, secrets).await?;
             match impersonation_url {
                 None => Ok(federated),
                 Some(url) => {
                     secrets.push(federated.0.clone());
-                    impersonate(url, &federated.0, &secrets).await
+                    impersonate(url, &federated.0, secrets).await
                 }
             }
         }
-    };
-    result.map_err(|message| redact_keys(&message, &secrets))
+    }
 }
 
 /// A POST of `form` to an OAuth token endpoint; its `access_token` and

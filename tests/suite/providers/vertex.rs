@@ -24,6 +24,9 @@ use crate::support::sse::{anthropic, gemini, sse};
 const PROJECT: &str = "leash-proj-1";
 const LOCATION: &str = "us-central1";
 const EMAIL: &str = "leash-ci@leash-proj-1.iam.gserviceaccount.com";
+/// An `authorized_user`'s refresh token and client secret.
+const REFRESH: &str = "1//refresh-token-SECRET-abcdef0123";
+const CLIENT_SECRET: &str = "client-secret-SECRET-0123456789";
 /// The access token the mock issues.
 const TOKEN: &str = "ya29.vertex-integration-ACCESS-TOKEN-0123456789";
 const GEMINI_PATH: &str = "/v1/projects/leash-proj-1/locations/us-central1/publishers/google/models/gemini-test:streamGenerateContent";
@@ -59,6 +62,15 @@ impl Respond for TokenEndpoint {
                 .find(|(key, _)| key == name)
                 .map(|(_, value)| value.clone())
         };
+        if field("grant_type").as_deref() == Some("refresh_token") {
+            return match field("refresh_token").as_deref() == Some(REFRESH)
+                && field("client_secret").as_deref() == Some(CLIENT_SECRET)
+            {
+                true => ResponseTemplate::new(200)
+                    .set_body_json(json!({"access_token": TOKEN, "expires_in": 3599})),
+                false => refuse("invalid_grant", "Bad Request"),
+            };
+        }
         if field("grant_type").as_deref() != Some("urn:ietf:params:oauth:grant-type:jwt-bearer") {
             return refuse("unsupported_grant_type", "Invalid grant_type: ");
         }
@@ -655,5 +667,162 @@ async fn a_credentials_file_under_the_root_is_hidden_from_the_tools() {
     let line = pem.lines().nth(3).unwrap();
     for request in &requests {
         assert!(!String::from_utf8_lossy(&request.body).contains(line));
+    }
+}
+
+/// Workload identity federation as google-github-actions/auth sets it up:
+/// GitHub's OIDC token from `credential_source.url` (its request token in
+/// a header), the STS exchange, then the service account's
+/// `generateAccessToken`.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_external_account_federates_then_impersonates() {
+    const REQUEST_TOKEN: &str = "ghs-actions-id-token-request-SECRET-42";
+    const OIDC: &str = "eyJhbGciOiJSUzI1NiJ9.github-oidc-SECRET.sig";
+    const FEDERATED: &str = "ya29.federated-sts-SECRET-token-777";
+    const AUDIENCE: &str =
+        "//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/gh/providers/gh";
+    let pem = sdk::rsa_key();
+    let dir = tempfile::tempdir().unwrap();
+    let server = vertex(&pem, CLAUDE_PATH, vec![anthropic::text_reply("federated")]).await;
+    Mock::given(method("GET"))
+        .and(path("/oidc"))
+        .and(query_param("audience", "https://iam.googleapis.com/x"))
+        .and(header(
+            "authorization",
+            format!("Bearer {REQUEST_TOKEN}").as_str(),
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"count": 1, "value": OIDC})))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/sts"))
+        .and(wiremock::matchers::body_string_contains("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"))
+        .and(wiremock::matchers::body_string_contains(format!("subject_token={OIDC}")))
+        .and(wiremock::matchers::body_string_contains("audience=%2F%2Fiam.googleapis.com%2Fprojects%2F123"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "access_token": FEDERATED, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "token_type": "Bearer", "expires_in": 3600})))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/projects/-/serviceAccounts/ci@leash-proj-1.iam.gserviceaccount.com:generateAccessToken"))
+        .and(header("authorization", format!("Bearer {FEDERATED}").as_str()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "accessToken": TOKEN, "expireTime": "2099-01-01T00:00:00Z"})))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let file = dir.path().join("gha-creds.json");
+    let uri = server.uri();
+    std::fs::write(&file, json!({
+        "type": "external_account",
+        "audience": AUDIENCE,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+        "token_url": format!("{uri}/sts"),
+        "service_account_impersonation_url": format!("{uri}/v1/projects/-/serviceAccounts/ci@leash-proj-1.iam.gserviceaccount.com:generateAccessToken"),
+        "credential_source": {
+            "url": format!("{uri}/oidc?audience=https://iam.googleapis.com/x"),
+            "headers": {"Authorization": format!("Bearer {REQUEST_TOKEN}")},
+            "format": {"type": "json", "subject_token_field_name": "value"}
+        }
+    }).to_string()).unwrap();
+    let output = run(&server, "claude-test", &file)
+        .args(["--no-stdin", "--events", "jsonl"])
+        .prompt("q")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    assert_eq!(output.stdout().trim(), "federated");
+    for secret in [REQUEST_TOKEN, OIDC, FEDERATED, TOKEN] {
+        output.assert_key_absent(secret);
+    }
+
+    // A refused exchange names STS's reason and none of the secrets.
+    let server = vertex(&pem, CLAUDE_PATH, vec![]).await;
+    Mock::given(method("GET"))
+        .and(path("/oidc"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"value": OIDC})))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/sts"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(json!({
+            "error": "invalid_grant",
+            "error_description": format!("The audience in ID Token [{OIDC}] does not match the expected audience.")})))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    std::fs::write(&file, json!({
+        "type": "external_account", "audience": AUDIENCE,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+        "token_url": format!("{uri}/sts"),
+        "credential_source": {"url": format!("{uri}/oidc"), "headers": {"Authorization": format!("Bearer {REQUEST_TOKEN}")},
+                              "format": {"type": "json", "subject_token_field_name": "value"}}
+    }).to_string()).unwrap();
+    let output = run(&server, "claude-test", &file)
+        .args(["--no-stdin"])
+        .prompt("q")
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(1), "{}", output.stderr());
+    assert!(
+        output
+            .last_line()
+            .contains("invalid_grant: The audience in ID Token [***] does not match"),
+        "{}",
+        output.stderr()
+    );
+    output.assert_key_absent(OIDC);
+    output.assert_key_absent(REQUEST_TOKEN);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_s_refresh_token_and_a_batch_share_one_token() {
+    let pem = sdk::rsa_key();
+    let dir = tempfile::tempdir().unwrap();
+    let server = vertex(&pem, GEMINI_PATH, vec![gemini::text_reply(&["ok"])]).await;
+    let file = dir.path().join("adc.json");
+    std::fs::write(
+        &file,
+        json!({
+            "type": "authorized_user", "client_id": "123.apps.googleusercontent.com",
+            "client_secret": CLIENT_SECRET, "refresh_token": REFRESH,
+            "token_uri": format!("{}/token", server.uri()),
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let items = dir.path().join("items.jsonl");
+    std::fs::write(&items, "one\ntwo\nthree\n").unwrap();
+    let output = run(&server, "gemini-test", &file)
+        .command_word("batch")
+        .arg(&items)
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    assert_eq!(
+        output.stdout().matches("\"reply\":\"ok\"").count(),
+        3,
+        "{}",
+        output.stdout()
+    );
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(
+        requests.iter().filter(|r| r.url.path() == "/token").count(),
+        1
+    );
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|r| r.url.path() == GEMINI_PATH)
+            .count(),
+        3
+    );
+    for secret in [REFRESH, CLIENT_SECRET, TOKEN] {
+        output.assert_key_absent(secret);
     }
 }
