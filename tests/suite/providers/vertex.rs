@@ -826,3 +826,30 @@ async fn a_user_s_refresh_token_and_a_batch_share_one_token() {
         output.assert_key_absent(secret);
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn leash_config_shows_each_value_s_layer_and_no_token() {
+    let output = Run::new()
+        .command_word("config")
+        .args(["--provider", "vertex", "-m", "claude-sonnet-4-5"])
+        .env("GOOGLE_CLOUD_PROJECT", PROJECT)
+        .env("CLOUD_ML_REGION", "europe-west4")
+        .env("GOOGLE_APPLICATION_CREDENTIALS", "/ci/gha-creds-1.json")
+        .env("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN)
+        .output_async()
+        .await;
+    assert_eq!(output.code(), Some(0), "{}", output.stderr());
+    let text = output.stdout();
+    for wanted in [
+        "# base-url = \"https://europe-west4-aiplatform.googleapis.com\"",
+        "# api-key = \"***\"",
+        "# env GOOGLE_OAUTH_ACCESS_TOKEN",
+        "cloud-ml-region = \"europe-west4\"",
+        "# google-cloud-project = \"leash-proj-1\"",
+        "# google-application-credentials = \"/ci/gha-creds-1.json\"",
+        "# env GOOGLE_APPLICATION_CREDENTIALS",
+    ] {
+        assert!(text.contains(wanted), "{wanted}: {text}");
+    }
+    output.assert_key_absent(TOKEN);
+}
