@@ -670,20 +670,22 @@ async fn a_credentials_file_under_the_root_is_hidden_from_the_tools() {
     }
 }
 
-/// Workload identity federation as google-github-actions/auth sets it up:
-/// GitHub's OIDC token from `credential_source.url` (its request token in
-/// a header), the STS exchange, then the service account's
-/// `generateAccessToken`.
-#[tokio::test(flavor = "multi_thread")]
-async fn an_external_account_federates_then_impersonates() {
-    const REQUEST_TOKEN: &str = "ghs-actions-id-token-request-SECRET-42";
-    const OIDC: &str = "eyJhbGciOiJSUzI1NiJ9.github-oidc-SECRET.sig";
-    const FEDERATED: &str = "ya29.federated-sts-SECRET-token-777";
-    const AUDIENCE: &str =
-        "//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/gh/providers/gh";
-    let pem = sdk::rsa_key();
-    let dir = tempfile::tempdir().unwrap();
-    let server = vertex(&pem, CLAUDE_PATH, vec![anthropic::text_reply("federated")]).await;
+/// GitHub's request token (a secret the credentials file holds).
+const REQUEST_TOKEN: &str = "ghs-actions-id-token-request-SECRET-42";
+/// GitHub's OIDC token, the subject token.
+const OIDC: &str = "eyJhbGciOiJSUzI1NiJ9.github-oidc-SECRET.sig";
+/// What the Security Token Service issues.
+const FEDERATED: &str = "ya29.federated-sts-SECRET-token-777";
+const AUDIENCE: &str =
+    "//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/gh/providers/gh";
+const IMPERSONATE: &str =
+    "/v1/projects/-/serviceAccounts/ci@leash-proj-1.iam.gserviceaccount.com:generateAccessToken";
+
+/// Workload identity federation on `server`, as Google answers it:
+/// GitHub's OIDC endpoint (the request token in a header), the STS
+/// exchange of that token for [`FEDERATED`], and the service account's
+/// `generateAccessToken` with it, which gives [`TOKEN`].
+async fn federation(server: &MockServer) {
     Mock::given(method("GET"))
         .and(path("/oidc"))
         .and(query_param("audience", "https://iam.googleapis.com/x"))
@@ -693,42 +695,84 @@ async fn an_external_account_federates_then_impersonates() {
         ))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"count": 1, "value": OIDC})))
         .with_priority(1)
-        .mount(&server)
+        .mount(server)
         .await;
     Mock::given(method("POST"))
         .and(path("/sts"))
-        .and(wiremock::matchers::body_string_contains("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"))
+        .and(wiremock::matchers::body_string_contains(
+            "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange",
+        ))
         .and(wiremock::matchers::body_string_contains(format!("subject_token={OIDC}")))
-        .and(wiremock::matchers::body_string_contains("audience=%2F%2Fiam.googleapis.com%2Fprojects%2F123"))
+        .and(wiremock::matchers::body_string_contains(
+            "audience=%2F%2Fiam.googleapis.com%2Fprojects%2F123",
+        ))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
             "access_token": FEDERATED, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
             "token_type": "Bearer", "expires_in": 3600})))
         .with_priority(1)
-        .mount(&server)
+        .mount(server)
         .await;
     Mock::given(method("POST"))
-        .and(path("/v1/projects/-/serviceAccounts/ci@leash-proj-1.iam.gserviceaccount.com:generateAccessToken"))
-        .and(header("authorization", format!("Bearer {FEDERATED}").as_str()))
+        .and(path(IMPERSONATE))
+        .and(header(
+            "authorization",
+            format!("Bearer {FEDERATED}").as_str(),
+        ))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
             "accessToken": TOKEN, "expireTime": "2099-01-01T00:00:00Z"})))
         .with_priority(1)
-        .mount(&server)
+        .mount(server)
         .await;
-    let file = dir.path().join("gha-creds.json");
+}
+
+/// The `external_account` file google-github-actions/auth writes, for
+/// the [`federation`] on `server`.
+fn federation_file(dir: &std::path::Path, server: &MockServer) -> std::path::PathBuf {
+    let file = dir.join("gha-creds-1.json");
     let uri = server.uri();
-    std::fs::write(&file, json!({
-        "type": "external_account",
-        "audience": AUDIENCE,
-        "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
-        "token_url": format!("{uri}/sts"),
-        "service_account_impersonation_url": format!("{uri}/v1/projects/-/serviceAccounts/ci@leash-proj-1.iam.gserviceaccount.com:generateAccessToken"),
-        "credential_source": {
-            "url": format!("{uri}/oidc?audience=https://iam.googleapis.com/x"),
-            "headers": {"Authorization": format!("Bearer {REQUEST_TOKEN}")},
-            "format": {"type": "json", "subject_token_field_name": "value"}
-        }
-    }).to_string()).unwrap();
-    let output = run(&server, "claude-test", &file)
+    std::fs::write(
+        &file,
+        json!({
+            "type": "external_account",
+            "audience": AUDIENCE,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+            "token_url": format!("{uri}/sts"),
+            "service_account_impersonation_url": format!("{uri}{IMPERSONATE}"),
+            "credential_source": {
+                "url": format!("{uri}/oidc?audience=https://iam.googleapis.com/x"),
+                "headers": {"Authorization": format!("Bearer {REQUEST_TOKEN}")},
+                "format": {"type": "json", "subject_token_field_name": "value"}
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    file
+}
+
+/// Workload identity federation as google-github-actions/auth sets it up,
+/// through the SDK and then leash, against the same mock.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_external_account_federates_then_impersonates() {
+    let pem = sdk::rsa_key();
+    let dir = tempfile::tempdir().unwrap();
+    let server = vertex(&pem, GEMINI_PATH, vec![gemini::text_reply(&["federated"])]).await;
+    federation(&server).await;
+    let file = federation_file(dir.path(), &server);
+    let env = vec![(
+        "GOOGLE_APPLICATION_CREDENTIALS".to_owned(),
+        file.display().to_string(),
+    )];
+    let args = vec![
+        server.uri(),
+        PROJECT.into(),
+        LOCATION.into(),
+        "gemini-test".into(),
+    ];
+    let out = sdk::run("google.genai", "vertex_gemini", args, env).await;
+    assert_eq!(out["text"], "federated", "{out}");
+
+    let output = run(&server, "gemini-test", &file)
         .args(["--no-stdin", "--events", "jsonl"])
         .prompt("q")
         .output_async()
@@ -738,6 +782,13 @@ async fn an_external_account_federates_then_impersonates() {
     for secret in [REQUEST_TOKEN, OIDC, FEDERATED, TOKEN] {
         output.assert_key_absent(secret);
     }
+    let requests = server.received_requests().await.unwrap();
+    let count = |at: &str| requests.iter().filter(|r| r.url.path() == at).count();
+    // One exchange each for the SDK and for leash.
+    assert_eq!(
+        (count("/oidc"), count("/sts"), count(IMPERSONATE)),
+        (2, 2, 2)
+    );
 
     // A refused exchange names STS's reason and none of the secrets.
     let server = vertex(&pem, CLAUDE_PATH, vec![]).await;

@@ -2,14 +2,18 @@
 
 argv: base URL, project, location, model. The credentials come as Google's
 auth library finds them (GOOGLE_APPLICATION_CREDENTIALS: a service account
-file whose token_uri is the mock's), so the mock's token endpoint sees the
-library's own signed JWT. Prints one JSON line: the text, the function
+file whose token_uri is the mock's, or an external_account file whose
+STS and impersonation URLs are), so the mock sees the library's own signed
+JWT or token exchange. Prints one JSON line: the text, the function
 calls, the usage and the finish reason the SDK read; any error the SDK
 raised is the script's failure.
 """
 
 import json
+import os
 import sys
+
+from google.auth import identity_pool
 
 from google import genai
 from google.genai import types
@@ -17,10 +21,21 @@ from google.genai import types
 
 def main() -> None:
     base, project, location, model = sys.argv[1:5]
+    credentials = None
+    path = os.environ["GOOGLE_APPLICATION_CREDENTIALS"]
+    with open(path) as file:
+        if json.load(file).get("type") == "external_account":
+            # google-auth's own workload identity federation, loaded as
+            # google.auth.default() loads it, less its project lookup at
+            # Resource Manager (the internet).
+            credentials = identity_pool.Credentials.from_file(
+                path, scopes=["https://www.googleapis.com/auth/cloud-platform"]
+            )
     client = genai.Client(
         vertexai=True,
         project=project,
         location=location,
+        credentials=credentials,
         http_options=types.HttpOptions(base_url=base, api_version="v1"),
     )
     out = {"text": "", "calls": [], "usage": None, "finish": None}
