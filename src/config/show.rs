@@ -207,6 +207,8 @@ fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
             secret: true,
             ..Setting::new("api-key", Some(key.to_string()), source)
         },
+        None if provider == ProviderName::Vertex => Setting::new("api-key", None, Source::Unset)
+            .note("an access token: set GOOGLE_OAUTH_ACCESS_TOKEN, or the credentials file below"),
         None => Setting::new("api-key", None, Source::Unset).note(format!(
             "set LEASH_API_KEY or {}",
             provider_info(provider).key_variable

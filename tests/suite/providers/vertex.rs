@@ -903,4 +903,23 @@ async fn leash_config_shows_each_value_s_layer_and_no_token() {
         assert!(text.contains(wanted), "{wanted}: {text}");
     }
     output.assert_key_absent(TOKEN);
+
+    let output = Run::new()
+        .command_word("config")
+        .args(["--provider", "vertex"])
+        .env("GOOGLE_APPLICATION_CREDENTIALS", "/ci/gha-creds-1.json")
+        .output_async()
+        .await;
+    let text = output.stdout();
+    assert!(
+        text.contains("# api-key")
+            && text.contains(
+                "an access token: set GOOGLE_OAUTH_ACCESS_TOKEN, or the credentials file below"
+            ),
+        "{text}"
+    );
+    assert!(
+        text.contains("# base-url = \"https://aiplatform.googleapis.com\""),
+        "{text}"
+    );
 }
