@@ -19,7 +19,13 @@ OTLP_STAMP = $(TOOLS)/.opentelemetry-proto-$(OTLP_PROTO_VERSION)-protobuf-$(PROT
 OPENAI_SDK_VERSION := 3.63.0
 GOOGLE_GENAI_VERSION := 3.6.1
 BOTO3_VERSION := 1.44.18
-SDK_STAMP = $(TOOLS)/.sdks-openai-$(OPENAI_SDK_VERSION)-google-genai-$(GOOGLE_GENAI_VERSION)-boto3-$(BOTO3_VERSION)
+# Vertex AI: `anthropic`'s AnthropicVertex, the google-auth both Vertex
+# clients get their token with, and the cryptography the tests make a
+# service account's RSA key with.
+ANTHROPIC_SDK_VERSION := 2.17.0
+GOOGLE_AUTH_VERSION := 2.63.1
+CRYPTOGRAPHY_VERSION := 51.0.1
+SDK_STAMP = $(TOOLS)/.sdks-openai-$(OPENAI_SDK_VERSION)-google-genai-$(GOOGLE_GENAI_VERSION)-boto3-$(BOTO3_VERSION)-anthropic-$(ANTHROPIC_SDK_VERSION)-google-auth-$(GOOGLE_AUTH_VERSION)-cryptography-$(CRYPTOGRAPHY_VERSION)
 
 .PHONY: build test check lint ci fmt demo bench clean ci-extra mcp-servers prereqs actions-check actions-tools docs docs-check docs-tools otlp-receiver cloud-sdks
 
@@ -142,9 +148,10 @@ shell-footings:
 cloud-sdks: $(SDK_STAMP)
 $(SDK_STAMP):
 	@test -x "$(TOOLS)/bin/python" || python3 -m venv "$(TOOLS)"
-	@"$(TOOLS)/bin/pip" install --quiet --disable-pip-version-check \
+	@"$(TOOLS)/bin/python" -m pip install --quiet --disable-pip-version-check \
 		openai==$(OPENAI_SDK_VERSION) google-genai==$(GOOGLE_GENAI_VERSION) boto3==$(BOTO3_VERSION) \
-		|| { echo "make: cannot install openai, google-genai and boto3 from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
+		anthropic==$(ANTHROPIC_SDK_VERSION) google-auth==$(GOOGLE_AUTH_VERSION) cryptography==$(CRYPTOGRAPHY_VERSION) \
+		|| { echo "make: cannot install the cloud SDKs from PyPI into .tools/venv (offline? make test needs them once)" >&2; exit 1; }
 	@touch $@
 
 # `make ci`: what CI holds every change to, both of the above.

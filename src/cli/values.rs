@@ -23,6 +23,9 @@ pub enum ProviderName {
     /// Amazon Bedrock's ConverseStream: `-m` the model id, SigV4 or a
     /// Bedrock API key.
     Bedrock,
+    /// Google Vertex AI: Gemini models, and Claude models (`claude-*`),
+    /// with a Google access token.
+    Vertex,
     /// The scripted offline model.
     Faux,
 }

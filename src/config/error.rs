@@ -37,6 +37,10 @@ pub enum ConfigError {
         /// What to set, and how.
         what: &'static str,
     },
+    /// Vertex AI's credentials, project or location cannot be used (the
+    /// file, the variable and what is wrong, never a secret).
+    #[error("--provider vertex: {0}")]
+    Vertex(String),
     /// The key holds a character no HTTP header may carry.
     #[error(
         "the key from {origin} holds a control character ({character}); \

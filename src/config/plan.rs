@@ -63,6 +63,10 @@ pub enum ProviderConfig {
     Gemini(HttpSettings),
     /// Amazon Bedrock's ConverseStream.
     Bedrock(HttpSettings),
+    /// A Gemini model on Google Vertex AI.
+    VertexGemini(HttpSettings),
+    /// A Claude model on Google Vertex AI.
+    VertexClaude(HttpSettings),
 }
 
 impl ProviderConfig {
@@ -78,6 +82,8 @@ impl ProviderConfig {
             ProviderConfig::AzureResponses(_) => Wire::AzureResponses,
             ProviderConfig::Gemini(_) => Wire::Gemini,
             ProviderConfig::Bedrock(_) => Wire::Bedrock,
+            ProviderConfig::VertexGemini(_) => Wire::Gemini,
+            ProviderConfig::VertexClaude(_) => Wire::Anthropic,
         }
     }
 
@@ -90,6 +96,7 @@ impl ProviderConfig {
             ProviderConfig::Azure(_) | ProviderConfig::AzureResponses(_) => "azure",
             ProviderConfig::Gemini(_) => "gemini",
             ProviderConfig::Bedrock(_) => "bedrock",
+            ProviderConfig::VertexGemini(_) | ProviderConfig::VertexClaude(_) => "vertex",
         }
     }
 
@@ -102,7 +109,9 @@ impl ProviderConfig {
             | ProviderConfig::Azure(settings)
             | ProviderConfig::AzureResponses(settings)
             | ProviderConfig::Gemini(settings)
-            | ProviderConfig::Bedrock(settings) => Some(settings),
+            | ProviderConfig::Bedrock(settings)
+            | ProviderConfig::VertexGemini(settings)
+            | ProviderConfig::VertexClaude(settings) => Some(settings),
             ProviderConfig::Faux(_) => None,
         }
     }
@@ -116,7 +125,9 @@ impl ProviderConfig {
             | ProviderConfig::Azure(settings)
             | ProviderConfig::AzureResponses(settings)
             | ProviderConfig::Gemini(settings)
-            | ProviderConfig::Bedrock(settings) => Some(settings),
+            | ProviderConfig::Bedrock(settings)
+            | ProviderConfig::VertexGemini(settings)
+            | ProviderConfig::VertexClaude(settings) => Some(settings),
             ProviderConfig::Faux(_) => None,
         }
     }

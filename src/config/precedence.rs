@@ -21,6 +21,7 @@ pub fn provider_info(provider: ProviderName) -> &'static ProviderInfo {
         ProviderName::Azure => &catalog::AZURE,
         ProviderName::Gemini => &catalog::GEMINI,
         ProviderName::Bedrock => &catalog::BEDROCK,
+        ProviderName::Vertex => &catalog::VERTEX,
         ProviderName::Openai | ProviderName::Faux => &catalog::OPENAI,
     }
 }
@@ -99,6 +100,12 @@ pub fn choose_wire(cli: &Cli, origins: &Origins, provider: ProviderName) -> Wire
         ProviderName::Anthropic => Wire::Anthropic,
         ProviderName::Gemini => Wire::Gemini,
         ProviderName::Bedrock => Wire::Bedrock,
+        ProviderName::Vertex => {
+            match crate::provider::vertex::is_claude(&choose_model(cli, provider).0) {
+                true => Wire::Anthropic,
+                false => Wire::Gemini,
+            }
+        }
         ProviderName::Openai => match choose_api(cli, origins, provider).0 {
             ApiName::Chat => Wire::Chat,
             ApiName::Responses => Wire::Responses,

@@ -108,6 +108,17 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                     None => generic.note("the region's endpoint: set AWS_REGION"),
                 }
             }
+            "base-url" if provider == ProviderName::Vertex => {
+                let (url, source) = choose_base_url(cli, inputs, provider);
+                match source {
+                    Source::Default => {
+                        let location = super::resolve::vertex::location(inputs).0;
+                        let url = crate::provider::vertex::place::endpoint(&location);
+                        Setting::new(&key, Some(url), source).note("the location's endpoint")
+                    }
+                    _ => Setting::new(&key, Some(url), source),
+                }
+            }
             "base-url" => {
                 let (url, source) = choose_base_url(cli, inputs, provider);
                 Setting::new(&key, Some(url), source)
@@ -173,6 +184,9 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
         if after_base_url {
             settings.push(api_key_setting(inputs, provider));
             settings.extend(provider_settings(cli, inputs, provider));
+            if provider == ProviderName::Vertex {
+                settings.extend(vertex_settings(inputs));
+            }
         }
         if after_mcp_timeout {
             settings.extend(mcp_settings(cli, inputs));
@@ -193,6 +207,8 @@ fn api_key_setting(inputs: &Inputs<'_>, provider: ProviderName) -> Setting {
             secret: true,
             ..Setting::new("api-key", Some(key.to_string()), source)
         },
+        None if provider == ProviderName::Vertex => Setting::new("api-key", None, Source::Unset)
+            .note("an access token: set GOOGLE_OAUTH_ACCESS_TOKEN, or the credentials file below"),
         None => Setting::new("api-key", None, Source::Unset).note(format!(
             "set LEASH_API_KEY or {}",
             provider_info(provider).key_variable
@@ -230,6 +246,33 @@ fn provider_settings(
                 },
                 None => Setting::new(&key, None, Source::Unset),
             }
+        })
+        .collect()
+}
+
+/// Vertex AI's operator-only values (comments: the config file does not
+/// take them): the project and the credentials file, from the exported
+/// environment.
+fn vertex_settings(inputs: &Inputs<'_>) -> Vec<Setting> {
+    use super::resolve::vertex;
+    let project = match vertex::project(inputs) {
+        Some((project, source)) => Setting::new("google-cloud-project", Some(project), source),
+        None => Setting::new("google-cloud-project", None, Source::Unset)
+            .note("export GOOGLE_CLOUD_PROJECT (else the service account file's)"),
+    };
+    let credentials = match vertex::credentials_path(inputs) {
+        Some(path) => Setting::new(
+            "google-application-credentials",
+            Some(path),
+            Source::Env(vertex::CREDENTIALS.into()),
+        ),
+        None => Setting::new("google-application-credentials", None, Source::Unset),
+    };
+    [project, credentials]
+        .into_iter()
+        .map(|setting| Setting {
+            secret: true,
+            ..setting
         })
         .collect()
 }

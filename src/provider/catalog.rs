@@ -95,8 +95,23 @@ pub const BEDROCK: ProviderInfo = ProviderInfo {
     more_key_variables: &["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
 };
 
+/// Google Vertex AI: an access token given directly (`key_variable`,
+/// the name Google's Terraform provider reads), else one exchanged from
+/// `GOOGLE_APPLICATION_CREDENTIALS` (read from the exported environment
+/// only, with the project: `config::resolve::vertex`); the location from
+/// any layer.
+pub const VERTEX: ProviderInfo = ProviderInfo {
+    name: "vertex",
+    key_variable: "GOOGLE_OAUTH_ACCESS_TOKEN",
+    base_url_variable: "GOOGLE_VERTEX_BASE_URL",
+    default_base_url: "",
+    default_model: "gemini-2.5-flash",
+    settings: &["GOOGLE_CLOUD_LOCATION", "CLOUD_ML_REGION"],
+    more_key_variables: &[],
+};
+
 /// Every provider that speaks HTTP, in the order help texts list them.
-pub const PROVIDERS: [ProviderInfo; 5] = [OPENAI, ANTHROPIC, AZURE, GEMINI, BEDROCK];
+pub const PROVIDERS: [ProviderInfo; 6] = [OPENAI, ANTHROPIC, AZURE, GEMINI, BEDROCK, VERTEX];
 
 pub use crate::secret::ANY_KEY_VARIABLE;
 
@@ -157,16 +172,20 @@ mod tests {
                 "AWS_BEARER_TOKEN_BEDROCK",
                 "AWS_SECRET_ACCESS_KEY",
                 "AWS_SESSION_TOKEN",
+                "GOOGLE_OAUTH_ACCESS_TOKEN",
                 "OPENAI_BASE_URL",
                 "ANTHROPIC_BASE_URL",
                 "AZURE_OPENAI_ENDPOINT",
                 "GOOGLE_GEMINI_BASE_URL",
                 "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+                "GOOGLE_VERTEX_BASE_URL",
                 "OPENAI_API_VERSION",
                 "AWS_ACCESS_KEY_ID",
                 "AWS_REGION",
                 "AWS_DEFAULT_REGION",
                 "AWS_ENDPOINT_URL",
+                "GOOGLE_CLOUD_LOCATION",
+                "CLOUD_ML_REGION",
             ]
         );
         assert_eq!(ANTHROPIC.key_file_key(), "anthropic-api-key");

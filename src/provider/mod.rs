@@ -27,6 +27,8 @@ pub(crate) mod sse;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod testing;
+pub mod token;
+pub mod vertex;
 
 use futures::stream::BoxStream;
 use serde_json::Value;
@@ -212,9 +214,27 @@ pub struct HttpSettings {
     /// provider); with keys, requests are signed with SigV4 and `api_key`
     /// holds the secret key only so that errors are redacted of it.
     pub aws: Option<bedrock::auth::AwsAuth>,
+    /// Vertex AI's project and location (`None` on every other provider).
+    pub google: Option<vertex::place::GoogleCloud>,
+    /// Where a bearer token is got before each request when the key is
+    /// not known up front (Vertex AI's access token, exchanged from a
+    /// credentials file); `None`: `api_key` is the key.
+    pub token: Option<std::sync::Arc<dyn token::TokenSource>>,
 }
 
 impl HttpSettings {
+    /// The secrets besides `api_key` that a provider's message could
+    /// quote and that are redacted from it like the key: Bedrock's session
+    /// token.
+    pub fn other_secrets(&self) -> Vec<ApiKey> {
+        let session = self
+            .aws
+            .as_ref()
+            .and_then(|aws| aws.keys.as_ref())
+            .and_then(|keys| keys.session_token.clone());
+        session.into_iter().collect()
+    }
+
     /// The retries of a failed request when the caller says nothing: the
     /// default of `--retries`.
     pub const DEFAULT_RETRIES: u32 = 2;
@@ -239,6 +259,8 @@ impl HttpSettings {
             prompt_cache_key: None,
             api_version: None,
             aws: None,
+            google: None,
+            token: None,
         }
     }
 }

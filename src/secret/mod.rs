@@ -17,7 +17,7 @@ pub const ANY_KEY_VARIABLE: &str = "LEASH_API_KEY";
 
 /// Every variable that may hold a key, whichever provider runs: the
 /// provider table (`provider::catalog`) names one of these per provider.
-pub const KEY_VARIABLES: [&str; 9] = [
+pub const KEY_VARIABLES: [&str; 10] = [
     ANY_KEY_VARIABLE,
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
@@ -27,6 +27,7 @@ pub const KEY_VARIABLES: [&str; 9] = [
     "AWS_BEARER_TOKEN_BEDROCK",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
+    "GOOGLE_OAUTH_ACCESS_TOKEN",
 ];
 
 /// An API key. Its `Debug` and `Display` print `***`, so it cannot reach a

@@ -122,6 +122,15 @@ pub enum SandboxError {
         /// The path, shortened and escaped.
         path: String,
     },
+    /// A credentials file the operator's environment names (Vertex AI's
+    /// `GOOGLE_APPLICATION_CREDENTIALS`): it holds a key, so it is never read.
+    #[error(
+        "path '{path}' is a credentials file, which holds secrets; leash's tools never read it"
+    )]
+    Credentials {
+        /// The path, shortened and escaped.
+        path: String,
+    },
     /// What was opened is not what was resolved (a concurrent change).
     #[error("path '{path}' changed while it was being opened; nothing was read")]
     Changed {
@@ -202,6 +211,9 @@ pub struct Sandbox {
     given: Option<PathBuf>,
     /// Device and inode of the root when the sandbox was made.
     identity: (u64, u64),
+    /// Device and inode of the credentials files under the root that
+    /// the tools must never read ([`Sandbox::hide`]).
+    hidden: Vec<(u64, u64)>,
 }
 
 impl Sandbox {
@@ -229,7 +241,26 @@ impl Sandbox {
             root: canonical,
             given,
             identity: identity(&meta),
+            hidden: Vec::new(),
         })
+    }
+
+    /// Hides `file` from the tools when it lies under the root: opening
+    /// it, by any path or link, is refused like a dotenv file. Returns
+    /// its canonical path when it was hidden.
+    pub fn hide(&mut self, file: &Path) -> Option<PathBuf> {
+        let real = fs::canonicalize(file).ok()?;
+        if !real.starts_with(&self.root) {
+            return None;
+        }
+        let meta = fs::metadata(&real).ok()?;
+        self.hidden.push(identity(&meta));
+        Some(real)
+    }
+
+    /// Whether `meta` is a hidden credentials file's.
+    fn is_hidden(&self, meta: &Metadata) -> bool {
+        self.hidden.contains(&identity(meta))
     }
 
     /// The canonical root directory.
@@ -250,6 +281,9 @@ impl Sandbox {
         } else if file_type.is_file() {
             if names_dotenv(Path::new(path)) || names_dotenv(&real) {
                 return Err(SandboxError::Dotenv { path: shown });
+            }
+            if self.is_hidden(&before) {
+                return Err(SandboxError::Credentials { path: shown });
             }
             EntryKind::File
         } else if file_type.is_symlink() {
@@ -289,6 +323,9 @@ impl Sandbox {
         if names_dotenv(Path::new(path)) || names_dotenv(&relative) {
             return Err(SandboxError::Dotenv { path: shown });
         }
+        if fs::metadata(self.root.join(&relative)).is_ok_and(|meta| self.is_hidden(&meta)) {
+            return Err(SandboxError::Credentials { path: shown });
+        }
         Ok(relative)
     }
 
@@ -317,6 +354,9 @@ impl Sandbox {
         }
         if opened.ino() != inode {
             return Err(SandboxError::Changed { path: shown });
+        }
+        if self.is_hidden(&opened) {
+            return Err(SandboxError::Credentials { path: shown });
         }
         if let Some(opened_at) = descriptor_target(&file)
             && !opened_at.starts_with(&self.root)

@@ -109,6 +109,7 @@ impl Run {
             "azure" => "AZURE_OPENAI_API_KEY",
             "gemini" => "GEMINI_API_KEY",
             "bedrock" => "AWS_SECRET_ACCESS_KEY",
+            "vertex" => "GOOGLE_OAUTH_ACCESS_TOKEN",
             _ => "OPENAI_API_KEY",
         });
         self.provider = Some((name.to_owned(), base_url.into(), model.to_owned()));
@@ -414,6 +415,7 @@ fn inherited() -> Vec<String> {
                 || name.starts_with("GEMINI_")
                 || name.starts_with("GOOGLE_")
                 || name.starts_with("AWS_")
+                || name.starts_with("CLOUD_ML_")
                 || name.starts_with("GITHUB_")
                 || name.starts_with("SSL_CERT_")
                 || name.starts_with("XDG_")

@@ -45,9 +45,17 @@ pub async fn run(
         command.arg(path).args(args);
         // Only what the script is given: no developer's cloud settings.
         for (name, _) in std::env::vars() {
-            if ["AWS_", "AZURE_", "OPENAI_", "GOOGLE_", "GEMINI_"]
-                .iter()
-                .any(|prefix| name.starts_with(prefix))
+            if [
+                "AWS_",
+                "AZURE_",
+                "OPENAI_",
+                "GOOGLE_",
+                "GEMINI_",
+                "ANTHROPIC_",
+                "CLOUD_ML_",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
                 || name.eq_ignore_ascii_case("http_proxy")
                 || name.eq_ignore_ascii_case("https_proxy")
                 || name.eq_ignore_ascii_case("all_proxy")
@@ -68,4 +76,23 @@ pub async fn run(
     );
     serde_json::from_str(stdout.trim())
         .unwrap_or_else(|err| panic!("{script}.py printed {stdout:?}: {err}"))
+}
+
+/// A fresh 2048-bit RSA key as PKCS#8 PEM, made by the venv's pinned
+/// `cryptography` (a service account's key for the Vertex AI tests).
+pub fn rsa_key() -> String {
+    let script = "from cryptography.hazmat.primitives.asymmetric import rsa\n\
+                  from cryptography.hazmat.primitives import serialization as s\n\
+                  k = rsa.generate_private_key(public_exponent=65537, key_size=2048)\n\
+                  print(k.private_bytes(s.Encoding.PEM, s.PrivateFormat.PKCS8, s.NoEncryption()).decode(), end='')";
+    let output = Command::new(venv_python())
+        .args(["-c", script])
+        .output()
+        .expect("the venv's python: run `make cloud-sdks` (make test does)");
+    assert!(
+        output.status.success(),
+        "cryptography in .tools/venv: run `make cloud-sdks`: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("a PEM")
 }

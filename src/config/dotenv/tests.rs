@@ -41,16 +41,20 @@ fn the_allowed_variables_are_the_keys_and_the_model_selection() {
             "AWS_BEARER_TOKEN_BEDROCK",
             "AWS_SECRET_ACCESS_KEY",
             "AWS_SESSION_TOKEN",
+            "GOOGLE_OAUTH_ACCESS_TOKEN",
             "OPENAI_BASE_URL",
             "ANTHROPIC_BASE_URL",
             "AZURE_OPENAI_ENDPOINT",
             "GOOGLE_GEMINI_BASE_URL",
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+            "GOOGLE_VERTEX_BASE_URL",
             "OPENAI_API_VERSION",
             "AWS_ACCESS_KEY_ID",
             "AWS_REGION",
             "AWS_DEFAULT_REGION",
             "AWS_ENDPOINT_URL",
+            "GOOGLE_CLOUD_LOCATION",
+            "CLOUD_ML_REGION",
             "LEASH_PROVIDER",
             "LEASH_MODEL",
             "LEASH_API",
@@ -121,7 +125,7 @@ fn a_provider_or_api_that_does_not_exist_is_named() {
     );
     let error = read("LEASH_PROVIDER=mistral\n").unwrap_err().to_string();
     assert!(
-        error.contains("(one of openai, anthropic, azure, gemini, bedrock, faux)"),
+        error.contains("(one of openai, anthropic, azure, gemini, bedrock, vertex, faux)"),
         "{error}"
     );
     assert!(read("LEASH_PROVIDER=anthropic\nLEASH_API=\n").is_ok());

@@ -14,6 +14,7 @@ pub(super) mod prompt;
 pub(super) mod provider;
 pub(super) mod resume;
 pub(super) mod tools;
+pub(super) mod vertex;
 
 use crate::agent::ToolExecution;
 use crate::cli::{Cli, ToolExecutionArg};
@@ -49,9 +50,19 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
     let resume = resume::resolve(&cli, wire, sandbox, &mut attachments)?;
     // The provider last: its missing key is the one error a user cannot fix
     // by correcting the command line, so every argument error comes first.
-    let (provider, mut notices) = provider::resolve(&cli, inputs, provider_name, &bounds, || {
-        bedrock::settings(&cli, inputs, &bounds)
-    })?;
+    let mut known_keys = provider::known_keys(inputs);
+    let (provider, mut notices) = provider::resolve(
+        &cli,
+        inputs,
+        provider_name,
+        &bounds,
+        || bedrock::settings(&cli, inputs, &bounds),
+        || {
+            let (provider, secrets) = vertex::settings(&cli, inputs, &bounds)?;
+            known_keys.extend(secrets);
+            Ok(provider)
+        },
+    )?;
     let system = resume::system(&cli, inputs, system, resume.as_ref(), &mut notices);
     let events = cli.events_format();
     let terminal = decide_terminal(&cli, events, inputs);
@@ -81,7 +92,7 @@ pub fn resolve(cli: Cli, inputs: &Inputs<'_>) -> Result<RunPlan, ConfigError> {
         output_last_message: cli.output_last_message,
         terminal,
         mcp,
-        known_keys: provider::known_keys(inputs),
+        known_keys,
         notices,
         traces: TraceSettings::from_env(&|name| inputs.env.exported(name)),
         metrics: TraceSettings::read(&|name| inputs.env.exported(name), Signal::Metrics),

@@ -25,6 +25,7 @@ pub(super) fn resolve(
     provider_name: ProviderName,
     bounds: &Bounds,
     bedrock: impl FnOnce() -> Result<HttpSettings, ConfigError>,
+    vertex: impl FnOnce() -> Result<ProviderConfig, ConfigError>,
 ) -> Result<(ProviderConfig, Vec<String>), ConfigError> {
     let named = |id: &'static str| named_by_source(inputs, id);
     let (api, _) = choose_api(cli, inputs.origins, provider_name);
@@ -58,6 +59,8 @@ pub(super) fn resolve(
         ProviderName::Gemini => ProviderConfig::Gemini(http(provider_name)?),
         // Its own step (`resolve/bedrock.rs`), which the caller hands in.
         ProviderName::Bedrock => ProviderConfig::Bedrock(bedrock()?),
+        // Its own step too (`resolve/vertex.rs`): the model picks the publisher.
+        ProviderName::Vertex => vertex()?,
         ProviderName::Azure => {
             azure_needs(cli, inputs)?;
             let settings = HttpSettings {

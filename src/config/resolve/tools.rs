@@ -40,9 +40,12 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
     if names.is_empty() {
         return Ok(None);
     }
+    let mut sandbox = open_root(&cli.root).map_err(named("root"))?;
+    let credentials =
+        super::vertex::credentials_path(inputs).and_then(|path| sandbox.hide(Path::new(&path)));
     let mut tools = file_tools(
         names,
-        Arc::new(open_root(&cli.root).map_err(named("root"))?),
+        Arc::new(sandbox),
         inputs.origins.source("tools") == Source::Default,
         shell,
     )
@@ -50,6 +53,11 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools
     if matches!(tools.shell, Some((ExecMode::Confined, _, _))) {
         tools.shell_hidden =
             key_file_in_root(inputs.env, tools.sandbox.root()).map_err(named("allow_exec"))?;
+        if let Some(file) = credentials {
+            tools
+                .shell_hidden
+                .push(credentials_file_hidden(file).map_err(named("allow_exec"))?);
+        }
     }
     Ok(Some(tools))
 }
@@ -77,6 +85,22 @@ fn key_file_in_root(env: &Environment, root: &Path) -> Result<Vec<PathBuf>, Conf
         "the API key comes from {}, under the root, where a confined command could read it \
          (this system gives leash no private mount namespace to hide it); export the key in \
          the environment instead, or pass --no-env-file",
+        file.display()
+    )))
+}
+
+/// The credentials file `GOOGLE_APPLICATION_CREDENTIALS` names, under the
+/// root (`google-github-actions/auth` writes it into the workspace):
+/// hidden from a confined command by a private mount, or `--allow-exec`
+/// is refused, as for a `.env` that holds a key.
+fn credentials_file_hidden(file: PathBuf) -> Result<PathBuf, ConfigError> {
+    if crate::child::confine::private_mounts_available() {
+        return Ok(file);
+    }
+    Err(ConfigError::ExecUnavailable(format!(
+        "GOOGLE_APPLICATION_CREDENTIALS names {}, under the root, where a confined command \
+         could read it (this system gives leash no private mount namespace to hide it); \
+         write the credentials file outside the root",
         file.display()
     )))
 }

@@ -72,3 +72,54 @@ async fn hostile_frames_end_in_one_error() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn a_session_token_a_server_echoes_is_redacted_like_the_secret() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    const SECRET: &str = "bedrock-unit-secret-access-key-0123";
+    const SESSION: &str = "bedrock-unit-session-token-IQoJb3JpZ2luX2Vj";
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(403).set_body_raw(
+            format!(r#"{{"message":"token {SESSION} and secret {SECRET} refused"}}"#),
+            "application/json",
+        ))
+        .mount(&server)
+        .await;
+    let keys = AwsKeys {
+        access_key_id: "AKIDUNIT".into(),
+        secret_access_key: crate::secret::ApiKey::new(SECRET),
+        session_token: Some(crate::secret::ApiKey::new(SESSION)),
+    };
+    let settings = HttpSettings {
+        aws: Some(AwsAuth {
+            region: "us-east-1".into(),
+            keys: Some(keys),
+        }),
+        retries: 0,
+        ..HttpSettings::new(server.uri(), Some(crate::secret::ApiKey::new(SECRET)))
+    };
+    let provider = BedrockProvider::new(settings);
+    let messages = [crate::protocol::Message::user_text("hi")];
+    let request = crate::provider::Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+        transcript: &[],
+        options: Default::default(),
+    };
+    let events: Vec<StreamEvent> = crate::provider::Provider::stream(&provider, request)
+        .collect()
+        .await;
+    let Some(StreamEvent::Error(message)) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert!(
+        message.contains("token *** and secret *** refused"),
+        "{message}"
+    );
+    assert!(!message.contains(SESSION), "{message}");
+}

@@ -192,11 +192,35 @@ impl<F: WireFormat> Provider for HttpProvider<F> {
     }
 
     fn stream(&self, request: Request<'_>) -> BoxStream<'static, StreamEvent> {
-        stream_response::<F::Decoder>(
-            self.http_request(&request),
-            self.settings.clone(),
-            F::events,
-        )
+        let prepared = self.http_request(&request);
+        let Some(source) = self.settings.token.clone() else {
+            return stream_response::<F::Decoder>(prepared, self.settings.clone(), F::events);
+        };
+        // The token is got (or taken from its cache) when the request is
+        // sent, then rides in the key header and is redacted like a key.
+        let settings = self.settings.clone();
+        Box::pin(async_stream::stream! {
+            let token = match source.token().await {
+                Ok(token) => token,
+                Err(message) => {
+                    yield StreamEvent::Error(message);
+                    return;
+                }
+            };
+            let prepared = prepared.and_then(|(client, mut request)| {
+                let (name, value) = F::key_header(token.expose());
+                let mut value = HeaderValue::from_str(&value)
+                    .map_err(|_| "the access token holds characters an HTTP header cannot carry".to_owned())?;
+                value.set_sensitive(true);
+                request.headers_mut().insert(HeaderName::from_static(name), value);
+                Ok((client, request))
+            });
+            let settings = HttpSettings { api_key: Some(token), ..settings };
+            let mut events = stream_response::<F::Decoder>(prepared, settings, F::events);
+            while let Some(event) = events.next().await {
+                yield event;
+            }
+        })
     }
 }
 
@@ -255,10 +279,13 @@ fn stream_response<D: WireDecoder>(
 ) -> BoxStream<'static, StreamEvent> {
     Box::pin(async_stream::stream! {
         let key = settings.api_key.as_ref();
+        // The secrets besides the key a message could quote (a session token).
+        let others = settings.other_secrets();
+        let redact = |text: &str| crate::secret::redact_keys(&http::redact(text, key), &others);
         let (client, request) = match prepared {
             Ok(prepared) => prepared,
             Err(message) => {
-                yield StreamEvent::Error(http::redact(&message, key));
+                yield StreamEvent::Error(redact(&message));
                 return;
             }
         };
@@ -289,7 +316,7 @@ fn stream_response<D: WireDecoder>(
                 Err(failure) => failure,
             };
             retry += 1;
-            let reason = http::redact(&failure.message, key);
+            let reason = redact(&failure.message);
             let plan = retry::plan(&failure, retry, &settings);
             if let (Some(gate), Some(429 | 503)) = (&settings.gate, failure.status) {
                 // Every request that shares the gate waits, not only this one.
@@ -326,7 +353,7 @@ fn stream_response<D: WireDecoder>(
         let response = match http::event_stream(response, key).await {
             Ok(response) => response,
             Err(failure) => {
-                yield StreamEvent::Error(http::redact(&failure.message, key));
+                yield StreamEvent::Error(redact(&failure.message));
                 return;
             }
         };
@@ -337,7 +364,7 @@ fn stream_response<D: WireDecoder>(
             if let StreamEvent::Usage(usage) = &event {
                 used.merge(usage);
             }
-            yield redact_event(event, key);
+            yield redact_event(event, &redact);
         }
         if let Some(gate) = &settings.gate {
             gate.spent(used.total_tokens);
@@ -347,9 +374,9 @@ fn stream_response<D: WireDecoder>(
 
 /// Errors can quote what a server sent back; the key is taken out of them
 /// as the last step before they leave the provider.
-fn redact_event(event: StreamEvent, key: Option<&ApiKey>) -> StreamEvent {
+fn redact_event(event: StreamEvent, redact: &impl Fn(&str) -> String) -> StreamEvent {
     match event {
-        StreamEvent::Error(message) => StreamEvent::Error(http::redact(&message, key)),
+        StreamEvent::Error(message) => StreamEvent::Error(redact(&message)),
         StreamEvent::Retry {
             attempt,
             delay_ms,
@@ -357,7 +384,7 @@ fn redact_event(event: StreamEvent, key: Option<&ApiKey>) -> StreamEvent {
         } => StreamEvent::Retry {
             attempt,
             delay_ms,
-            reason: http::redact(&reason, key),
+            reason: redact(&reason),
         },
         other => other,
     }

@@ -12,6 +12,7 @@ use crate::provider::faux::FauxProvider;
 use crate::provider::gemini::GeminiProvider;
 use crate::provider::openai::OpenAiProvider;
 use crate::provider::openai_responses::ResponsesProvider;
+use crate::provider::vertex::{VertexClaudeProvider, VertexGeminiProvider};
 
 /// The provider `config` names, with its settings.
 pub(super) fn of(config: &ProviderConfig) -> Arc<dyn Provider> {
@@ -28,5 +29,11 @@ pub(super) fn of(config: &ProviderConfig) -> Arc<dyn Provider> {
         }
         ProviderConfig::Gemini(settings) => Arc::new(GeminiProvider::new(settings.clone())),
         ProviderConfig::Bedrock(settings) => Arc::new(BedrockProvider::new(settings.clone())),
+        ProviderConfig::VertexGemini(settings) => {
+            Arc::new(VertexGeminiProvider::new(settings.clone()))
+        }
+        ProviderConfig::VertexClaude(settings) => {
+            Arc::new(VertexClaudeProvider::new(settings.clone()))
+        }
     }
 }

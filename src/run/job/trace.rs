@@ -94,6 +94,7 @@ fn conventional_name(provider: &str) -> &str {
         "azure" => "azure.ai.openai",
         "gemini" => "gcp.gemini",
         "bedrock" => "aws.bedrock",
+        "vertex" => "gcp.vertex_ai",
         other => other,
     }
 }

@@ -413,3 +413,38 @@ fn shown_paths_are_short_and_escaped() {
     let long = "x".repeat(500);
     assert_eq!(shown_path(&long), format!("{}…", "x".repeat(80)));
 }
+
+#[test]
+fn a_hidden_credentials_file_is_refused_by_any_path_or_link() {
+    let mut f = fixture();
+    fs::write(f.root.join("gha-creds-1.json"), "{\"private_key\": \"k\"}").unwrap();
+    symlink(
+        f.root.join("gha-creds-1.json"),
+        f.root.join("sub/link.json"),
+    )
+    .unwrap();
+    fs::hard_link(f.root.join("gha-creds-1.json"), f.root.join("hard.json")).unwrap();
+    // Outside the root: nothing to hide.
+    assert_eq!(f.sandbox.hide(&f.base.join("outside/secret.txt")), None);
+    assert_eq!(
+        f.sandbox.hide(&f.root.join("gha-creds-1.json")),
+        Some(f.root.join("gha-creds-1.json"))
+    );
+    for path in [
+        "gha-creds-1.json",
+        "sub/link.json",
+        "hard.json",
+        "./gha-creds-1.json",
+    ] {
+        let error = f.sandbox.open(path).err();
+        assert!(
+            matches!(error, Some(SandboxError::Credentials { .. })),
+            "{path}: {error:?}"
+        );
+        assert!(matches!(
+            f.sandbox.locate(path),
+            Err(SandboxError::Credentials { .. })
+        ));
+    }
+    assert!(read(f.sandbox.open("inside.txt").unwrap()).contains("inside"));
+}

@@ -31,7 +31,7 @@ fn a_bad_value_from_the_environment_names_the_variable_and_its_layer() {
         "{line}"
     );
     assert!(
-        line.contains("openai, anthropic, azure, gemini, bedrock, faux"),
+        line.contains("openai, anthropic, azure, gemini, bedrock, vertex, faux"),
         "{line}"
     );
     // The same value on the command line is the flag's.

@@ -167,10 +167,11 @@ fn a_broken_config_file_is_a_usage_error_in_the_chosen_format() {
             "leash: config file {}: unknown key 'max_turns' (did you mean 'max-turns'?) \
              (keys are the long flag names, e.g. max-turns, and api-key, openai-api-key, \
              anthropic-api-key, azure-openai-api-key, gemini-api-key, google-api-key, \
-             aws-bearer-token-bedrock, aws-secret-access-key, aws-session-token, openai-base-url, \
-             anthropic-base-url, azure-openai-endpoint, google-gemini-base-url, \
-             aws-endpoint-url-bedrock-runtime, openai-api-version, aws-access-key-id, aws-region, \
-             aws-default-region, aws-endpoint-url)",
+             aws-bearer-token-bedrock, aws-secret-access-key, aws-session-token, \
+             google-oauth-access-token, openai-base-url, anthropic-base-url, azure-openai-endpoint, \
+             google-gemini-base-url, aws-endpoint-url-bedrock-runtime, google-vertex-base-url, \
+             openai-api-version, aws-access-key-id, aws-region, aws-default-region, \
+             aws-endpoint-url, google-cloud-location, cloud-ml-region)",
             path.display()
         )
     );

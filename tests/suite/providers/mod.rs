@@ -16,4 +16,5 @@ mod hostile_servers;
 mod openai;
 mod reasoning_effort;
 mod tls;
+mod vertex;
 mod wire_fidelity;
