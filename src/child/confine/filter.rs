@@ -20,6 +20,12 @@
 //!   so libc falls back to `clone`), System V IPC, `io_uring`,
 //!   `ptrace`, `process_vm_*`, mounts, modules, BPF, keyrings, file
 //!   handles: refused.
+//! - No set-user-ID or set-group-ID bit on a file (`chmod`, `fchmod`,
+//!   `fchmodat`, `fchmodat2`, a creating `open`/`openat`/`creat`,
+//!   `mknod`; `openat2`, whose mode is behind a pointer, answers
+//!   `ENOSYS` so libc takes `openat`): a command confined as root keeps
+//!   `CAP_FSETID` and `CAP_FOWNER`, and a set-ID root program left in the
+//!   checkout would outlive the run as a way up for whoever runs it later.
 //! - x32 system calls (the same architecture, numbers with bit 30 set),
 //!   which the rules above would not see: `ENOSYS`.
 //!
@@ -61,6 +67,7 @@ pub(super) fn apply(
         (unix_sockets()?, libc::EACCES),
         (refused_always(), libc::EPERM),
         (reaching_out(leash, supervisor)?, libc::EPERM),
+        (set_id_bits()?, libc::EPERM),
         (missing_calls(), libc::ENOSYS),
     ];
     for (rules, errno) in filters {
@@ -280,14 +287,66 @@ fn reaching_out(leash: &Guarded, supervisor: i32) -> Result<Rules, seccompiler::
     ]))
 }
 
+/// `fchmodat2` (Linux 6.6), by its number in the generic and x86-64
+/// tables alike; libc does not name it everywhere yet.
+const SYS_FCHMODAT2: i64 = 452;
+
+/// Every call that would give a file a set-user-ID or set-group-ID bit:
+/// the mode argument of the `chmod` family and `mknod`, and of an `open`
+/// that creates (`O_CREAT`, or `O_TMPFILE`, whose file can be linked in
+/// later).
+fn set_id_bits() -> Result<Rules, seccompiler::Error> {
+    use SeccompCmpOp::MaskedEq;
+    let bits = [u64::from(libc::S_ISUID), u64::from(libc::S_ISGID)];
+    let in_mode = |index: u8| -> Result<Vec<SeccompRule>, seccompiler::Error> {
+        bits.iter()
+            .map(|bit| when(index, MaskedEq(*bit), *bit))
+            .collect()
+    };
+    let creating = [libc::O_CREAT, libc::O_TMPFILE].map(|flag| u64::from(flag.cast_unsigned()));
+    let creating_with = |flags: u8, mode: u8| -> Result<Vec<SeccompRule>, seccompiler::Error> {
+        let mut rules = Vec::new();
+        for flag in creating {
+            for bit in bits {
+                rules.push(SeccompRule::new(vec![
+                    arg(flags, MaskedEq(flag), flag)?,
+                    arg(mode, MaskedEq(bit), bit)?,
+                ])?);
+            }
+        }
+        Ok(rules)
+    };
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut rules = BTreeMap::from([
+        (libc::SYS_fchmod, in_mode(1)?),
+        (libc::SYS_fchmodat, in_mode(2)?),
+        (SYS_FCHMODAT2, in_mode(2)?),
+        (libc::SYS_mknodat, in_mode(2)?),
+        (libc::SYS_openat, creating_with(2, 3)?),
+    ]);
+    #[cfg(target_arch = "x86_64")]
+    rules.extend([
+        (libc::SYS_chmod, in_mode(1)?),
+        (libc::SYS_creat, in_mode(1)?),
+        (libc::SYS_mknod, in_mode(1)?),
+        (libc::SYS_open, creating_with(1, 2)?),
+    ]);
+    Ok(rules)
+}
+
 /// Calls answered as a kernel without them would, so libc and runtimes
 /// take their older path: `clone3` (its flags are behind a pointer the
-/// filter cannot read) and `pidfd_send_signal`.
+/// filter cannot read), `openat2` (its mode likewise) and
+/// `pidfd_send_signal`.
 fn missing_calls() -> Rules {
-    [libc::SYS_clone3, libc::SYS_pidfd_send_signal]
-        .into_iter()
-        .map(|call| (call, Vec::new()))
-        .collect()
+    [
+        libc::SYS_clone3,
+        libc::SYS_openat2,
+        libc::SYS_pidfd_send_signal,
+    ]
+    .into_iter()
+    .map(|call| (call, Vec::new()))
+    .collect()
 }
 
 /// `ENOSYS` for every x32 call (`nr & 0x4000_0000`), which shares

@@ -609,3 +609,44 @@ fn a_link_planted_in_git_mid_run_is_refused_by_the_next_git_call() {
     assert!(!outcome.stderr().contains("other-secret-4b1d"));
     assert!(!outcome.stdout().contains("other-secret-4b1d"));
 }
+
+#[test]
+fn no_set_id_bit_can_be_given_to_a_file_at_any_abi() {
+    if !confinable() {
+        return;
+    }
+    let parent = Parent::new();
+    // Each way a program gives a file a set-ID bit: the chmod family by
+    // path and by descriptor, a creating open with the bit in its mode,
+    // mknod of a regular file, install -m; then a plain chmod as control.
+    let probes = "cp /bin/true su-copy; cp /bin/true sg-copy; \
+                  chmod u+s su-copy && echo CHMOD-SUID; chmod g+s sg-copy && echo CHMOD-SGID; \
+                  perl -e 'open(my $f, \"<\", \"su-copy\"); chmod(04755, $f) and print \"FCHMOD\\n\"'; \
+                  python3 -c 'import os; os.close(os.open(\"made\", os.O_CREAT | os.O_WRONLY, 0o4755)); print(\"OPEN-CREAT\")'; \
+                  python3 -c 'import os, stat; os.mknod(\"node\", stat.S_IFREG | 0o4755); print(\"MKNOD\")'; \
+                  install -m 4755 /bin/true installed && echo INSTALL; \
+                  chmod 755 sg-copy && echo PLAIN-CHMOD; \
+                  for f in su-copy sg-copy made node installed; do [ -e $f ] && stat -c \"MODE $f %a\" $f; done; true";
+    for abi in ABIS {
+        let outcome = run_at(&parent, abi, &[probes]);
+        let text = &texts(&outcome)[0];
+        for made in [
+            "CHMOD-SUID",
+            "CHMOD-SGID",
+            "FCHMOD",
+            "OPEN-CREAT",
+            "MKNOD",
+            "INSTALL",
+        ] {
+            assert!(!text.contains(made), "ABI {abi}: {made}: {text}");
+        }
+        assert!(text.contains("PLAIN-CHMOD"), "ABI {abi}: {text}");
+        for line in text.lines().filter(|line| line.starts_with("MODE ")) {
+            let mode = line.rsplit(' ').next().unwrap_or_default();
+            assert!(mode.len() <= 3, "ABI {abi}: a set-ID bit: {line}");
+        }
+        for file in ["su-copy", "sg-copy", "made", "node", "installed"] {
+            let _ = std::fs::remove_file(parent.path(&format!("root/{file}")));
+        }
+    }
+}
