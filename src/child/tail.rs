@@ -145,7 +145,11 @@ impl Tail {
                 .nth(usize::try_from(excess - 1).unwrap_or(usize::MAX))
                 .map(|(at, _)| at + 1)
                 // Fewer newlines (a cap of 0 lines): the unended last line stays.
-                .unwrap_or_else(|| kept.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1));
+                .unwrap_or_else(|| {
+                    kept.iter()
+                        .rposition(|b| *b == b'\n')
+                        .map_or(0, |at| at + 1)
+                });
             kept = &kept[after..];
         }
         let kept_bytes = u64::try_from(kept.len()).unwrap_or(0);
