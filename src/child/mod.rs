@@ -32,6 +32,7 @@ pub mod shell;
 pub mod stop;
 pub mod tail;
 pub mod tree;
+pub mod watchdog;
 
 pub use group::{Group, Stop, spawn, spawn_async};
 pub use stop::{kill_every_group, stop_every_group};
