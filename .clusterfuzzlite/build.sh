@@ -4,10 +4,11 @@
 # Rust guide says: `cargo fuzz build -O --debug-assertions` with the
 # sanitizer the engine asks for, then each target of fuzz/targets.txt in
 # $OUT with its seed corpus (seeds and regressions, zipped) and its
-# dictionary. Runs outside the image too, given SRC and OUT.
+# dictionary. Runs outside the image too, given SRC and OUT (and
+# CARGO_TARGET_DIR, where cargo builds, if not fuzz/target).
 cd "$SRC/leash"
 cargo fuzz build -O --debug-assertions
-built=fuzz/target/x86_64-unknown-linux-gnu/release
+built=${CARGO_TARGET_DIR:-fuzz/target}/x86_64-unknown-linux-gnu/release
 while read -r target dict; do
   case $target in '' | '#'*) continue ;; esac
   cp "$built/$target" "$OUT/$target"
