@@ -193,7 +193,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
         let role: Role = serde_json::from_str(raw)
             .map_err(|error| at(line, format!("not a transcript line: {error}")))?;
         if role.role == "session" {
-            open.leave_out_unanswered(&mut restored);
+            open.leave_out_unanswered(&mut restored, &mut seen_ids);
             let session: SessionLine = serde_json::from_str(raw)
                 .map_err(|error| at(line, format!("not a session line: {error}")))?;
             if session.schema_version != TRANSCRIPT_VERSION {
@@ -323,7 +323,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
             }
         }
     }
-    open.leave_out_unanswered(&mut restored);
+    open.leave_out_unanswered(&mut restored, &mut seen_ids);
     if wire.is_none() {
         return Err(at(1, "no session line: not a transcript this leash wrote"));
     }
@@ -353,10 +353,18 @@ impl OpenCalls {
     /// file): a reply whose calls did not all get a result, with nothing
     /// but its results after it, is what a run killed while its tools
     /// ran leaves. It and its results are left out with a notice: its
-    /// turn never completed, and no request ever held it.
-    fn leave_out_unanswered(&mut self, restored: &mut Restored) {
+    /// turn never completed, and no request ever held it; its call ids
+    /// are free again (the model may ask the same calls again).
+    fn leave_out_unanswered(
+        &mut self,
+        restored: &mut Restored,
+        seen_ids: &mut HashMap<String, usize>,
+    ) {
         let unanswered = self.order.iter().any(|id| self.calls.contains_key(id));
         if let (true, Some((index, line))) = (unanswered, self.reply) {
+            for id in &self.order {
+                seen_ids.remove(id);
+            }
             let results = restored.messages.len().saturating_sub(index + 1);
             restored.messages.truncate(index);
             restored.attachments.retain(|record| record.message < index);

@@ -194,6 +194,17 @@ fn a_reply_whose_calls_a_kill_cut_off_is_left_out_with_its_results() {
     ]);
     let restored = restore(&text(&appended), Wire::Anthropic).unwrap();
     assert_eq!((restored.turns, restored.messages.len()), (2, 5));
+    // The resumed step may ask the same calls again, with the same ids.
+    let mut again = lines.clone();
+    again.extend([
+        session("anthropic-messages", "anthropic"),
+        user("go on"),
+        lines[4].clone(),
+        result("toolu_1", "read_file"),
+        result("toolu_2", "grep"),
+    ]);
+    let restored = restore(&text(&again), Wire::Anthropic).unwrap();
+    assert_eq!((restored.turns, restored.messages.len()), (2, 7));
     // Anything but results after the unanswered calls is still refused.
     let mut interleaved = lines;
     interleaved.push(user("sneaked in"));
