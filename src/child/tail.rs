@@ -104,8 +104,10 @@ impl Tail {
             max_bytes.saturating_sub(head.len()),
             max_lines.saturating_sub(ends.len()),
         );
-        // The tail never reaches back into the head.
-        let tail_start = self.total_bytes - u64::try_from(tail.text.len()).unwrap_or(0);
+        // The tail never reaches back into the head. Counted in the
+        // stream's bytes: the text may be longer (an invalid byte becomes
+        // a three-byte U+FFFD).
+        let tail_start = tail.dropped_bytes;
         if tail_start < head_len {
             return whole;
         }
@@ -173,6 +175,32 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_utf8_never_wraps_the_counts() {
+        // Every invalid byte widens to three in the text; the counts stay
+        // the stream's (the fuzz target shell_args found the wrap).
+        let stream: Vec<u8> = b"\xff\xfe\xff\xfe\n".repeat(20);
+        for keep in [8, 16, 40, 60, 90] {
+            for head in [0, 4, 12, 30] {
+                let mut tail = Tail::with_head(keep, head);
+                tail.push(&stream);
+                for (max_bytes, max_lines, head_lines) in
+                    [(keep, 5, 2), (keep / 2, 100, 1), (keep, 1, 0)]
+                {
+                    let cut = tail.cut_ends((max_bytes, max_lines), (head, head_lines));
+                    assert!(
+                        cut.dropped_bytes <= cut.total_bytes,
+                        "{keep} {head}: {cut:?}"
+                    );
+                    assert!(
+                        cut.dropped_lines <= cut.total_lines,
+                        "{keep} {head}: {cut:?}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn many_empty_lines_are_cut_in_linear_time() {
