@@ -40,7 +40,7 @@ build:
 # ships its binary) for the Action's scripts, install.sh and the `run:`
 # blocks actionlint hands it. ACTIONS_FILES picks other files (a test
 # hands it a broken copy).
-ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check .ci/recipe
+ACTIONS_FILES ?= action.yml $(wildcard .github/workflows/*.yml) $(wildcard action/*.sh) install.sh .ci/actions-check .ci/recipe .clusterfuzzlite/build.sh
 CHECK_JSONSCHEMA_VERSION := 0.39.0
 ACTIONLINT_VERSION := 1.17.0
 ZIZMOR_VERSION := 1.33.1
@@ -247,10 +247,20 @@ clean:
 # crash. Not part of `make test` or CI. Installs cargo-fuzz when missing.
 FUZZ_SECONDS ?= 60
 
-.PHONY: fuzz
+.PHONY: fuzz fuzz-check
 fuzz:
 	$(CARGO) fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
 	fuzz/fuzz.sh $(FUZZ_SECONDS)
+
+# `make fuzz-check`: ClusterFuzzLite's build run here as the engine runs it
+# in its image (.ci/fuzz-check, docs/src/fuzzing.md "The engine"): every
+# target of fuzz/targets.txt built by .clusterfuzzlite/build.sh with
+# AddressSanitizer into fuzz/out/, with its seed corpus and dictionary,
+# then run once over its seed corpus. Not part of CI (`make ci-extra`
+# checks that the crate builds); the engine's own workflows build it.
+fuzz-check:
+	$(CARGO) fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	.ci/fuzz-check
 
 # `make portable`: the Linux release binary that runs on glibc 2.17 and
 # newer (docs/src/install.md "Install"): cargo-zigbuild links against glibc 2.17's

@@ -8,25 +8,19 @@
 # Stable toolchain: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags
 # (sanitizer, coverage), which the stable compiler otherwise refuses.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 seconds=${1:-60}
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then
-    targets=(sse_decoder openai_stream responses_stream anthropic_stream faux_script sandbox_path dotenv mcp_messages git_args tool_policy tool_args rate_headers)
-fi
+# The targets and their dictionaries: fuzz/targets.txt, as the engine reads it.
+declare -A dicts
+while read -r target dict; do
+    case $target in '' | '#'*) continue ;; esac
+    dicts[$target]=$dict
+    [ $# -gt 0 ] || targets+=("$target")
+done < fuzz/targets.txt
 dict_of() {
-    case "$1" in
-        sse_decoder | openai_stream) echo openai ;;
-        responses_stream) echo responses ;;
-        anthropic_stream) echo anthropic ;;
-        faux_script) echo faux ;;
-        dotenv) echo dotenv ;;
-        mcp_messages) echo mcp ;;
-        git_args) echo git ;;
-        rate_headers) echo rate ;;
-        *) echo paths ;;
-    esac
+    echo "${dicts[$1]:-paths}"
 }
 failed=0
 summary=()

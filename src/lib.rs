@@ -147,6 +147,32 @@ pub mod internals {
         pub use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
     }
 
+    /// The shell tool's arguments and what it keeps of a command's
+    /// output, without running anything.
+    pub mod shell {
+        pub use crate::child::reach::refusal_note;
+        pub use crate::child::tail::{Cut, Tail};
+        pub use crate::tools::bash::{
+            BashArgs, HEAD_BYTES, HEAD_LINES, MAX_BYTES, MAX_LINES, MAX_TIMEOUT, time_limit,
+        };
+    }
+
+    /// One line of a batch's input, and the events file name of its id.
+    pub mod batch {
+        pub use crate::batch::events::file_name;
+        pub use crate::batch::input::{Item, parse_line};
+    }
+
+    /// A transcript as `--resume` reads it.
+    pub mod resume {
+        pub use crate::render::resume::{Restored, Tail, Wire, restore};
+    }
+
+    /// The OpenTelemetry settings read from the environment.
+    pub mod otlp {
+        pub use crate::telemetry::settings::TraceSettings;
+    }
+
     /// Each wire format's stream decoder: SSE events in, `StreamEvent`s
     /// out, as the HTTP driver runs it (fuzzed, and timed per delta).
     pub mod decode {

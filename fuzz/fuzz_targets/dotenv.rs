@@ -15,12 +15,18 @@ fuzz_target!(|data: &[u8]| {
     match read_dotenv("/fuzz/.env", text) {
         Ok(read) => {
             for (name, value) in &read.values {
-                assert!(allowed_variables().any(|allowed| allowed == name), "{name} taken");
+                assert!(
+                    allowed_variables().any(|allowed| allowed == name),
+                    "{name} taken"
+                );
                 assert!(!value.trim().is_empty(), "a blank {name} taken");
             }
             for name in &read.ignored {
                 assert!(!name.starts_with("LEASH_"), "{name} ignored");
-                assert!(!allowed_variables().any(|allowed| allowed == name), "{name} ignored");
+                assert!(
+                    !allowed_variables().any(|allowed| allowed == name),
+                    "{name} ignored"
+                );
             }
             assert!(read.ignored.windows(2).all(|pair| pair[0] < pair[1]));
         }
@@ -31,7 +37,10 @@ fuzz_target!(|data: &[u8]| {
     };
     for (name, value) in entries {
         assert!(!name.is_empty());
-        assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'));
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        );
         if !value.contains('\'') {
             let again = parse_entries(&format!("{name}='{value}'\n")).expect("written back");
             assert_eq!(again, [(name, value)], "written back differently");

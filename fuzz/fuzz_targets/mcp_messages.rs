@@ -98,7 +98,11 @@ fuzz_target!(|input: &[u8]| {
         }
         Some(at) => {
             assert!(read.is_err() && overflow.happened());
-            assert!(at <= out.len() && out.len() <= at + cap, "{at} {}", out.len());
+            assert!(
+                at <= out.len() && out.len() <= at + cap,
+                "{at} {}",
+                out.len()
+            );
         }
     }
 });

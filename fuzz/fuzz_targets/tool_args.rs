@@ -138,7 +138,10 @@ fuzz_target!(|data: &[u8]| {
     // libFuzzer exits holds thread-locals LeakSanitizer reports as leaked.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while join_finished_tool_threads() > 0 {
-        assert!(std::time::Instant::now() < deadline, "a tool thread never ended");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a tool thread never ended"
+        );
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
 });

@@ -67,7 +67,10 @@ fuzz_target!(|data: &[u8]| {
         );
     }
     if denied(&normal) {
-        assert!(raw, "{path:?} slipped past {glob:?}, which denies {normal:?}");
+        assert!(
+            raw,
+            "{path:?} slipped past {glob:?}, which denies {normal:?}"
+        );
         for spelling in &spellings {
             assert!(denied(spelling), "{spelling:?} slipped past {glob:?}");
         }

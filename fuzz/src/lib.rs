@@ -215,3 +215,50 @@ fn make_tree() -> Tree {
         root,
     }
 }
+
+/// CRC-32 (IEEE), as the AWS event-stream frames carry it.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for byte in bytes {
+        crc ^= u32::from(*byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// One `application/vnd.amazon.eventstream` frame: string headers, then
+/// `payload`, with both CRCs right (so inputs reach the decoder behind the
+/// framing). A header's value past 65535 bytes is cut to fit.
+pub fn event_frame(headers: &[(&str, &[u8])], payload: &[u8]) -> Vec<u8> {
+    let mut encoded = Vec::new();
+    for (name, value) in headers {
+        let name = &name.as_bytes()[..name.len().min(255)];
+        let value = &value[..value.len().min(usize::from(u16::MAX))];
+        encoded.push(u8::try_from(name.len()).unwrap_or(u8::MAX));
+        encoded.extend_from_slice(name);
+        encoded.push(7); // a string
+        encoded.extend_from_slice(&u16::try_from(value.len()).unwrap_or(u16::MAX).to_be_bytes());
+        encoded.extend_from_slice(value);
+    }
+    let total = 12 + encoded.len() + payload.len() + 4;
+    let mut frame = Vec::with_capacity(total);
+    frame.extend_from_slice(&u32::try_from(total).unwrap_or(u32::MAX).to_be_bytes());
+    frame.extend_from_slice(
+        &u32::try_from(encoded.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
+    let prelude = crc32(&frame);
+    frame.extend_from_slice(&prelude.to_be_bytes());
+    frame.extend_from_slice(&encoded);
+    frame.extend_from_slice(payload);
+    let whole = crc32(&frame);
+    frame.extend_from_slice(&whole.to_be_bytes());
+    frame
+}

@@ -9,7 +9,7 @@
 //! *Never* writes outside `--events-dir` or over a file it did not write.
 
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -72,7 +72,7 @@ pub fn events_file(dir: &Path, id: &str, protected: &Protected) -> io::Result<(P
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
         Err(error) => return Err(error),
     }
-    let file = OpenOptions::new()
+    let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(nofollow_nonblock())
@@ -81,7 +81,10 @@ pub fn events_file(dir: &Path, id: &str, protected: &Protected) -> io::Result<(P
     if let Some(why) = not_reusable(&file, protected) {
         return Err(refused(&path, &why));
     }
+    // Reading the first line moved the offset: emptied without going back,
+    // the file would start with that many NUL bytes.
     file.set_len(0)?;
+    file.rewind()?;
     Ok((path, file))
 }
 
@@ -167,6 +170,7 @@ pub fn file_name(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write as _;
 
     #[test]
     fn an_id_never_names_a_path() {
@@ -205,7 +209,13 @@ mod tests {
         assert!(input.contains("input or results"), "{input}");
         assert!(events_file(dir.path(), "data", &protected).is_err());
         assert!(events_file(dir.path(), "input", &protected).is_err());
-        assert!(events_file(dir.path(), "old", &protected).is_ok());
+        let (_, mut old) = events_file(dir.path(), "old", &protected).unwrap();
+        old.write_all(b"{\"type\":\"run_end\"}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("old.jsonl")).unwrap(),
+            "{\"type\":\"run_end\"}\n",
+            "an emptied events file is written from its start"
+        );
         assert!(events_file(dir.path(), "new", &protected).is_ok());
         std::os::unix::fs::symlink("data.jsonl", dir.path().join("link.jsonl")).unwrap();
         assert!(conflict(dir.path(), "link", &protected).is_some());

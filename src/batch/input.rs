@@ -265,7 +265,7 @@ impl<R: Read> LineReader<R> {
 
 /// Line `number`'s item (it would be item `index`), `None` for a blank
 /// line, or why it is none.
-fn parse_line(number: u64, index: u64, bytes: &[u8]) -> Result<Option<Item>, InputError> {
+pub fn parse_line(number: u64, index: u64, bytes: &[u8]) -> Result<Option<Item>, InputError> {
     let refuse = |problem: String| InputError::Line {
         line: number,
         problem,

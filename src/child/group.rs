@@ -56,19 +56,23 @@ struct Groups {
     closed: bool,
 }
 
-/// A set of live groups; the process has one ([`REGISTRY`]), a test its own.
-struct Registry(Mutex<Groups>);
+/// A set of live groups; the process has one ([`REGISTRY`]), a test its
+/// own. The process's groups are listed with the watchdog too.
+struct Registry(Mutex<Groups>, bool);
 
 /// The process's registry.
-static REGISTRY: Registry = Registry::new();
+static REGISTRY: Registry = Registry::new(true);
 
 impl Registry {
-    const fn new() -> Self {
-        Registry(Mutex::new(Groups {
-            live: Vec::new(),
-            next: 0,
-            closed: false,
-        }))
+    const fn new(watched: bool) -> Self {
+        Registry(
+            Mutex::new(Groups {
+                live: Vec::new(),
+                next: 0,
+                closed: false,
+            }),
+            watched,
+        )
     }
 
     fn lock(&self) -> MutexGuard<'_, Groups> {
@@ -86,6 +90,9 @@ impl Registry {
         }
         let (pid, child) = start()?;
         let leader = Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?);
+        if self.1 {
+            super::watchdog::watch(leader.as_raw());
+        }
         groups.next += 1;
         let id = groups.next;
         groups.live.push(Live { id, leader, stop });
@@ -117,6 +124,9 @@ impl Registry {
         }
         reap_all(&polite, GRACE);
         kill_and_reap(&live);
+        if self.1 {
+            super::watchdog::release();
+        }
     }
 }
 
@@ -148,6 +158,9 @@ impl Drop for Group {
         // has not ended it yet, the exit reaps it.
         if reap(self.leader) {
             self.registry.lock().live.retain(|live| live.id != self.id);
+            if self.registry.1 {
+                super::watchdog::unwatch(self.leader.as_raw());
+            }
         }
     }
 }
@@ -291,7 +304,7 @@ mod tests {
         command
             .args(["-c", "trap '' TERM; sleep 30 & echo $!; wait"])
             .stdout(Stdio::piped());
-        static OWN: Registry = Registry::new();
+        static OWN: Registry = Registry::new(false);
         let (mut child, group) = spawn_in(&OWN, &mut command, Stop::Politely).unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())

@@ -34,6 +34,7 @@ pub mod stop;
 pub mod stranger;
 pub mod tail;
 pub mod tree;
+pub mod watchdog;
 
 pub use group::{Group, Stop, spawn, spawn_async};
 pub use stop::{kill_every_group, stop_every_group};

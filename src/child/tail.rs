@@ -104,8 +104,10 @@ impl Tail {
             max_bytes.saturating_sub(head.len()),
             max_lines.saturating_sub(ends.len()),
         );
-        // The tail never reaches back into the head.
-        let tail_start = self.total_bytes - u64::try_from(tail.text.len()).unwrap_or(0);
+        // The tail never reaches back into the head. Counted in the
+        // stream's bytes: the text may be longer (an invalid byte becomes
+        // a three-byte U+FFFD).
+        let tail_start = tail.dropped_bytes;
         if tail_start < head_len {
             return whole;
         }
@@ -134,11 +136,23 @@ impl Tail {
                 + u64::from(bytes.last().is_some_and(|b| *b != b'\n'))
         };
         let max_lines = u64::try_from(max_lines).unwrap_or(u64::MAX);
-        while lines_kept(kept) > max_lines {
-            match kept.iter().position(|b| *b == b'\n') {
-                Some(newline) => kept = &kept[newline + 1..],
-                None => break,
-            }
+        // Past `max_lines`: the first lines dropped, found in one pass (a
+        // count per dropped line made 50 kB of empty lines cost seconds).
+        let excess = lines_kept(kept).saturating_sub(max_lines);
+        if excess > 0 {
+            let after = kept
+                .iter()
+                .enumerate()
+                .filter(|(_, byte)| **byte == b'\n')
+                .nth(usize::try_from(excess - 1).unwrap_or(usize::MAX))
+                .map(|(at, _)| at + 1)
+                // Fewer newlines (a cap of 0 lines): the unended last line stays.
+                .unwrap_or_else(|| {
+                    kept.iter()
+                        .rposition(|b| *b == b'\n')
+                        .map_or(0, |at| at + 1)
+                });
+            kept = &kept[after..];
         }
         let kept_bytes = u64::try_from(kept.len()).unwrap_or(0);
         let kept_lines = lines_kept(kept);
@@ -161,6 +175,47 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_utf8_never_wraps_the_counts() {
+        // Every invalid byte widens to three in the text; the counts stay
+        // the stream's (the fuzz target shell_args found the wrap).
+        let stream: Vec<u8> = b"\xff\xfe\xff\xfe\n".repeat(20);
+        for keep in [8, 16, 40, 60, 90] {
+            for head in [0, 4, 12, 30] {
+                let mut tail = Tail::with_head(keep, head);
+                tail.push(&stream);
+                for (max_bytes, max_lines, head_lines) in
+                    [(keep, 5, 2), (keep / 2, 100, 1), (keep, 1, 0)]
+                {
+                    let cut = tail.cut_ends((max_bytes, max_lines), (head, head_lines));
+                    assert!(
+                        cut.dropped_bytes <= cut.total_bytes,
+                        "{keep} {head}: {cut:?}"
+                    );
+                    assert!(
+                        cut.dropped_lines <= cut.total_lines,
+                        "{keep} {head}: {cut:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn many_empty_lines_are_cut_in_linear_time() {
+        let mut tail = Tail::with_head(50 * 1024, 10 * 1024);
+        tail.push(&[b'\n'; 200_000]);
+        let started = std::time::Instant::now();
+        let cut = tail.cut_ends((50 * 1024, 2000), (10 * 1024, 200));
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(500),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!((cut.head_lines, cut.text.len()), (200, 1800));
+        assert_eq!(cut.dropped_lines, 200_000 - 2000);
+    }
 
     #[test]
     fn a_short_stream_is_kept_whole() {

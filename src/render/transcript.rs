@@ -1,5 +1,6 @@
-//! The `--transcript` file: one message per line, each flushed so the file
-//! stays whole if the process is killed afterwards. After a failed write
+//! The `--transcript` file: one message per line, each handed to the file
+//! in one write, so the file stays whole if the process is killed
+//! afterwards. After a failed write
 //! nothing more is written; the failure is kept for the final report,
 //! unless the reader of a pipe went away.
 //!
@@ -9,7 +10,7 @@
 //! file back (see [`crate::render::resume`]).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -58,7 +59,8 @@ pub struct ResumedFrom {
 
 /// An open transcript.
 pub struct Transcript {
-    writer: BufWriter<File>,
+    /// Unbuffered: each line is one write of its own.
+    writer: File,
     path: PathBuf,
     stopped: bool,
     failure: Option<String>,
@@ -68,7 +70,7 @@ impl Transcript {
     /// The transcript in `file`, created (emptied) at `path`.
     pub fn new(file: File, path: &Path) -> Self {
         Transcript {
-            writer: BufWriter::new(file),
+            writer: file,
             path: path.to_owned(),
             stopped: false,
             failure: None,
@@ -98,13 +100,40 @@ impl Transcript {
         self.check(written);
     }
 
+    /// Before a resumed run appends to the transcript it resumed: ends the
+    /// file on a whole line, as `--resume` read it (`read_bytes` long,
+    /// `whole_bytes` of whole lines): a line a kill cut short is cut off,
+    /// a missing last newline added. A file changed since it was read is
+    /// left as it is.
+    pub fn mend(&mut self, read_bytes: u64, whole_bytes: u64) {
+        if self.stopped || read_bytes == whole_bytes {
+            return;
+        }
+        let file = &mut self.writer;
+        let unchanged = file.metadata().is_ok_and(|meta| meta.len() == read_bytes);
+        if !unchanged {
+            return;
+        }
+        let mended = match whole_bytes < read_bytes {
+            true => file.set_len(whole_bytes),
+            false => file.write_all(b"\n"),
+        };
+        self.check(mended);
+    }
+
     fn write_line(&mut self, line: &impl Serialize) {
         if self.stopped {
             return;
         }
-        let written = serde_json::to_writer(&mut self.writer, line)
+        // The whole line in one buffer, handed to the file in one write:
+        // a kill lands before it or after it, or (a line past a page) cuts
+        // it inside the kernel, which `--resume` reads as a cut last line.
+        let written = serde_json::to_vec(line)
             .map_err(io::Error::from)
-            .and_then(|()| self.writer.write_all(b"\n"))
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                self.writer.write_all(&bytes)
+            })
             .and_then(|()| self.writer.flush());
         self.check(written);
     }

@@ -315,8 +315,13 @@ fn finish_output(
         renderer.run_end(&report);
         return report.status;
     }
+    // The reply and its newline in one buffer, handed over in one write:
+    // a kill leaves the file empty or whole (docs/src/resume.md "After a kill").
+    let mut whole = Vec::new();
     if let Some((path, file)) = last_message
-        && let Err(error) = write_result(OutputFormat::Text, &report, file)
+        && let Err(error) = write_result(OutputFormat::Text, &report, &mut whole)
+            .and_then(|()| file.write_all(&whole))
+            .and_then(|()| file.flush())
         && !reader_left(&error)
     {
         let failure = format!(

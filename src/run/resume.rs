@@ -29,9 +29,16 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// Starts the run's part of the transcript: a new file first gets the
 /// resumed conversation's lines; then the session line.
 pub fn start_transcript(plan: &RunPlan, appended: bool, lane: &Lane<Transcript>) {
-    if let Some(resume) = plan.resume.as_ref().filter(|_| !appended) {
-        let text = resume.text.clone();
-        lane.submit(move |writer| writer.copy(&text));
+    match plan.resume.as_ref() {
+        Some(resume) if !appended => {
+            let text = resume.text.clone();
+            lane.submit(move |writer| writer.copy(&text));
+        }
+        Some(resume) => {
+            let (read, whole) = (resume.read_bytes, resume.text.len() as u64);
+            lane.submit(move |writer| writer.mend(read, whole));
+        }
+        None => {}
     }
     let wire = plan.provider.wire();
     let session = SessionLine {

@@ -88,6 +88,18 @@ pub enum BashError {
     Interrupted(#[from] Interrupted),
 }
 
+/// A call's `timeout` as the command's time limit: above 0 and at most
+/// [`MAX_TIMEOUT`], [`DEFAULT_TIMEOUT`] when absent.
+pub fn time_limit(timeout: Option<f64>) -> Result<Duration, BashError> {
+    match timeout {
+        None => Ok(DEFAULT_TIMEOUT),
+        Some(seconds) if seconds > 0.0 && seconds <= MAX_TIMEOUT.as_secs_f64() => {
+            Ok(Duration::from_secs_f64(seconds))
+        }
+        Some(_) => Err(BashError::Timeout),
+    }
+}
+
 /// Why commands cannot be confined here, in words for a usage error;
 /// `None` when the kernel and the system give everything a confined
 /// command needs (Landlock, seccomp, a process cap).
@@ -242,13 +254,7 @@ impl TypedTool for Bash {
         cancel: CancellationToken,
         _updates: ToolUpdates,
     ) -> Result<ToolOutput, BashError> {
-        let limit = match args.timeout {
-            None => DEFAULT_TIMEOUT,
-            Some(seconds) if seconds > 0.0 && seconds <= MAX_TIMEOUT.as_secs_f64() => {
-                Duration::from_secs_f64(seconds)
-            }
-            Some(_) => return Err(BashError::Timeout),
-        };
+        let limit = time_limit(args.timeout)?;
         let settings = self.settings()?;
         let changes = Arc::clone(&self.changes);
         let confined = settings.confined;

@@ -17,7 +17,7 @@ use crate::config::resolve::tools::open_root;
 use crate::config::{ConfigError, Inputs};
 use crate::media::limits::{self, Caps};
 use crate::protocol::Attachment;
-use crate::render::resume::{Reread, RereadError, Resume, ResumeError, Wire, restore};
+use crate::render::resume::{Reread, RereadError, Restored, Resume, ResumeError, Wire, restore};
 use crate::secret::{ApiKey, bytes_hold_a_key};
 use crate::tools::read_file::open_image;
 use crate::tools::sandbox::Sandbox;
@@ -76,7 +76,8 @@ pub(super) fn resolve(
     }
     Ok(Some(Resume {
         path: path.clone(),
-        text,
+        read_bytes: u64::try_from(text.len()).unwrap_or(u64::MAX),
+        text: Restored::whole_lines(&text),
         restored,
     }))
 }

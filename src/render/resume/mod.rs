@@ -121,9 +121,17 @@ pub struct Restored {
     /// The attachments the conversation holds, recorded without their
     /// bytes: [`Restored::reattach`] reads them again.
     pub attachments: Vec<Recorded>,
+    /// How the file ended.
+    pub tail: Tail,
 }
 
 impl Restored {
+    /// `text` (the file this was restored from) as whole lines: a cut
+    /// last line left out, a missing last newline added.
+    pub fn whole_lines(text: &str) -> String {
+        split_tail(text).0.into_owned()
+    }
+
     /// Every recorded attachment read again and given its bytes, in the
     /// order of the transcript; the first that is gone, cannot be read or
     /// is not the file the run saw is the error, naming its line.
@@ -156,9 +164,9 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
     if text.is_empty() {
         return Err(at(1, "the transcript is empty"));
     }
-    if !text.ends_with('\n') {
-        let line = text.lines().count();
-        return Err(at(line, "the line is cut off (no newline at its end)"));
+    let (whole, tail) = split_tail(text);
+    if whole.is_empty() {
+        return Err(at(1, "the only line is cut off (no newline at its end)"));
     }
     let mut restored = Restored {
         messages: Vec::new(),
@@ -167,18 +175,25 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
         lines: 0,
         notices: Vec::new(),
         attachments: Vec::new(),
+        tail,
     };
+    if tail == Tail::Cut {
+        let line = whole.lines().count() + 1;
+        restored.notices.push(format!(
+            "--resume: line {line} is cut off (no newline at its end: a write cut short, as by a kill) and is left out"
+        ));
+    }
     let mut wire: Option<Wire> = None;
     let mut open = OpenCalls::default();
     let mut seen_ids: HashMap<String, usize> = HashMap::new();
     let mut dropped_thinking = 0usize;
-    for (index, raw) in text.split_terminator('\n').enumerate() {
+    for (index, raw) in whole.split_terminator('\n').enumerate() {
         let line = index + 1;
         restored.lines = u32::try_from(line).unwrap_or(u32::MAX);
         let role: Role = serde_json::from_str(raw)
             .map_err(|error| at(line, format!("not a transcript line: {error}")))?;
         if role.role == "session" {
-            open.check_answered()?;
+            open.leave_out_unanswered(&mut restored, &mut seen_ids);
             let session: SessionLine = serde_json::from_str(raw)
                 .map_err(|error| at(line, format!("not a session line: {error}")))?;
             if session.schema_version != TRANSCRIPT_VERSION {
@@ -274,6 +289,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
                     }
                     check_id(&call.id, step, target, line)?;
                     open.order.push(call.id.clone());
+                    open.reply = Some((restored.messages.len(), line));
                     open.calls.insert(
                         call.id.clone(),
                         Open {
@@ -307,7 +323,7 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
             }
         }
     }
-    open.check_answered()?;
+    open.leave_out_unanswered(&mut restored, &mut seen_ids);
     if wire.is_none() {
         return Err(at(1, "no session line: not a transcript this leash wrote"));
     }
@@ -327,9 +343,42 @@ pub fn restore(text: &str, target: Wire) -> Result<Restored, ResumeError> {
 struct OpenCalls {
     calls: HashMap<String, Open>,
     order: Vec<String>,
+    /// The index in the restored messages and the line of the reply
+    /// that made the calls.
+    reply: Option<(usize, usize)>,
 }
 
 impl OpenCalls {
+    /// At the end of a step (the next session line, or the end of the
+    /// file): a reply whose calls did not all get a result, with nothing
+    /// but its results after it, is what a run killed while its tools
+    /// ran leaves. It and its results are left out with a notice: its
+    /// turn never completed, and no request ever held it; its call ids
+    /// are free again (the model may ask the same calls again).
+    fn leave_out_unanswered(
+        &mut self,
+        restored: &mut Restored,
+        seen_ids: &mut HashMap<String, usize>,
+    ) {
+        let unanswered = self.order.iter().any(|id| self.calls.contains_key(id));
+        if let (true, Some((index, line))) = (unanswered, self.reply) {
+            for id in &self.order {
+                seen_ids.remove(id);
+            }
+            let results = restored.messages.len().saturating_sub(index + 1);
+            restored.messages.truncate(index);
+            restored.attachments.retain(|record| record.message < index);
+            restored.turns = restored.turns.saturating_sub(1);
+            restored.notices.push(format!(
+                "--resume: the reply on line {line} and its {results} tool result(s) are left out: \
+                 its tool calls never all finished (the run was stopped, as by a kill, while they ran)"
+            ));
+        }
+        self.calls.clear();
+        self.order.clear();
+        self.reply = None;
+    }
+
     /// Every call answered (before the next message), or the first that
     /// was not.
     fn check_answered(&mut self) -> Result<(), ResumeError> {
@@ -344,7 +393,32 @@ impl OpenCalls {
             ));
         }
         self.order.clear();
+        self.reply = None;
         Ok(())
+    }
+}
+
+/// How a transcript ends: a run killed while it wrote a line leaves that
+/// line without its newline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// Every line ends in a newline.
+    Whole,
+    /// The last line is a whole JSON value without its newline: it is read.
+    NoNewline,
+    /// The last line is not whole (a write cut short): it is left out.
+    Cut,
+}
+
+/// `text`'s whole lines, each ending in a newline, and how it ended.
+fn split_tail(text: &str) -> (std::borrow::Cow<'_, str>, Tail) {
+    if text.ends_with('\n') {
+        return (text.into(), Tail::Whole);
+    }
+    let start = text.rfind('\n').map_or(0, |end| end + 1);
+    match serde_json::from_str::<serde::de::IgnoredAny>(&text[start..]) {
+        Ok(_) => (format!("{text}\n").into(), Tail::NoNewline),
+        Err(_) => (text[..start].into(), Tail::Cut),
     }
 }
 
@@ -390,8 +464,11 @@ fn check_id(id: &str, step: Wire, target: Wire, line: usize) -> Result<(), Resum
 pub struct Resume {
     /// The path as given.
     pub path: std::path::PathBuf,
-    /// The whole file, checked.
+    /// The file's whole lines, checked (a cut last line left out, a
+    /// missing last newline added).
     pub text: String,
+    /// The bytes the file held when it was read.
+    pub read_bytes: u64,
     /// What the run starts from.
     pub restored: Restored,
 }

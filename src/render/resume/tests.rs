@@ -147,3 +147,93 @@ fn a_reply_with_very_many_calls_is_checked_without_a_quadratic_search() {
     // Generous for a loaded machine: a guard, not a benchmark.
     assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
 }
+
+/// A step killed after its first call's result, before the second's.
+fn killed_in_a_tool_call() -> Vec<Value> {
+    vec![
+        session("anthropic-messages", "anthropic"),
+        user("find"),
+        assistant(
+            "anthropic",
+            json!([{"type": "text", "text": "one"}]),
+            "stop",
+        ),
+        user("again"),
+        assistant(
+            "anthropic",
+            json!([{"type": "toolCall", "id": "toolu_1", "name": "read_file", "arguments": {}},
+                   {"type": "toolCall", "id": "toolu_2", "name": "grep", "arguments": {}}]),
+            "toolUse",
+        ),
+        result("toolu_1", "read_file"),
+    ]
+}
+
+#[test]
+fn a_reply_whose_calls_a_kill_cut_off_is_left_out_with_its_results() {
+    let lines = killed_in_a_tool_call();
+    let restored = restore(&text(&lines), Wire::Anthropic).unwrap();
+    assert_eq!(restored.turns, 1);
+    assert_eq!(restored.messages.len(), 3, "{:?}", restored.messages);
+    assert_eq!(restored.notices.len(), 1, "{:?}", restored.notices);
+    assert!(
+        restored.notices[0].contains("the reply on line 5 and its 1 tool result(s) are left out"),
+        "{:?}",
+        restored.notices
+    );
+    // A resumed step appended after it: the same rule at its session line.
+    let mut appended = lines.clone();
+    appended.extend([
+        session("anthropic-messages", "anthropic"),
+        user("go on"),
+        assistant(
+            "anthropic",
+            json!([{"type": "text", "text": "two"}]),
+            "stop",
+        ),
+    ]);
+    let restored = restore(&text(&appended), Wire::Anthropic).unwrap();
+    assert_eq!((restored.turns, restored.messages.len()), (2, 5));
+    // The resumed step may ask the same calls again, with the same ids.
+    let mut again = lines.clone();
+    again.extend([
+        session("anthropic-messages", "anthropic"),
+        user("go on"),
+        lines[4].clone(),
+        result("toolu_1", "read_file"),
+        result("toolu_2", "grep"),
+    ]);
+    let restored = restore(&text(&again), Wire::Anthropic).unwrap();
+    assert_eq!((restored.turns, restored.messages.len()), (2, 7));
+    // Anything but results after the unanswered calls is still refused.
+    let mut interleaved = lines;
+    interleaved.push(user("sneaked in"));
+    let error = restore(&text(&interleaved), Wire::Anthropic).unwrap_err();
+    assert!(error.to_string().contains("has no tool result"), "{error}");
+}
+
+#[test]
+fn a_cut_last_line_is_left_out_and_a_whole_one_without_newline_is_read() {
+    let lines = thinking_then_call("anthropic");
+    let whole = text(&lines);
+    let cut = format!("{whole}{{\"role\":\"user\",\"cont");
+    let restored = restore(&cut, Wire::Anthropic).unwrap();
+    assert_eq!((restored.turns, restored.tail), (2, Tail::Cut));
+    assert!(
+        restored.notices[0].contains("line 6 is cut off"),
+        "{:?}",
+        restored.notices
+    );
+    assert_eq!(Restored::whole_lines(&cut), whole);
+    let bare = whole.trim_end_matches('\n');
+    let restored = restore(bare, Wire::Anthropic).unwrap();
+    assert_eq!((restored.turns, restored.tail), (2, Tail::NoNewline));
+    assert!(restored.notices.is_empty(), "{:?}", restored.notices);
+    assert_eq!(Restored::whole_lines(bare), whole);
+    // A cut last line that held the file's only line leaves nothing.
+    let error = restore("{\"role\":\"sess", Wire::Anthropic).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "line 1: the only line is cut off (no newline at its end)"
+    );
+}

@@ -9,6 +9,7 @@ mod engines;
 mod fan_out;
 mod hostile_files;
 mod input_once;
+mod killed;
 mod narrowing;
 mod rate_cap;
 mod resume;

@@ -87,7 +87,12 @@ fn cites(text: &str) -> Vec<(String, String)> {
 
 /// A document's headings and bold leads, backticks and stars dropped.
 fn anchors(document: &str) -> Vec<String> {
-    let plain = |s: &str| s.replace(['`', '*'], "").trim().to_owned();
+    let plain = |s: &str| {
+        s.replace(['`', '*'], "")
+            .trim()
+            .trim_end_matches(['.', ':'])
+            .to_owned()
+    };
     let mut names = Vec::new();
     for line in document.lines() {
         if let Some(heading) = line.strip_prefix('#') {
@@ -174,9 +179,11 @@ fn a_cite_is_found_across_wrapped_comment_lines_and_checked() {
             ("docs/src/tools.md".to_owned(), "No such heading".to_owned()),
         ]
     );
-    let doc = "# Title\n\n## The `faux` model\n\n- **The key never leaves**: ...\n";
+    let doc =
+        "# Title\n\n## The `faux` model\n\n- **The key never leaves**: ...\n- **Resume.** ...\n";
     let names = anchors(doc);
     assert!(names.contains(&"The faux model".to_owned()));
     assert!(names.contains(&"The key never leaves".to_owned()));
+    assert!(names.contains(&"Resume".to_owned()));
     assert!(!names.contains(&"No such heading".to_owned()));
 }

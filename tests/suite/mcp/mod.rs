@@ -10,6 +10,7 @@
 //! never in a server's environment.
 
 mod caps;
+mod killed;
 mod lifecycle;
 mod startup;
 mod tools;

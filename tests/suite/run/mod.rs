@@ -9,6 +9,7 @@ mod children;
 mod contract;
 mod cost;
 mod hostile_input;
+mod killed;
 mod late_stdin;
 mod panics;
 mod pipes;
