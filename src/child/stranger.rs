@@ -35,12 +35,11 @@ pub fn uid() -> Option<u32> {
     })
 }
 
-/// The real uids of every process this one can see.
-fn process_uids() -> std::collections::HashSet<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return std::collections::HashSet::new();
-    };
-    entries
+/// Every `/proc/PID` directory this process can see.
+pub(super) fn process_dirs() -> impl Iterator<Item = std::fs::DirEntry> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
         .flatten()
         .filter(|entry| {
             entry
@@ -48,6 +47,11 @@ fn process_uids() -> std::collections::HashSet<u32> {
                 .to_str()
                 .is_some_and(|name| name.parse::<u32>().is_ok())
         })
+}
+
+/// The real uids of every process this one can see.
+fn process_uids() -> std::collections::HashSet<u32> {
+    process_dirs()
         .filter_map(|entry| std::fs::read_to_string(entry.path().join("status")).ok())
         .filter_map(|status| {
             let line = status.lines().find(|line| line.starts_with("Uid:"))?;

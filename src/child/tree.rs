@@ -410,18 +410,8 @@ fn stranger_limit() -> Option<Cap> {
 /// How many processes `uid` owns now.
 fn running_as(uid: u32) -> u64 {
     use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let running = entries
-        .flatten()
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|name| name.parse::<u32>().is_ok())
-                && entry.metadata().is_ok_and(|meta| meta.uid() == uid)
-        })
+    let running = super::stranger::process_dirs()
+        .filter(|entry| entry.metadata().is_ok_and(|meta| meta.uid() == uid))
         .count();
     u64::try_from(running).unwrap_or(0)
 }
