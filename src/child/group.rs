@@ -39,6 +39,12 @@ pub enum Stop {
     /// `SIGKILL` at once: work whose result nobody waits for any more (a
     /// hook, `git`).
     AtOnce,
+    /// `SIGKILL` at once, as [`Stop::AtOnce`]; but when leash dies
+    /// outright the group is left to sweep its own tree (the shell's
+    /// supervisor, which adopts the command's orphans and kills them all
+    /// when leash is gone), so the watchdog does not list it: killing the
+    /// supervisor first would leave its adopted orphans to init.
+    SweepsItself,
 }
 
 /// One registered group.
@@ -90,7 +96,7 @@ impl Registry {
         }
         let (pid, child) = start()?;
         let leader = Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?);
-        if self.1 {
+        if self.1 && stop != Stop::SweepsItself {
             super::watchdog::watch(leader.as_raw());
         }
         groups.next += 1;

@@ -132,7 +132,7 @@ pub fn run(
         .stdout(writer.try_clone().map_err(ShellError::Spawn)?)
         .stderr(writer);
     let started = Instant::now();
-    let spawned = spawn(&mut launcher, Stop::AtOnce);
+    let spawned = spawn(&mut launcher, Stop::SweepsItself);
     // The parent's copies of the pipe's write end go with the command.
     drop(launcher);
     let (mut child, group) = spawned.map_err(ShellError::Spawn)?;

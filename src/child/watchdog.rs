@@ -8,6 +8,10 @@
 //! `-PGID`; `0` at a clean exit). When the pipe ends with leash gone, it
 //! kills every group still listed with `SIGKILL` and exits.
 //!
+//! The shell's supervisor is not listed (`Stop::SweepsItself`): it
+//! notices leash's death itself and kills the command's whole tree,
+//! orphans it adopted included; killed first, it would leave them to init.
+//!
 //! It must never hold a group leash no longer owns (a group is taken off
 //! the list when its leader is reaped, so a reused number is not killed),
 //! and never outlive leash by more than its sweep.
