@@ -140,8 +140,8 @@ fn not_reusable(file: &File, protected: &Protected) -> Option<String> {
 
 /// `id` as one harmless file name: `[A-Za-z0-9_-]` and inner dots kept,
 /// every other byte (a separator, `%`, `~`, a leading dot) as `%XX`. Two
-/// ids never share a name. A name longer than [`MAX_NAME_BYTES`] keeps
-/// its first [`KEPT_NAME_BYTES`] and ends in `~` and 32 hex digits of the
+/// ids never share a name. A name longer than `MAX_NAME_BYTES` keeps
+/// its first `KEPT_NAME_BYTES` and ends in `~` and 32 hex digits of the
 /// id's SHA-256 (no escaped name holds a `~`, so it meets no other).
 pub fn file_name(id: &str) -> String {
     let mut name = String::with_capacity(id.len());

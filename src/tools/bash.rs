@@ -89,12 +89,16 @@ pub enum BashError {
 }
 
 /// A call's `timeout` as the command's time limit: above 0 and at most
-/// [`MAX_TIMEOUT`], [`DEFAULT_TIMEOUT`] when absent.
+/// `MAX_TIMEOUT`, `DEFAULT_TIMEOUT` when absent.
 pub fn time_limit(timeout: Option<f64>) -> Result<Duration, BashError> {
     match timeout {
         None => Ok(DEFAULT_TIMEOUT),
+        // A positive number too small for a nanosecond (`1e-308`) is no
+        // time limit above 0 either.
         Some(seconds) if seconds > 0.0 && seconds <= MAX_TIMEOUT.as_secs_f64() => {
-            Ok(Duration::from_secs_f64(seconds))
+            Some(Duration::from_secs_f64(seconds))
+                .filter(|limit| !limit.is_zero())
+                .ok_or(BashError::Timeout)
         }
         Some(_) => Err(BashError::Timeout),
     }
@@ -425,6 +429,24 @@ fn signal_name(number: i32) -> String {
 mod tests {
     use super::*;
     use crate::child::tail::Tail;
+
+    #[test]
+    fn a_time_limit_is_above_zero_and_at_most_the_cap_or_refused() {
+        assert_eq!(time_limit(None).ok(), Some(DEFAULT_TIMEOUT));
+        assert_eq!(
+            time_limit(Some(1.5)).ok(),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(time_limit(Some(3600.0)).ok(), Some(MAX_TIMEOUT));
+        // The fuzz target's find (fuzz/regressions/shell_args): a positive
+        // number that is 0 ns as a duration.
+        for refused in [0.0, -1.0, 1e-308, 1e-10, 3600.5, f64::NAN, f64::INFINITY] {
+            assert!(
+                matches!(time_limit(Some(refused)), Err(BashError::Timeout)),
+                "{refused}"
+            );
+        }
+    }
 
     #[test]
     fn a_result_says_how_the_command_ended_and_what_was_cut() {
