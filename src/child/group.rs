@@ -96,7 +96,8 @@ impl Registry {
         }
         let (pid, child) = start()?;
         let leader = Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?);
-        if self.1 && stop != Stop::SweepsItself {
+        let watched = self.1 && stop != Stop::SweepsItself;
+        if watched {
             super::watchdog::watch(leader.as_raw());
         }
         groups.next += 1;
@@ -108,6 +109,7 @@ impl Registry {
                 id,
                 leader,
                 registry: self,
+                watched,
             },
         ))
     }
@@ -141,6 +143,8 @@ pub struct Group {
     id: u64,
     leader: Pid,
     registry: &'static Registry,
+    /// Listed with the watchdog, so taken off its list when reaped.
+    watched: bool,
 }
 
 impl std::fmt::Debug for Group {
@@ -164,7 +168,7 @@ impl Drop for Group {
         // has not ended it yet, the exit reaps it.
         if reap(self.leader) {
             self.registry.lock().live.retain(|live| live.id != self.id);
-            if self.registry.1 {
+            if self.watched {
                 super::watchdog::unwatch(self.leader.as_raw());
             }
         }
