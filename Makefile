@@ -90,8 +90,8 @@ $(LYCHEE_STAMP):
 # files (.ci/actions-check), and the manual built with every internal
 # link and #anchor resolving (.ci/links).
 check: $(ACTIONS_STAMP) $(MDBOOK_STAMP) $(LYCHEE_STAMP)
-	$(CARGO) fmt --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	python3 .ci/floors
 	python3 .ci/msrv
 	.ci/actions-check $(ACTIONS_FILES)
@@ -119,9 +119,9 @@ lint: check
 # in parallel and would otherwise each build mdbook at once. A test that
 # had to skip (GNU parallel missing outside CI) is named at the end.
 test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP) $(MDBOOK_STAMP) $(LYCHEE_STAMP)
-	$(CARGO) test --locked --all-targets
-	$(CARGO) test --locked --doc
-	$(CARGO) run --locked --quiet --example embed
+	$(CARGO) test --locked --workspace --all-targets
+	$(CARGO) test --locked --workspace --doc
+	$(CARGO) run --locked --quiet -p leash-agent --example embed
 	$(MAKE) --no-print-directory shell-footings
 	@command -v parallel >/dev/null 2>&1 || echo "make: 1 test skipped: GNU parallel is not installed (apt-get install parallel), so the manual's parallel recipe was not run; CI runs it"
 
@@ -198,7 +198,7 @@ $(MCP_DIR)/node_modules/.package-lock.json: $(MCP_DIR)/package.json $(MCP_DIR)/p
 SHEAR_VERSION := 1.14.0
 SHEAR_STAMP = $(TOOLS)/.cargo-shear-$(SHEAR_VERSION)
 ci-extra: $(SHEAR_STAMP)
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --no-deps
 	$(CARGO) check --locked --manifest-path fuzz/Cargo.toml --all-targets
 	"$(TOOLS)/bin/cargo-shear" shear
 
@@ -208,7 +208,7 @@ $(SHEAR_STAMP):
 	touch $@
 
 fmt:
-	$(CARGO) fmt
+	$(CARGO) fmt --all
 
 # Built first with cargo's own progress on stderr (a cold build takes
 # minutes; it must not look like a hang), then run: the events on stderr,

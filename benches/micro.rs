@@ -1,5 +1,5 @@
 //! Criterion groups for the two per-byte / per-delta hot paths of a long
-//! reply: SSE decoding (`leash::internals::sse`) and assembling the
+//! reply: SSE decoding (`leash_provider::sse`) and assembling the
 //! assistant message from text deltas (`stream_assistant_response`). The
 //! whole-process picture is `make bench` (`benches/costs`).
 //!
@@ -13,12 +13,12 @@ use std::sync::Arc;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::types::AgentEvent;
-use leash::internals::sse;
-use leash::internals::stream_assistant_response;
-use leash::protocol::StopReason;
-use leash::protocol::StreamEvent;
-use leash::provider::{Provider, Request};
+use leash_agent::assistant_stream::stream_assistant_response;
+use leash_agent::types::AgentEvent;
+use leash_protocol::StopReason;
+use leash_protocol::StreamEvent;
+use leash_provider::sse;
+use leash_provider::{Provider, Request};
 use tokio_util::sync::CancellationToken;
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -7,23 +7,18 @@
 //! its own: every write goes through a writer a renderer owns, so tests can
 //! capture output in memory.
 //!
-//! Modules are the architecture (ARCHITECTURE.md has the map and the
-//! invariants). What a host embeds is public: [`protocol`] (the messages,
-//! tool calls, usage and stop reasons everything shares), [`agent`] (the
-//! two-level loop, its hooks and the stateful [`Agent`]), [`provider`]
-//! (the [`Provider`] seam, the OpenAI and Anthropic wire formats over one
-//! HTTP driver, the scripted `faux` model) and [`tools`] (the [`Tool`] the
-//! loop calls, [`TypedTool`] for Rust tools, the file tools and their
-//! sandbox). The one-shot command around them is private and reached
-//! through [`run_process`], on floors that only look down (ARCHITECTURE.md
-//! "Floors"): `protocol`, `secret` (the key and its redaction) and `exit`
-//! (the one exit table) at the bottom; `provider` and `child` (every
-//! process leash starts); `tools`; `agent` and `mcp`; `policy` (the run's
-//! rules as loop hooks); `render` (the output formats and their writers);
-//! `cli` (the clap definition) and `telemetry` (the OpenTelemetry traces);
-//! `config` (the layers → one validated run
-//! plan); `run` (prepare → run → decide the ending → report); `batch`
-//! (many runs in one process); `dispatch` (argv → what runs).
+//! This crate is the `leash` command: the library crates under `crates/`
+//! hold what a host embeds (`leash-protocol`, the vocabulary and the two
+//! seams; `leash-agent`, Pi's loop; `leash-provider`, `leash-faux`,
+//! `leash-tools`, `leash-mcp`, `leash-child`, `leash-media`), and these
+//! modules the one-shot command around them, reached through
+//! [`run_process`], on floors that only look down (ARCHITECTURE.md
+//! "Floors"): `exit` (the one exit table) at the bottom; `policy` (the
+//! run's rules as loop hooks); `render` (the output formats and their
+//! writers); `cli` (the clap definition) and `telemetry` (the
+//! OpenTelemetry traces); `config` (the layers → one validated run plan);
+//! `run` (prepare → run → decide the ending → report); `batch` (many runs
+//! in one process); `dispatch` (argv → what runs).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
@@ -32,30 +27,17 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-// What a host embeds: the loop, the vocabulary, the models, the tools.
-pub mod agent;
-pub mod protocol;
-pub mod provider;
-pub mod tools;
-
-// The one-shot command around them; reached through [`run_process`].
+// The one-shot command around the library crates; reached through
+// [`run_process`].
 mod batch;
-mod child;
 mod cli;
 mod config;
 mod dispatch;
 mod exit;
-mod mcp;
-mod media;
 mod policy;
 mod render;
 mod run;
-mod secret;
 mod telemetry;
-
-pub use agent::{Agent, AgentHooks};
-pub use provider::Provider;
-pub use tools::{Tool, TypedTool};
 
 /// The `leash` command as the binary runs it: the `.env` read as data
 /// first (never exported), then the command line, the run and its report;
@@ -65,7 +47,7 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
     std::panic::set_hook(Box::new(|info| exit::report_panic(info)));
     // leash started again as the shell tool's launcher: it confines
     // itself and becomes `bash -c`, before anything else is read.
-    if let Some(code) = child::confine::launch_if_asked(&args) {
+    if let Some(code) = leash_child::confine::launch_if_asked(&args) {
         return code;
     }
     // argv, read once: everything after reads this one result.
@@ -85,19 +67,18 @@ pub fn run_process(args: Vec<OsString>) -> ExitCode {
     };
     // The one exit point: no hook, MCP server or git outlives leash,
     // whatever ended the run (ARCHITECTURE.md "No child outlives leash").
-    child::stop_every_group();
+    leash_child::stop_every_group();
     // Nor a write's temporary file (a tool thread cut off mid-write).
-    tools::sandbox::write::remove_every_temp_file();
+    leash_tools::sandbox::write::remove_every_temp_file();
     ExitCode::from(outcome)
 }
 
-/// What the fuzz targets and the benches reach below the public API, in
-/// one place. Not part of the API: it changes whenever the inside does.
+/// What the fuzz targets and the tests reach of the binary's own modules,
+/// in one place (what lives in a library crate they take from that crate).
+/// Not part of any API: it changes whenever the inside does.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::agent::assistant_stream::stream_assistant_response;
     pub use crate::policy::limits::{LimitSettings, RunLimits};
-    pub use crate::tools::blocking::join_finished_tool_threads;
 
     /// The `.env` reader: its syntax and what leash takes from it.
     pub mod dotenv {
@@ -106,55 +87,11 @@ pub mod internals {
         };
     }
 
-    /// The caps on one MCP message: a stdio server's line, an HTTP
-    /// server's SSE event.
-    pub mod mcp {
-        pub use crate::child::lines::{CappedLines, Overflow};
-        pub use crate::mcp::http::{EventSizer, TooLarge};
-    }
-
-    /// The git tool's argument whitelist.
-    pub mod git {
-        pub use crate::tools::git::whitelist::{SortedArgs, sort_args};
-        pub use crate::tools::git::{GitCommand, GitError};
-    }
-
     /// The `--deny-tool`/`--allow-tool` matcher, and the normalised form of
     /// a file tool's path argument it judges.
     pub mod tool_policy {
         pub use crate::policy::command_hooks::{Policy, ToolPattern};
         pub use crate::policy::tool_patterns::normalised;
-    }
-
-    /// Files of each kind leash attaches, header only, for the tests.
-    #[cfg(feature = "testing")]
-    pub mod media {
-        pub use crate::media::testing::*;
-    }
-
-    /// The SSE decoder the wire formats share.
-    pub mod sse {
-        pub use crate::provider::sse::{MAX_EVENT_BYTES, SseError, SseEvent, from_bytes};
-    }
-
-    /// The retry and rate-limit headers: the server's wait, the capped
-    /// wait the retry rule and the shared gate both use, and the gate.
-    pub mod rate {
-        pub use crate::provider::driver::retry::{
-            BACKOFF_CAP, RETRY_AFTER_CAP, capped_wait, retry_after,
-        };
-        pub use crate::provider::driver::{RateGate, RateHint};
-        pub use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-    }
-
-    /// The shell tool's arguments and what it keeps of a command's
-    /// output, without running anything.
-    pub mod shell {
-        pub use crate::child::reach::refusal_note;
-        pub use crate::child::tail::{Cut, Tail};
-        pub use crate::tools::bash::{
-            BashArgs, HEAD_BYTES, HEAD_LINES, MAX_BYTES, MAX_LINES, MAX_TIMEOUT, time_limit,
-        };
     }
 
     /// One line of a batch's input, and the events file name of its id.
@@ -171,13 +108,5 @@ pub mod internals {
     /// The OpenTelemetry settings read from the environment.
     pub mod otlp {
         pub use crate::telemetry::settings::TraceSettings;
-    }
-
-    /// Each wire format's stream decoder: SSE events in, `StreamEvent`s
-    /// out, as the HTTP driver runs it (fuzzed, and timed per delta).
-    pub mod decode {
-        pub use crate::provider::anthropic::decode as anthropic;
-        pub use crate::provider::openai::decode as openai;
-        pub use crate::provider::openai_responses::decode as openai_responses;
     }
 }

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use leash::agent::types::AgentEvent;
-use leash::agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
-use leash::internals::{decode, sse};
-use leash::protocol::ToolSpec;
-use leash::protocol::{Message, ToolOutput};
-use leash::provider::faux::{FauxProvider, Script};
-use leash::tools::{Tool, ToolError, ToolUpdates};
+use leash_agent::types::AgentEvent;
+use leash_agent::{Agent, Declarations, LoopConfig, NoHooks, ToolExecution};
+use leash_faux::{FauxProvider, Script};
+use leash_protocol::ToolSpec;
+use leash_protocol::{Message, ToolOutput};
+use leash_provider::sse;
+use leash_tools::{Tool, ToolError, ToolUpdates};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -264,8 +264,8 @@ pub fn reply_decode(
     let events = runtime.block_on(async {
         let framed = sse::from_bytes(futures::stream::iter(pieces), sse::MAX_EVENT_BYTES);
         let mut events = match api {
-            Api::Chat => decode::openai(framed),
-            Api::Responses => decode::openai_responses(framed),
+            Api::Chat => leash_provider::openai::decode(framed),
+            Api::Responses => leash_provider::openai_responses::decode(framed),
         };
         let mut count = 0;
         let mut last = None;
@@ -274,7 +274,7 @@ pub fn reply_decode(
             last = Some(event);
         }
         assert!(
-            matches!(last, Some(leash::protocol::StreamEvent::Done(_))),
+            matches!(last, Some(leash_protocol::StreamEvent::Done(_))),
             "the reply decodes whole: {last:?}"
         );
         count

@@ -11,7 +11,7 @@
 #![no_main]
 
 use futures::stream;
-use leash::provider::bedrock;
+use leash_provider::bedrock;
 use leash_fuzz::{assemble, chunks, collect_checked, event_frame};
 use libfuzzer_sys::fuzz_target;
 

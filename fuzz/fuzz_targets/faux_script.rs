@@ -4,10 +4,10 @@
 
 #![no_main]
 
-use leash::protocol::StopReason;
-use leash::protocol::StreamEvent;
-use leash::provider::faux::{FauxProvider, Script};
-use leash::provider::{Provider, Request};
+use leash_protocol::StopReason;
+use leash_protocol::StreamEvent;
+use leash_faux::{FauxProvider, Script};
+use leash_provider::{Provider, Request};
 use leash_fuzz::{assemble, collect_checked};
 use libfuzzer_sys::fuzz_target;
 

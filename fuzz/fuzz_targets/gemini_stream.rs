@@ -5,7 +5,7 @@
 
 #![no_main]
 
-use leash::provider::gemini;
+use leash_provider::gemini;
 use leash_fuzz::{assemble, chunks, collect_checked, sse_events};
 use libfuzzer_sys::fuzz_target;
 

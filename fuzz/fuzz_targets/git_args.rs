@@ -10,7 +10,8 @@
 
 #![no_main]
 
-use leash::internals::git::{GitCommand, sort_args};
+use leash_tools::git::GitCommand;
+use leash_tools::git::whitelist::sort_args;
 use libfuzzer_sys::fuzz_target;
 
 const COMMANDS: [GitCommand; 5] = [

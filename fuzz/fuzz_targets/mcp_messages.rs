@@ -12,7 +12,8 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use leash::internals::mcp::{CappedLines, EventSizer, Overflow};
+use leash_child::lines::{CappedLines, Overflow};
+use leash_mcp::http::EventSizer;
 use libfuzzer_sys::fuzz_target;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 

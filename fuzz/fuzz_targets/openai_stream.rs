@@ -4,11 +4,10 @@
 
 #![no_main]
 
-use leash::internals::decode;
 use leash_fuzz::{assemble, chunks, collect_checked, sse_events};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let events = collect_checked(decode::openai(sse_events(chunks(data))));
+    let events = collect_checked(leash_provider::openai::decode(sse_events(chunks(data))));
     assemble(events);
 });

@@ -8,10 +8,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use leash::internals::rate::{
-    HeaderMap, HeaderName, HeaderValue, RETRY_AFTER_CAP, RateGate, RateHint, capped_wait,
-    retry_after,
-};
+use leash_provider::driver::retry::{RETRY_AFTER_CAP, capped_wait, retry_after};
+use leash_provider::driver::{RateGate, RateHint};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use libfuzzer_sys::fuzz_target;
 
 /// The headers the input's parts are given to, in order.

@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::path::Component;
 
-use leash::tools::sandbox::{EntryKind, Sandbox};
+use leash_tools::sandbox::{EntryKind, Sandbox};
 use leash_fuzz::{OUTSIDE_SECRET, tree};
 use libfuzzer_sys::fuzz_target;
 

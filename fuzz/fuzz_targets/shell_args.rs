@@ -11,9 +11,10 @@
 
 use std::time::Duration;
 
-use leash::internals::shell::{
-    BashArgs, HEAD_BYTES, HEAD_LINES, MAX_BYTES, MAX_LINES, MAX_TIMEOUT, Tail, refusal_note,
-    time_limit,
+use leash_child::reach::refusal_note;
+use leash_child::tail::Tail;
+use leash_tools::bash::{
+    BashArgs, HEAD_BYTES, HEAD_LINES, MAX_BYTES, MAX_LINES, MAX_TIMEOUT, time_limit,
 };
 use libfuzzer_sys::fuzz_target;
 

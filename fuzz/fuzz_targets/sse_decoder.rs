@@ -5,7 +5,7 @@
 #![no_main]
 
 use futures::StreamExt;
-use leash::internals::sse::{SseError, SseEvent};
+use leash_provider::sse::{SseError, SseEvent};
 use leash_fuzz::{FUZZ_EVENT_CAP, chunks, sse_events};
 use libfuzzer_sys::fuzz_target;
 

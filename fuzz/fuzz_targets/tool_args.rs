@@ -12,15 +12,16 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::{Agent, Declarations, LoopConfig, QueueHandle, ToolExecution};
-use leash::internals::{LimitSettings, RunLimits, join_finished_tool_threads};
-use leash::protocol::StreamEvent;
-use leash::protocol::{Message, StopReason};
-use leash::provider::{Provider, Request};
-use leash::tools::Tool;
-use leash::tools::list_dir::ListDir;
-use leash::tools::read_file::ReadFile;
-use leash::tools::sandbox::Sandbox;
+use leash_agent::{Agent, Declarations, LoopConfig, QueueHandle, ToolExecution};
+use leash::internals::{LimitSettings, RunLimits};
+use leash_tools::blocking::join_finished_tool_threads;
+use leash_protocol::StreamEvent;
+use leash_protocol::{Message, StopReason};
+use leash_provider::{Provider, Request};
+use leash_tools::Tool;
+use leash_tools::list_dir::ListDir;
+use leash_tools::read_file::ReadFile;
+use leash_tools::sandbox::Sandbox;
 use leash_fuzz::{OUTSIDE_SECRET, tree};
 use libfuzzer_sys::fuzz_target;
 

@@ -13,7 +13,7 @@
 #![no_main]
 
 use leash::internals::tool_policy::{Policy, ToolPattern, normalised};
-use leash::tools::sandbox::Sandbox;
+use leash_tools::sandbox::Sandbox;
 use leash_fuzz::tree;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;

@@ -7,12 +7,12 @@ use std::sync::Mutex;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use leash::agent::types::{AgentEvent, AssistantMessageEvent};
-use leash::internals::sse::{self, SseError, SseEvent};
-use leash::internals::stream_assistant_response;
-use leash::protocol::StreamEvent;
-use leash::protocol::{AssistantMessage, StopReason};
-use leash::provider::{Provider, Request};
+use leash_agent::types::{AgentEvent, AssistantMessageEvent};
+use leash_provider::sse::{self, SseError, SseEvent};
+use leash_agent::assistant_stream::stream_assistant_response;
+use leash_protocol::StreamEvent;
+use leash_protocol::{AssistantMessage, StopReason};
+use leash_provider::{Provider, Request};
 use tokio_util::sync::CancellationToken;
 
 /// The cap on one event the targets use: small, so inputs reach it.

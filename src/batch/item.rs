@@ -22,9 +22,9 @@ use crate::config::input::StdinMode;
 use crate::config::layers::{Environment, ParsedRun, parse_run};
 use crate::config::{self, Inputs, ProviderConfig, RunPlan, ToolName};
 use crate::exit::Status;
-use crate::provider::{HttpSettings, RateGate, shared_client};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
 use crate::run::job::{self, Shared, Streams};
+use leash_provider::{HttpSettings, RateGate, shared_client};
 
 /// What every item's plan is made from.
 pub struct Base<'a> {

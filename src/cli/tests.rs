@@ -1,6 +1,6 @@
 use super::*;
-use crate::provider::ThinkingLevel;
 use clap::{Command, CommandFactory, ValueEnum};
+use leash_provider::ThinkingLevel;
 use std::ffi::OsString;
 
 #[test]

@@ -5,7 +5,7 @@
 
 use clap::ValueEnum;
 
-use crate::provider::ThinkingLevel;
+use leash_provider::ThinkingLevel;
 
 /// `--provider`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

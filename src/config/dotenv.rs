@@ -19,7 +19,7 @@ use clap::parser::ValueSource;
 use crate::cli::batch::BatchInvocation;
 use crate::cli::{ApiName, Invocation, ProviderName, run_command};
 use crate::config::input::{FILE_LIMIT, FileReadError, read_text_file};
-use crate::provider::catalog;
+use leash_provider::catalog;
 
 /// Which `.env` to load, decided before the flags are fully parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,9 +7,9 @@ use crate::config::layers::Source;
 use crate::config::precedence::KeyRedirect;
 use crate::policy::cost::CostError;
 use crate::policy::output_schema::SchemaError;
-use crate::provider::catalog::file_key;
-use crate::provider::faux::ScriptError;
-use crate::tools::git::GitUnavailable;
+use leash_faux::ScriptError;
+use leash_provider::catalog::file_key;
+use leash_tools::git::GitUnavailable;
 
 /// A configuration problem: always a usage error (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -127,7 +127,7 @@ pub enum ConfigError {
     ExecUnavailable(String),
     /// An `--allow-read` that cannot be granted.
     #[error(transparent)]
-    AllowRead(crate::child::reach::ReachError),
+    AllowRead(leash_child::reach::ReachError),
     /// An `--allow-env` name a command must never see.
     #[error(
         "--allow-env {0:?}: a command never gets a key, a token or leash's own settings; \
@@ -208,7 +208,7 @@ pub enum ConfigError {
     MaxCostWithoutPrice,
     /// `--mcp-config` or `--mcp` is unusable.
     #[error(transparent)]
-    Mcp(#[from] crate::mcp::McpConfigError),
+    Mcp(#[from] leash_mcp::McpConfigError),
     /// The `.env` file could not be loaded.
     #[error("{0}")]
     DotEnv(String),

@@ -22,7 +22,7 @@ pub use choice::{ConfigFileChoice, config_file_choice};
 use crate::cli::Cli;
 use crate::config::input::{FILE_LIMIT, FileReadError, read_text_file};
 use crate::policy::cost::Price;
-use crate::provider::catalog;
+use leash_provider::catalog;
 
 /// Flags that choose the `.env` file and the config file itself, decided
 /// before the config file is read; they are not config keys.

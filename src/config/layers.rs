@@ -426,4 +426,17 @@ fn file_error(file: &ConfigFile, error: &clap::Error) -> ParseError {
 }
 
 #[cfg(test)]
+#[path = "layers_tests.rs"]
 mod tests;
+
+/// Everything besides the parsed flags that a config is resolved from.
+pub struct Inputs<'a> {
+    /// Where each parsed flag came from.
+    pub origins: &'a Origins,
+    /// The environment (with `.env` merged under it).
+    pub env: &'a Environment,
+    /// The config file, if there is one.
+    pub file: Option<&'a ConfigFile>,
+    /// Whether stderr is a terminal.
+    pub stderr_is_terminal: bool,
+}

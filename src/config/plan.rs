@@ -7,21 +7,21 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::agent::ToolExecution;
-use crate::config::file::ConfigFile;
 use crate::config::input::StdinMode;
-use crate::config::layers::{Environment, Origins};
-pub use crate::config::resolve::attach::AttachPlan;
-use crate::mcp::McpPlan;
+use leash_agent::ToolExecution;
+pub mod attach;
+
 use crate::policy::command_hooks::HookSettings;
 use crate::policy::limits::LimitSettings;
-use crate::provider::faux::Script;
-use crate::provider::{HttpSettings, ThinkingLevel};
 use crate::render::format::{EventsFormat, OutputFormat, Terminal};
-use crate::secret::ApiKey;
-use crate::tools::bash::ExecMode;
-use crate::tools::git::Git;
-use crate::tools::sandbox::Sandbox;
+pub use attach::AttachPlan;
+use leash_faux::Script;
+use leash_mcp::McpPlan;
+use leash_protocol::secret::ApiKey;
+use leash_provider::{HttpSettings, ThinkingLevel};
+use leash_tools::bash::ExecMode;
+use leash_tools::git::Git;
+use leash_tools::sandbox::Sandbox;
 
 /// The tools leash can give the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,7 +225,7 @@ pub struct FileTools {
     pub git_left_out: Option<String>,
     /// With `--allow-exec`: how commands run, the `bash` binary, and what
     /// they may read and see beyond the fixed policy.
-    pub shell: Option<(ExecMode, PathBuf, crate::child::reach::Access)>,
+    pub shell: Option<(ExecMode, PathBuf, leash_child::reach::Access)>,
     /// Files a confined command must not read (the `.env` a key came
     /// from), hidden by its private mounts.
     pub shell_hidden: Vec<PathBuf>,
@@ -243,13 +243,13 @@ impl FileTools {
         });
         let weaker = matches!(self.shell, Some((ExecMode::Confined, ..)))
             .then(|| {
-                let abi = crate::child::confine::probe().abi_in_use();
-                crate::child::confine::Support::weaker_footing(abi)
+                let abi = leash_child::confine::probe().abi_in_use();
+                leash_child::confine::Support::weaker_footing(abi)
             })
             .flatten()
             .map(|footing| format!("--allow-exec: {footing}"));
         let no_mounts = (matches!(self.shell, Some((ExecMode::Confined, ..)))
-            && !crate::child::confine::private_mounts_available())
+            && !leash_child::confine::private_mounts_available())
         .then(|| {
             "--allow-exec: this system gives leash no private mount namespace (root with \
              CAP_SYS_ADMIN does): a command may change the mode, owner or times of files it \
@@ -258,16 +258,16 @@ impl FileTools {
                 .to_owned()
         });
         let no_loopback = (matches!(self.shell, Some((ExecMode::Confined, ..)))
-            && !crate::child::confine::private_network_available())
-        .then(|| format!("--allow-exec: {}", crate::child::confine::NO_LOOPBACK));
+            && !leash_child::confine::private_network_available())
+        .then(|| format!("--allow-exec: {}", leash_child::confine::NO_LOOPBACK));
         let reach = match &self.shell {
             Some((ExecMode::Confined, _, access)) => reach_notices(&access.reach),
             _ => Vec::new(),
         };
         let stranger = match &self.shell {
             Some((ExecMode::Confined, _, access)) => {
-                crate::child::tree::stranger_in_use().map(|uid| {
-                    let notice = crate::child::stranger::notice(uid, &access.reach.paths());
+                leash_child::tree::stranger_in_use().map(|uid| {
+                    let notice = leash_child::stranger::notice(uid, &access.reach.paths());
                     format!("--allow-exec: {notice}")
                 })
             }
@@ -289,7 +289,7 @@ impl FileTools {
 /// What a confined command may read beyond the root and the system, and
 /// each path of the environment it may not (with the flag that would
 /// allow it), as the run's start-up notices.
-pub fn reach_notices(reach: &crate::child::reach::Reach) -> Vec<String> {
+pub fn reach_notices(reach: &leash_child::reach::Reach) -> Vec<String> {
     let read = match reach.describe() {
         lines if lines.is_empty() => "nothing more".to_owned(),
         lines => lines.join(", "),
@@ -305,16 +305,4 @@ pub fn reach_notices(reach: &crate::child::reach::Reach) -> Vec<String> {
             .map(|withheld| format!("--allow-exec: {}", withheld.why)),
     )
     .collect()
-}
-
-/// Everything besides the parsed flags that a config is resolved from.
-pub struct Inputs<'a> {
-    /// Where each parsed flag came from.
-    pub origins: &'a Origins,
-    /// The environment (with `.env` merged under it).
-    pub env: &'a Environment,
-    /// The config file, if there is one.
-    pub file: Option<&'a ConfigFile>,
-    /// Whether stderr is a terminal.
-    pub stderr_is_terminal: bool,
 }

@@ -8,10 +8,10 @@
 use crate::cli::{ApiName, Cli, ProviderName};
 use crate::config::Inputs;
 use crate::config::layers::{Origins, Source};
-use crate::provider::catalog::{self, ProviderInfo};
 use crate::render::format::{ColorChoice, EventsFormat, Terminal};
 use crate::render::resume::Wire;
-use crate::secret::ApiKey;
+use leash_protocol::secret::ApiKey;
+use leash_provider::catalog::{self, ProviderInfo};
 
 /// The table line of `provider` (the faux model reads no variables; it
 /// is given OpenAI's).
@@ -101,7 +101,7 @@ pub fn choose_wire(cli: &Cli, origins: &Origins, provider: ProviderName) -> Wire
         ProviderName::Gemini => Wire::Gemini,
         ProviderName::Bedrock => Wire::Bedrock,
         ProviderName::Vertex => {
-            match crate::provider::vertex::is_claude(&choose_model(cli, provider).0) {
+            match leash_provider::vertex::is_claude(&choose_model(cli, provider).0) {
                 true => Wire::Anthropic,
                 false => Wire::Gemini,
             }

@@ -35,10 +35,10 @@ pub struct Setting {
 /// binary is on `PATH`; `Err` says why a repository around the root is
 /// refused (the run's notice).
 fn git_joins_the_default(root: &std::path::Path) -> Result<bool, String> {
-    let Ok(sandbox) = crate::tools::sandbox::Sandbox::new(root) else {
+    let Ok(sandbox) = leash_tools::sandbox::Sandbox::new(root) else {
         return Ok(false);
     };
-    match crate::tools::git::Git::for_root(std::sync::Arc::new(sandbox)) {
+    match leash_tools::git::Git::for_root(std::sync::Arc::new(sandbox)) {
         Ok(_) => Ok(true),
         Err(error) if error.is_refusal() => Err(error.to_string()),
         Err(_) => Ok(false),
@@ -113,7 +113,7 @@ pub fn describe(parsed: &ParsedRun, inputs: &Inputs<'_>) -> Vec<Setting> {
                 match source {
                     Source::Default => {
                         let location = super::resolve::vertex::location(inputs).0;
-                        let url = crate::provider::vertex::place::endpoint(&location);
+                        let url = leash_provider::vertex::place::endpoint(&location);
                         Setting::new(&key, Some(url), source).note("the location's endpoint")
                     }
                     _ => Setting::new(&key, Some(url), source),
@@ -231,13 +231,13 @@ fn provider_settings(
         .settings
         .iter()
         .map(|variable| {
-            let key = crate::provider::catalog::file_key(variable);
+            let key = leash_provider::catalog::file_key(variable);
             match choose_variable(inputs, variable) {
                 Some((value, source)) => Setting::new(&key, Some(value), source),
-                None if *variable == crate::provider::catalog::AZURE_API_VERSION => match api {
+                None if *variable == leash_provider::catalog::AZURE_API_VERSION => match api {
                     crate::cli::ApiName::Chat => Setting::new(
                         &key,
-                        Some(crate::provider::azure::DEFAULT_API_VERSION.to_owned()),
+                        Some(leash_provider::azure::DEFAULT_API_VERSION.to_owned()),
                         Source::Default,
                     )
                     .note("Azure OpenAI's newest GA api-version"),
@@ -326,9 +326,9 @@ pub fn describe_reach(cli: &crate::cli::Cli) -> Vec<String> {
         return Vec::new();
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
-    let Ok(reach) = crate::child::reach::reach(
+    let Ok(reach) = leash_child::reach::reach(
         &|name| std::env::var_os(name),
-        crate::child::reach::user_home(),
+        leash_child::reach::user_home(),
         &cli.allow_read,
         &cwd,
     ) else {
@@ -352,15 +352,15 @@ pub fn describe_reach(cli: &crate::cli::Cli) -> Vec<String> {
             .map(|withheld| format!("the shell may not read: {}", withheld.why)),
     );
     if cli.allow_exec == crate::cli::AllowExec::Confined {
-        if let Some(uid) = crate::child::tree::stranger_in_use() {
-            let notice = crate::child::stranger::notice(uid, &reach.paths());
+        if let Some(uid) = leash_child::tree::stranger_in_use() {
+            let notice = leash_child::stranger::notice(uid, &reach.paths());
             lines.push(format!("the shell: {notice}"));
         }
-        lines.push(if crate::child::confine::private_network_available() {
+        lines.push(if leash_child::confine::private_network_available() {
             "the shell has its own loopback (a private network namespace) and no route out"
                 .to_owned()
         } else {
-            format!("the shell has {}", crate::child::confine::NO_LOOPBACK)
+            format!("the shell has {}", leash_child::confine::NO_LOOPBACK)
         });
     }
     lines

@@ -5,9 +5,9 @@ use crate::config::file::ConfigFile;
 use crate::config::input::FILE_LIMIT;
 use crate::config::layers::Environment;
 use crate::config::layers::parse_run;
-use crate::provider::{HttpSettings, catalog};
 use crate::render::format::{EventsFormat, Terminal};
-use crate::secret::ApiKey;
+use leash_protocol::secret::ApiKey;
+use leash_provider::{HttpSettings, catalog};
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
@@ -371,7 +371,7 @@ fn faux_without_a_script_plays_the_builtin_reply() {
     let ProviderConfig::Faux(script) = config.provider else {
         panic!("not faux");
     };
-    assert_eq!(script, crate::provider::faux::Script::builtin());
+    assert_eq!(script, leash_faux::Script::builtin());
 }
 
 #[test]

@@ -29,15 +29,15 @@ use super::command_hooks::wire::{
 };
 use super::command_hooks::{HookFailure, HookSettings, HookVerdict};
 use super::tool_patterns::Policy;
-use crate::agent::types::{Block, ResultOverride, TurnDecision};
-use crate::agent::{
+use crate::policy::limits::{LimitSettings, RunLimits, budget_exceeded};
+use leash_agent::types::{Block, ResultOverride, TurnDecision};
+use leash_agent::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, QueueHandle, ToolCallContext,
 };
-use crate::policy::limits::{LimitSettings, RunLimits, budget_exceeded};
-use crate::protocol::trace_context;
-use crate::protocol::{Content, Message, StopReason, Usage};
-use crate::secret::ApiKey;
-use crate::tools::sandbox::Sandbox;
+use leash_protocol::secret::ApiKey;
+use leash_protocol::trace_context;
+use leash_protocol::{Content, Message, StopReason, Usage};
+use leash_tools::sandbox::Sandbox;
 
 /// Where the chain reports a hook that failed (the event stream).
 pub type FailureSink = Arc<dyn Fn(HookFailure) + Send + Sync>;
@@ -79,7 +79,7 @@ pub struct HookChain {
 
 /// A watcher of the provider's stream events, called inline: it must
 /// return at once.
-pub type ProviderObserver = Arc<dyn Fn(&crate::protocol::StreamEvent) + Send + Sync>;
+pub type ProviderObserver = Arc<dyn Fn(&leash_protocol::StreamEvent) + Send + Sync>;
 
 /// A watcher of each hook's run once it is over, called inline.
 pub type HookObserver = Arc<dyn Fn(&HookRun<'_>) + Send + Sync>;
@@ -247,7 +247,7 @@ fn block(reason: String, terminate: bool) -> BeforeToolCall {
 }
 
 impl AgentHooks for HookChain {
-    fn on_provider_event(&self, event: &crate::protocol::StreamEvent) {
+    fn on_provider_event(&self, event: &leash_protocol::StreamEvent) {
         if let Some(observer) = &self.observers.provider {
             observer(event);
         }

@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::protocol::Usage;
+use leash_protocol::Usage;
 
 /// The most decimals a price or a budget may have: a millionth of a dollar
 /// (per million tokens, for a price). More would be a precision leash

@@ -19,13 +19,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::agent::QueueHandle;
-use crate::agent::types::{Block, TurnDecision};
-use crate::agent::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
 use crate::policy::cost::{Cost, Price, cost_exceeded};
 use crate::policy::output_schema::{OutputSchema, correction_message};
-use crate::protocol::{AssistantMessage, Message, StopReason, ToolCall};
-use crate::tools::changes::FileChange;
+use leash_agent::QueueHandle;
+use leash_agent::types::{Block, TurnDecision};
+use leash_agent::{AgentHooks, BeforeToolCall, FinishedTurn, ToolCallContext};
+use leash_protocol::{AssistantMessage, Message, StopReason, ToolCall};
+use leash_tools::changes::FileChange;
 
 /// What the run's limits saw, for the decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,15 +107,9 @@ struct Repeats {
     changes: usize,
 }
 
-impl std::fmt::Debug for QueueHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("QueueHandle")
-    }
-}
-
 impl RunLimits {
     /// `limits` at work on the run of the agent that holds `queues`
-    /// (see [`crate::agent::Agent::with_queues`]).
+    /// (see [`leash_agent::Agent::with_queues`]).
     pub fn new(limits: LimitSettings, queues: QueueHandle) -> Self {
         RunLimits {
             limits,
@@ -313,4 +307,5 @@ impl AgentHooks for RunLimits {
 }
 
 #[cfg(test)]
+#[path = "limits_tests.rs"]
 mod tests;

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::agent::tool_call::violations;
+use leash_agent::tool_call::violations;
 
 /// How many validation errors are reported to the model and the user.
 pub const MAX_REPORTED_ERRORS: usize = 5;

@@ -3,7 +3,7 @@
 //!
 //! A pattern judges what the tool will touch, not how the model spelled
 //! it. A path argument of a built-in file tool has, besides its spelling,
-//! the form the sandbox resolves it from ([`crate::tools::sandbox::lexical`]:
+//! the form the sandbox resolves it from ([`leash_tools::sandbox::lexical`]:
 //! root-relative, no `./`, `//`, `/./` or trailing `/`) and the file it
 //! leads to once symlinks inside the root are followed
 //! ([`Sandbox::touched`]). A deny pattern blocks when it matches any of
@@ -19,7 +19,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::command_hooks::spec::ToolPattern;
-use crate::tools::sandbox::{Lexical, Sandbox, lexical};
+use leash_tools::sandbox::{Lexical, Sandbox, lexical};
 
 /// The arguments of the built-in tools that name a path under the root
 /// (each tool's argument struct: `path` for all six).

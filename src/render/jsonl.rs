@@ -12,11 +12,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{EventRenderer, RunReport, TurnUsage};
-use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::policy::cost::{Cost, Price};
-use crate::protocol::{AssistantMessage, Message, ToolResultMessage, Usage};
-use crate::provider::ThinkingLevel;
-use crate::tools::changes::FileChange;
+use leash_agent::types::{AgentEvent, AssistantMessageEvent};
+use leash_protocol::{AssistantMessage, Message, ToolResultMessage, Usage};
+use leash_provider::ThinkingLevel;
+use leash_tools::changes::FileChange;
 
 /// The file a successful tool call changed, as its result's `details`
 /// record it.

@@ -10,9 +10,9 @@ use serde::Serialize;
 use super::{RunReport, TurnUsage};
 use crate::exit::Status;
 use crate::policy::cost::Cost;
-use crate::protocol::{StopReason, Usage};
-use crate::provider::ThinkingLevel;
 use crate::render::format::OutputFormat;
+use leash_protocol::{StopReason, Usage};
+use leash_provider::ThinkingLevel;
 
 /// The `--output json` object.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -71,7 +71,7 @@ pub struct JsonResult<'a> {
     pub changed_files: &'a [String],
     /// The files attached to the prompt (`--attach`), each by name,
     /// `mediaType`, `size` and `sha256` (never the bytes); empty when none.
-    pub attachments: &'a [crate::protocol::Attachment],
+    pub attachments: &'a [leash_protocol::Attachment],
     /// With `--resume`: the earlier turns restored (`turns` counts this
     /// run's only); absent without `--resume`.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -17,12 +17,12 @@ use owo_colors::OwoColorize;
 use self::lines::{EventLine, Narrator, Tone};
 use super::jsonl::file_change;
 use super::{EventRenderer, Interest, MAX_LINE_CHARS, RunReport, inert};
-use crate::agent::types::{AgentEvent, AssistantMessageEvent};
 use crate::exit::Status;
 use crate::policy::cost::Price;
-use crate::protocol::Message;
 use crate::render::format::Terminal;
 use crate::render::spinner::Indicator;
+use leash_agent::types::{AgentEvent, AssistantMessageEvent};
+use leash_protocol::Message;
 
 pub use self::lines::usage_words;
 

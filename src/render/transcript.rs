@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::Message;
-use crate::provider::ThinkingLevel;
+use leash_protocol::Message;
+use leash_provider::ThinkingLevel;
 
 /// The version of the transcript's lines; `--resume` refuses any other.
 pub const TRANSCRIPT_VERSION: u32 = 1;

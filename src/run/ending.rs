@@ -6,7 +6,7 @@ use crate::exit::{Signal, Status};
 use crate::policy::command_hooks::HookVerdict;
 use crate::policy::cost::Cost;
 use crate::policy::limits::LimitReport;
-use crate::protocol::{AssistantMessage, Message, StopReason};
+use leash_protocol::{AssistantMessage, Message, StopReason};
 
 /// Why a run was aborted from outside the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -298,4 +298,5 @@ pub fn final_assistant(messages: &[Message]) -> Option<&AssistantMessage> {
 }
 
 #[cfg(test)]
+#[path = "ending_tests.rs"]
 mod tests;

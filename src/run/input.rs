@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use crate::config::AttachPlan;
 use crate::config::input::{FILE_LIMIT, StdinMode};
-use crate::protocol::{Attachment, Content, Message, UserMessage, now_ms};
+use leash_protocol::{Attachment, Content, Message, UserMessage, now_ms};
 
 /// The most stdin leash reads (prompt or appended input).
 pub const STDIN_LIMIT: usize = FILE_LIMIT as usize;
@@ -373,4 +373,5 @@ async fn read_stdin(
 }
 
 #[cfg(test)]
+#[path = "input_tests.rs"]
 mod tests;

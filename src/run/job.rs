@@ -16,25 +16,20 @@
 //! only a reader that went away (EPIPE) is quiet.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant as StdInstant;
 
 use tokio::sync::watch;
 
-use crate::agent::types::AgentEvent;
+use leash_agent::types::AgentEvent;
 
-use crate::agent::{Agent, Declarations, LoopConfig, QueueHandle, QueueMode, Subscription};
 use crate::config::{FileTools, RunPlan, ToolName};
 use crate::exit::Status;
-use crate::mcp::{McpServers, McpStartError};
 use crate::policy::chain::HookChain;
 use crate::policy::command_hooks::HookVerdict;
 use crate::policy::limits::LimitReport;
 use crate::policy::limits::RunLimits;
-use crate::protocol::Message;
-use crate::protocol::trace_context;
-use crate::provider::Provider;
 use crate::render::lane::Lane;
 use crate::render::transcript::Transcript;
 use crate::render::{EventRenderer, Interest};
@@ -42,24 +37,32 @@ use crate::run::ending::{self, AbortCause};
 use crate::run::input::{self, InputError};
 use crate::run::resume;
 use crate::run::signals::watch_run;
-use crate::secret::ApiKey;
-use crate::secret::key_set;
-use crate::tools::Tool;
-use crate::tools::bash::Bash;
-use crate::tools::changes::ChangeLog;
-use crate::tools::edit_file::EditFile;
-use crate::tools::find::Find;
-use crate::tools::grep::Grep;
-use crate::tools::list_dir::ListDir;
-use crate::tools::read_file::ReadFile;
-use crate::tools::redact::Redacted;
-use crate::tools::write_file::WriteFile;
+use leash_agent::{Agent, Declarations, LoopConfig, QueueHandle, QueueMode, Subscription};
+use leash_mcp::{McpServers, McpStartError};
+use leash_protocol::Message;
+use leash_protocol::secret::ApiKey;
+use leash_protocol::secret::key_set;
+use leash_protocol::trace_context;
+use leash_provider::Provider;
+use leash_tools::Tool;
+use leash_tools::bash::Bash;
+use leash_tools::changes::ChangeLog;
+use leash_tools::edit_file::EditFile;
+use leash_tools::find::Find;
+use leash_tools::grep::Grep;
+use leash_tools::list_dir::ListDir;
+use leash_tools::read_file::ReadFile;
+use leash_tools::redact::Redacted;
+use leash_tools::write_file::WriteFile;
 
 mod create;
+mod not_started;
 mod provider;
 mod trace;
 
 use create::{create_output, event_renderer, not_created};
+use not_started::NotStarted;
+pub use not_started::UsageError;
 
 /// Where a run writes. The binary passes the process's streams; tests may
 /// pass buffers.
@@ -78,37 +81,6 @@ impl Streams {
             stderr: Box::new(std::io::stderr()),
         }
     }
-}
-
-/// A run the plan allowed that still could not start: a usage error
-/// (exit 2) found while preparing it.
-#[derive(Debug, thiserror::Error)]
-pub enum UsageError {
-    /// An output file (`--output-last-message`, `--transcript`) could not
-    /// be created.
-    #[error("cannot write {flag} {path}: {source}")]
-    Create {
-        /// The flag that named it.
-        flag: &'static str,
-        /// The file.
-        path: String,
-        /// Why.
-        source: io::Error,
-    },
-    /// No usable prompt (empty, unreadable stdin, ...).
-    #[error(transparent)]
-    Prompt(InputError),
-}
-
-/// Why a run never started.
-enum NotStarted {
-    /// A usage error.
-    Usage(UsageError),
-    /// The timer or a signal stopped it while stdin was read or the MCP
-    /// servers started.
-    Stopped(Option<AbortCause>),
-    /// An MCP server did not start (exit 8).
-    Mcp(McpStartError),
 }
 
 /// What a batch starts once and hands to every item's run, instead of
@@ -229,7 +201,7 @@ pub(super) struct Job {
 /// and the listeners that hand events to the output lanes.
 struct Prepared {
     prompt: String,
-    attachments: Vec<crate::protocol::Attachment>,
+    attachments: Vec<leash_protocol::Attachment>,
     agent: Agent,
     limits: Arc<RunLimits>,
     chain: Arc<HookChain>,

@@ -13,7 +13,6 @@ use tokio::sync::watch;
 use crate::exit::Status;
 use crate::policy::command_hooks::HookVerdict;
 use crate::policy::limits::LimitReport;
-use crate::protocol::{Attachment, Content, Message, Usage};
 use crate::render::format::{EventsFormat, OutputFormat};
 use crate::render::result::write_result;
 use crate::render::transcript::reader_left;
@@ -22,6 +21,7 @@ use crate::run::ending::{self, AbortCause, Detail, Facts, LastReply, SchemaVerdi
 use crate::run::input::late_stdin_line;
 use crate::run::job::{Job, Streams};
 use crate::run::signals::{Waited, wait_for_lane};
+use leash_protocol::{Attachment, Content, Message, Usage};
 
 /// The attachments of the run's prompt (its first user message).
 fn prompt_attachments(messages: &[Message]) -> Vec<Attachment> {

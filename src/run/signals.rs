@@ -102,8 +102,8 @@ pub async fn watch_installed(
     };
     // This exit skips the one in `run_process`: the children go first,
     // without the grace (the operator asked twice).
-    crate::child::kill_every_group();
-    crate::tools::sandbox::write::remove_every_temp_file();
+    leash_child::kill_every_group();
+    leash_tools::sandbox::write::remove_every_temp_file();
     std::process::exit(Status::Interrupted(second).code().into())
 }
 

@@ -1,5 +1,5 @@
 //! The run's (or the batch's) trace as the code below it asks it
-//! ([`crate::protocol::trace_context`]): the `traceparent` of the model
+//! ([`leash_protocol::trace_context`]): the `traceparent` of the model
 //! request under way and of a tool call, a span id reserved for a child
 //! process, what an MCP call learned for its `execute_tool` span, and the
 //! `initialize` span of an MCP server's start.
@@ -14,7 +14,7 @@ use super::BatchTrace;
 use super::run_span::RunTrace;
 use super::semconv::{ID_CAP, cut, server_attributes};
 use super::{Telemetry, traceparent_of};
-use crate::protocol::trace_context::{Ambient, McpNote, Reserved, Scope};
+use leash_protocol::trace_context::{Ambient, McpNote, Reserved, Scope};
 
 /// The conventions' MCP attributes of `note` (no `error.type`).
 fn mcp_attributes(telemetry: &Telemetry, note: &McpNote) -> Vec<KeyValue> {

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::protocol::{AssistantContent, AssistantMessage, Content, Message};
+use leash_protocol::{AssistantContent, AssistantMessage, Content, Message};
 
 /// The most of one text part recorded (a long file read is cut).
 pub const PART_CAP: usize = 16 * 1024;
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn a_tool_result_is_a_tool_call_response() {
-        let message = Message::ToolResult(crate::protocol::ToolResultMessage {
+        let message = Message::ToolResult(leash_protocol::ToolResultMessage {
             tool_call_id: "c1".to_owned(),
             tool_name: "read_file".to_owned(),
             content: vec![Content::text("body")],

@@ -6,7 +6,7 @@
 use super::metrics::ChatPoint;
 use super::run_span::{Chat, RunTrace, State};
 use super::semconv::{metric_attributes, token_counts};
-use crate::protocol::AssistantMessage;
+use leash_protocol::AssistantMessage;
 
 impl RunTrace {
     /// The metrics of a model request that ended (`reply`: its reply, if

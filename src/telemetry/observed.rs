@@ -9,7 +9,7 @@ use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
 use super::run_span::RunTrace;
 use super::semconv::{ID_CAP, OTHER, clamp, cut};
 use crate::policy::chain::HookRun;
-use crate::protocol::StreamEvent;
+use leash_protocol::StreamEvent;
 
 impl RunTrace {
     /// A `--hook` that ran: a span `hook {event}` over its run, under the

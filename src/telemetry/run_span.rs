@@ -18,10 +18,10 @@ use super::semconv::{
     server_attributes, usage_attributes,
 };
 use super::{MetricSettings, Telemetry, TraceSettings, Tracing, content};
-use crate::agent::types::AgentEvent;
-use crate::protocol::{AssistantMessage, Message, ToolSpec};
 use crate::render::RunReport;
-use crate::secret::ApiKey;
+use leash_agent::types::AgentEvent;
+use leash_protocol::secret::ApiKey;
+use leash_protocol::{AssistantMessage, Message, ToolSpec};
 
 /// The most of a tool's description recorded.
 const DESCRIPTION_CAP: usize = 1024;
@@ -413,8 +413,8 @@ impl RunTrace {
             span.set_attribute(finish_reasons(reason));
         }
         let kind = match reply.stop_reason {
-            crate::protocol::StopReason::Error => request_error(chat.failed_status),
-            crate::protocol::StopReason::Aborted => state.cut_type().to_owned(),
+            leash_protocol::StopReason::Error => request_error(chat.failed_status),
+            leash_protocol::StopReason::Aborted => state.cut_type().to_owned(),
             _ => return None,
         };
         let why = reply

@@ -6,7 +6,7 @@
 
 use opentelemetry::{Array, KeyValue, StringValue, Value};
 
-use crate::protocol::{StopReason, Usage};
+use leash_protocol::{StopReason, Usage};
 
 /// `error.type` when no more precise value applies.
 pub const OTHER: &str = "_OTHER";

@@ -18,70 +18,16 @@ use crate::cli::{Cli, ProviderName};
 use crate::config::ConfigError;
 use crate::config::Inputs;
 use crate::config::input::{Accept, FileReadError, NotAFile, Opened, open_input};
+use crate::config::plan::attach::{AttachPlan, without_keys};
 use crate::config::precedence::choose_wire;
-use crate::media::limits::{self, Caps, Wire};
-use crate::media::{self, MediaError};
-use crate::protocol::{Attachment, MediaType};
-use crate::secret::{ApiKey, bytes_hold_a_key, holds_a_key, redact_keys};
-use crate::tools::sandbox::descriptor_target;
+use leash_media::MediaError;
+use leash_media::limits::{self, Caps, Wire};
+use leash_protocol::{Attachment, MediaType};
+use leash_tools::sandbox::descriptor_target;
 
 mod confine;
 
 use confine::confine;
-
-/// The name `--attach -` goes by in records and messages: the argument
-/// as given, as for a file, and one `--resume` knows it cannot read again.
-pub const STDIN_NAME: &str = crate::render::resume::STDIN;
-
-/// What the run attaches to its prompt.
-#[derive(Debug, Clone, Default)]
-pub struct AttachPlan {
-    /// The files, read and checked, in the order given.
-    pub files: Vec<Attachment>,
-    /// `--attach -`: where in the order stdin goes, and the type
-    /// `--attach-type` declared for it.
-    pub stdin: Option<(usize, MediaType)>,
-    /// The caps of the run's wire, for stdin's bytes and a resumed
-    /// conversation's attachments (`None` only in a plan made by hand).
-    pub caps: Option<&'static Caps>,
-    /// Every key leash knows, kept out of stdin's bytes too.
-    pub keys: Vec<ApiKey>,
-    /// The attachments of a `--resume`d conversation, read again: every
-    /// request holds them too, so the caps count them with the new ones.
-    pub restored: Vec<Attachment>,
-}
-
-impl AttachPlan {
-    /// The attachments in order, with stdin's bytes (already read) in its
-    /// place, checked against the caps as one request's.
-    pub fn with_stdin(&self, bytes: Option<Vec<u8>>) -> Result<Vec<Attachment>, ConfigError> {
-        let mut all = self.files.clone();
-        if let (Some((at, declared)), Some(bytes)) = (self.stdin, bytes) {
-            let refused = |problem: String| ConfigError::Attach {
-                name: "-".into(),
-                problem,
-            };
-            let stdin = media::attachment(STDIN_NAME, bytes, Some(declared))
-                .map_err(|error| refused(error.to_string()))?;
-            let stdin = without_keys(stdin, &self.keys).map_err(refused)?;
-            all.insert(at.min(all.len()), stdin);
-        }
-        if let Some(caps) = self.caps {
-            let request: Vec<Attachment> = self.restored.iter().chain(&all).cloned().collect();
-            limits::check(&request, caps)
-                .map_err(|error| ConfigError::AttachCap(error.to_string()))?;
-        }
-        Ok(all)
-    }
-
-    /// The most bytes stdin may give for `--attach -`.
-    pub fn stdin_limit(&self) -> u64 {
-        match (self.stdin, self.caps) {
-            (Some((_, kind)), Some(caps)) => caps.file_bytes(kind),
-            _ => 0,
-        }
-    }
-}
 
 /// Reads and checks every `--attach`.
 pub(super) fn resolve(
@@ -154,26 +100,6 @@ pub(super) fn resolve(
     Ok(plan)
 }
 
-/// The attachment with no known key in what is sent: a text file's keys
-/// replaced by `***`; an image or a PDF holding one refused.
-pub(super) fn without_keys(
-    mut attachment: Attachment,
-    keys: &[ApiKey],
-) -> Result<Attachment, String> {
-    if attachment.media_type == MediaType::Text {
-        let text = attachment.text();
-        if holds_a_key(&text, keys) {
-            let redacted = redact_keys(&text, keys);
-            attachment.data = redacted.into_bytes().into();
-        }
-        return Ok(attachment);
-    }
-    if bytes_hold_a_key(&attachment.data, keys) {
-        return Err("its bytes hold an API key leash knows, and an image or a PDF cannot be redacted: it is not sent".into());
-    }
-    Ok(attachment)
-}
-
 /// One file, read up to the largest file `caps` allow (one byte past it
 /// tells a file that is too large, which is never read whole).
 fn read_attachment(path: &Path, caps: &Caps) -> Result<Attachment, ConfigError> {
@@ -225,6 +151,6 @@ pub(super) fn read_confined(
         ),
         other => other.to_string(),
     })?;
-    media::attachment(path.display().to_string(), bytes, None)
+    leash_media::attachment(path.display().to_string(), bytes, None)
         .map_err(|error: MediaError| error.to_string())
 }

@@ -9,9 +9,9 @@ use crate::config::error::in_source;
 use crate::config::layers::Source;
 use crate::config::precedence::{check_key_destination, choose_base_url, choose_variable};
 use crate::config::{ConfigError, Inputs};
-use crate::provider::HttpSettings;
-use crate::provider::bedrock::{AwsAuth, AwsKeys, regional_endpoint};
-use crate::secret::ApiKey;
+use leash_protocol::secret::ApiKey;
+use leash_provider::HttpSettings;
+use leash_provider::bedrock::{AwsAuth, AwsKeys, regional_endpoint};
 
 /// The variables Bedrock reads, as the AWS SDKs name them.
 pub const BEARER: &str = "AWS_BEARER_TOKEN_BEDROCK";

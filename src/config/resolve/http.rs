@@ -5,8 +5,8 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::cli::Cli;
-use crate::provider::HttpSettings;
-use crate::secret::ApiKey;
+use leash_protocol::secret::ApiKey;
+use leash_provider::HttpSettings;
 
 /// The settings every HTTP provider takes from the run's flags, for
 /// `base_url` and `api_key`.

@@ -8,7 +8,7 @@ use super::prompt::read_input;
 use crate::cli::Cli;
 use crate::config::error::named_by_source;
 use crate::config::{ConfigError, Inputs};
-use crate::mcp::McpPlan;
+use leash_mcp::McpPlan;
 
 /// The servers and how long each has to start (`0`: no limit).
 pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<McpPlan, ConfigError> {
@@ -31,22 +31,22 @@ pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<McpPlan, ConfigE
 pub(crate) fn mcp_servers(
     cli: &Cli,
     inputs: &Inputs<'_>,
-) -> Result<Vec<crate::mcp::ServerSpec>, ConfigError> {
+) -> Result<Vec<leash_mcp::ServerSpec>, ConfigError> {
     let lookup = |name: &str| inputs.env.get(name);
     let from_file = match &cli.mcp_config {
         Some(path) => {
             let text =
                 read_input("--mcp-config", path).map_err(named_by_source(inputs, "mcp_config"))?;
-            crate::mcp::config::parse_file(path, &text, &lookup)?
+            leash_mcp::config::parse_file(path, &text, &lookup)?
         }
         None => Vec::new(),
     };
     let from_flags = cli
         .mcp
         .iter()
-        .map(|value| crate::mcp::config::parse_flag(value, &lookup))
+        .map(|value| leash_mcp::config::parse_flag(value, &lookup))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(crate::mcp::config::merge(from_file, from_flags)?)
+    Ok(leash_mcp::config::merge(from_file, from_flags)?)
 }
 
 /// `--mcp-timeout`'s own words for a bad duration (0 means no limit).

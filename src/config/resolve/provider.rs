@@ -13,10 +13,10 @@ use crate::config::precedence::{
     choose_variable, provider_info,
 };
 use crate::config::{ConfigError, Inputs, ProviderConfig};
-use crate::provider::HttpSettings;
-use crate::provider::catalog;
-use crate::provider::faux::Script;
-use crate::secret::ApiKey;
+use leash_faux::Script;
+use leash_protocol::secret::ApiKey;
+use leash_provider::HttpSettings;
+use leash_provider::catalog;
 
 /// The provider of the run, and the notices its choice of API gives.
 pub(super) fn resolve(

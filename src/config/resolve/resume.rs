@@ -10,17 +10,18 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::cli::Cli;
+use crate::config::plan::attach::{AttachPlan, without_keys};
 use crate::config::precedence::{SystemChoice, choose_system};
-use crate::config::resolve::attach::{AttachPlan, read_confined, without_keys};
+use crate::config::resolve::attach::read_confined;
 use crate::config::resolve::prompt::read_input;
 use crate::config::resolve::tools::open_root;
 use crate::config::{ConfigError, Inputs};
-use crate::media::limits::{self, Caps};
-use crate::protocol::Attachment;
 use crate::render::resume::{Reread, RereadError, Restored, Resume, ResumeError, Wire, restore};
-use crate::secret::{ApiKey, bytes_hold_a_key};
-use crate::tools::read_file::open_image;
-use crate::tools::sandbox::Sandbox;
+use leash_media::limits::{self, Caps};
+use leash_protocol::Attachment;
+use leash_protocol::secret::{ApiKey, bytes_hold_a_key};
+use leash_tools::read_file::open_image;
+use leash_tools::sandbox::Sandbox;
 
 /// The checked transcript `--resume` names, if it names one, with its
 /// attachments read again; they and the run's new ones are checked

@@ -4,17 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::child::reach::{self, Access};
-use crate::child::shell::find_bash;
 use crate::cli::{AllowExec, Cli};
 use crate::config::dotenv::DotEnvStatus;
 use crate::config::error::named_by_source;
 use crate::config::layers::{Environment, Source};
 use crate::config::{ConfigError, FileTools, Inputs, ToolName};
-use crate::secret::KEY_VARIABLES;
-use crate::tools::bash::{ExecMode, cannot_confine};
-use crate::tools::git::Git;
-use crate::tools::sandbox::Sandbox;
+use leash_child::reach::{self, Access};
+use leash_child::shell::find_bash;
+use leash_protocol::secret::KEY_VARIABLES;
+use leash_tools::bash::{ExecMode, cannot_confine};
+use leash_tools::git::Git;
+use leash_tools::sandbox::Sandbox;
 
 /// The run's file tools; `None` for none.
 pub(super) fn resolve(cli: &Cli, inputs: &Inputs<'_>) -> Result<Option<FileTools>, ConfigError> {
@@ -78,7 +78,7 @@ fn key_file_in_root(env: &Environment, root: &Path) -> Result<Vec<PathBuf>, Conf
         Ok(file) if holds_a_key && file.starts_with(root) => file,
         _ => return Ok(Vec::new()),
     };
-    if crate::child::confine::private_mounts_available() {
+    if leash_child::confine::private_mounts_available() {
         return Ok(vec![file]);
     }
     Err(ConfigError::ExecUnavailable(format!(
@@ -94,7 +94,7 @@ fn key_file_in_root(env: &Environment, root: &Path) -> Result<Vec<PathBuf>, Conf
 /// hidden from a confined command by a private mount, or `--allow-exec`
 /// is refused, as for a `.env` that holds a key.
 fn credentials_file_hidden(file: PathBuf) -> Result<PathBuf, ConfigError> {
-    if crate::child::confine::private_mounts_available() {
+    if leash_child::confine::private_mounts_available() {
         return Ok(file);
     }
     Err(ConfigError::ExecUnavailable(format!(

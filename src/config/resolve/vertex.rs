@@ -19,12 +19,12 @@ use crate::config::precedence::{
     check_key_destination, choose_api_key, choose_base_url, choose_model, choose_variable,
 };
 use crate::config::{ConfigError, Inputs, ProviderConfig};
-use crate::provider::HttpSettings;
-use crate::provider::vertex::credentials::{Credentials, FILE_LIMIT};
-use crate::provider::vertex::is_claude;
-use crate::provider::vertex::place::{GoogleCloud, endpoint, valid_name};
-use crate::provider::vertex::token::GoogleTokens;
-use crate::secret::ApiKey;
+use leash_protocol::secret::ApiKey;
+use leash_provider::HttpSettings;
+use leash_provider::vertex::credentials::{Credentials, FILE_LIMIT};
+use leash_provider::vertex::is_claude;
+use leash_provider::vertex::place::{GoogleCloud, endpoint, valid_name};
+use leash_provider::vertex::token::GoogleTokens;
 
 /// The credentials file, as Google's auth libraries read it.
 pub const CREDENTIALS: &str = "GOOGLE_APPLICATION_CREDENTIALS";
@@ -173,7 +173,7 @@ pub(super) fn settings(
         google: Some(GoogleCloud { project, location }),
         token: credentials.map(|(credentials, text)| {
             Arc::new(GoogleTokens::new(credentials, &text))
-                as Arc<dyn crate::provider::token::TokenSource>
+                as Arc<dyn leash_provider::token::TokenSource>
         }),
         ..super::http::run_settings(cli, bounds.for_http(), base_url, token.map(|(t, _)| t))
     };

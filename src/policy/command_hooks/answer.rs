@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::process::{self, HookRunError};
 use super::spec::HookSpec;
 use super::wire::HookInput;
-use crate::secret::{ApiKey, redact_keys};
+use leash_protocol::secret::{ApiKey, redact_keys};
 
 /// The most characters of a hook's stderr that become a reason.
 pub const REASON_CHARS: usize = 2000;

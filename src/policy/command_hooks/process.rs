@@ -1,11 +1,11 @@
-//! One hook process: spawned without a shell through [`crate::child`] (a
+//! One hook process: spawned without a shell through [`leash_child`] (a
 //! process group of its own, the hook's environment policy), fed its input
 //! on stdin, its stdout and stderr read on threads of their own (each
 //! capped), and waited for no longer than its timeout or the run's abort.
 //! Whatever way the wait ends — an answer, a timeout, an abort, the future
 //! dropped — the whole group is killed (`SIGKILL`), so a hook and anything
 //! it started never outlive it, and the leader is reaped by its waiting
-//! thread (or by the exit's [`crate::child::stop_every_group`], if the
+//! thread (or by the exit's [`leash_child::stop_every_group`], if the
 //! runtime never gets to drop the future).
 //!
 //! A hook is done when it exited *and* closed its stdout and stderr; one
@@ -20,9 +20,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::spec::HookSpec;
-use crate::child::capped::{read_capped, read_capped_and_drain};
-use crate::child::{self, Stop};
-use crate::secret::ApiKey;
+use leash_child::Stop;
+use leash_child::capped::{read_capped, read_capped_and_drain};
+use leash_protocol::secret::ApiKey;
 
 /// The most bytes a hook may write to stdout (a replacement of a call's
 /// arguments can be as large as the arguments themselves).
@@ -77,7 +77,7 @@ pub async fn run(
     command
         .args(&hook.args)
         .env_clear()
-        .envs(child::env::for_hook(std::env::vars_os(), keys))
+        .envs(leash_child::env::for_hook(std::env::vars_os(), keys))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -86,7 +86,7 @@ pub async fn run(
         command.env("TRACEPARENT", traceparent);
     }
     let (mut child, _group) =
-        child::spawn(&mut command, Stop::AtOnce).map_err(HookRunError::Spawn)?;
+        leash_child::spawn(&mut command, Stop::AtOnce).map_err(HookRunError::Spawn)?;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (stdin, stdout, stderr) else {
         return Err(HookRunError::Lost("no pipes".into()));

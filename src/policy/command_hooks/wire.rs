@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::spec::HookEvent;
-use crate::protocol::{AssistantMessage, ToolCall, ToolResultMessage, Usage};
+use leash_protocol::{AssistantMessage, ToolCall, ToolResultMessage, Usage};
 
 /// The call as a hook sees it: `arguments` are the ones that will run (a
 /// previous hook's replacement included).

@@ -12,7 +12,7 @@
 
 use super::error::{ResumeError, at};
 
-use crate::protocol::{Attachment, Content, Message};
+use leash_protocol::{Attachment, Content, Message};
 
 /// Where a recorded attachment first came from, which says how it may be
 /// read again.
@@ -189,9 +189,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::media::testing::{padded, png_of};
-    use crate::protocol::MediaType;
     use crate::render::resume::{Restored, Wire, restore};
+    use leash_media::testing::{padded, png_of};
+    use leash_protocol::MediaType;
 
     /// Files by name, as each reader would find them.
     #[derive(Default)]
@@ -210,7 +210,7 @@ mod tests {
         if bytes.len() as u64 != record.size {
             return Err(RereadError::Resized);
         }
-        crate::media::attachment(&record.name, bytes.clone(), None)
+        leash_media::attachment(&record.name, bytes.clone(), None)
             .map_err(|e| RereadError::Unreadable(e.to_string()))
     }
 
@@ -225,7 +225,7 @@ mod tests {
 
     /// The record a transcript holds of `bytes` named `name`.
     fn record_of(name: &str, bytes: &[u8]) -> Value {
-        let made = crate::media::attachment(name, bytes.to_vec(), None).unwrap();
+        let made = leash_media::attachment(name, bytes.to_vec(), None).unwrap();
         serde_json::to_value(Content::Attachment(made)).unwrap()
     }
 

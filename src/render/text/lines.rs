@@ -12,10 +12,10 @@ use std::collections::HashMap;
 use owo_colors::OwoColorize;
 use serde_json::Value;
 
-use crate::agent::types::AgentEvent;
 use crate::policy::cost::{Cost, Price};
-use crate::protocol::{AssistantContent, AssistantMessage, Message, StopReason, Usage};
 use crate::render::{MAX_LINE_CHARS, inert};
+use leash_agent::types::AgentEvent;
+use leash_protocol::{AssistantContent, AssistantMessage, Message, StopReason, Usage};
 
 /// The most characters of the model's interim text on its line.
 const MODEL_TEXT_CHARS: usize = 300;

@@ -1,7 +1,7 @@
 //! The text renderer's lines, fed events by hand.
 
 use super::*;
-use crate::protocol::{AssistantMessage, Content, ToolResultMessage};
+use leash_protocol::{AssistantMessage, Content, ToolResultMessage};
 
 /// The lines a fresh renderer writes for `events`.
 fn lines_of(events: &[AgentEvent]) -> Vec<String> {
@@ -109,7 +109,7 @@ fn a_tool_the_run_withheld_names_the_flag_that_offers_it() {
 
 #[test]
 fn a_reply_shows_its_reasoning_and_interim_text_but_not_the_answer() {
-    use crate::protocol::{AssistantContent, StopReason, ToolCall};
+    use leash_protocol::{AssistantContent, StopReason, ToolCall};
     let thinking = AssistantContent::Thinking {
         thinking: "First the file,\nthen the answer.".into(),
         signature: None,
@@ -151,7 +151,7 @@ fn a_reply_shows_its_reasoning_and_interim_text_but_not_the_answer() {
 
 #[test]
 fn turn_and_run_end_lines_show_tokens_and_with_a_price_the_cost() {
-    let usage = crate::protocol::Usage {
+    let usage = leash_protocol::Usage {
         input: 200,
         output: 50,
         cache_read: 1000,
@@ -327,7 +327,7 @@ fn streamed_text_shows_live_and_ends_its_line() {
 
 #[test]
 fn a_streamed_reply_is_not_repeated_as_a_model_line() {
-    use crate::protocol::{AssistantContent, StopReason, ToolCall};
+    use leash_protocol::{AssistantContent, StopReason, ToolCall};
     let message = AgentEvent::MessageEnd {
         message: Message::Assistant(AssistantMessage {
             content: vec![
@@ -360,7 +360,7 @@ fn a_streamed_reply_is_not_repeated_as_a_model_line() {
 fn the_events_a_renderer_is_not_interested_in_change_nothing_it_writes() {
     use serde_json::json;
     let reply = Message::Assistant(AssistantMessage {
-        content: vec![crate::protocol::AssistantContent::Text {
+        content: vec![leash_protocol::AssistantContent::Text {
             text: "Hello world".into(),
         }],
         ..AssistantMessage::default()

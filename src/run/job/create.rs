@@ -9,7 +9,7 @@ use std::path::Path;
 
 use tokio::sync::watch;
 
-use super::{NotStarted, UsageError};
+use super::not_started::{NotStarted, UsageError};
 use crate::config::RunPlan;
 use crate::render::EventRenderer;
 use crate::render::format::EventsFormat;

@@ -4,15 +4,15 @@
 use std::sync::Arc;
 
 use crate::config::ProviderConfig;
-use crate::provider::Provider;
-use crate::provider::anthropic::AnthropicProvider;
-use crate::provider::azure::{AzureProvider, AzureResponsesProvider};
-use crate::provider::bedrock::BedrockProvider;
-use crate::provider::faux::FauxProvider;
-use crate::provider::gemini::GeminiProvider;
-use crate::provider::openai::OpenAiProvider;
-use crate::provider::openai_responses::ResponsesProvider;
-use crate::provider::vertex::{VertexClaudeProvider, VertexGeminiProvider};
+use leash_faux::FauxProvider;
+use leash_provider::Provider;
+use leash_provider::anthropic::AnthropicProvider;
+use leash_provider::azure::{AzureProvider, AzureResponsesProvider};
+use leash_provider::bedrock::BedrockProvider;
+use leash_provider::gemini::GeminiProvider;
+use leash_provider::openai::OpenAiProvider;
+use leash_provider::openai_responses::ResponsesProvider;
+use leash_provider::vertex::{VertexClaudeProvider, VertexGeminiProvider};
 
 /// The provider `config` names, with its settings.
 pub(super) fn of(config: &ProviderConfig) -> Arc<dyn Provider> {

@@ -4,16 +4,16 @@
 
 use std::sync::Arc;
 
-use crate::agent::{Agent, Subscription};
 use crate::config::RunPlan;
 use crate::policy::chain::Observers;
-use crate::protocol::ToolSpec;
-use crate::protocol::trace_context::Ambient;
 use crate::render::RunReport;
 use crate::telemetry::RunTrace;
 use crate::telemetry::run_span::RunFacts;
 use crate::telemetry::semconv::server_of;
-use crate::tools::Tool;
+use leash_agent::{Agent, Subscription};
+use leash_protocol::ToolSpec;
+use leash_protocol::trace_context::Ambient;
+use leash_tools::Tool;
 
 use super::{Job, Shared, keys_of};
 

@@ -42,6 +42,7 @@ fn copy() -> Workspace {
         "ARCHITECTURE.md",
         "SECURITY.md",
         "CHANGELOG.md",
+        "CONTRIBUTING.md",
         "LICENSE",
         "docs/book.toml",
     ] {

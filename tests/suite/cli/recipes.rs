@@ -413,7 +413,7 @@ fn a_review_that_searches_reads_the_diff_with_git_and_greps_the_callers() {
 
 #[test]
 fn the_screenshot_recipe_attaches_the_screenshot_and_the_log() {
-    use leash::internals::media::png_of;
+    use leash_media::testing::png_of;
     let script = recipe("ui-screenshot");
     assert!(
         script.contains("leash --attach test-results/login/failure.png"),

@@ -1,4 +1,4 @@
-//! A hook that fails (docs/src/hooks.md "Hooks"; ARCHITECTURE.md `src/child/`):
+//! A hook that fails (docs/src/hooks.md "Hooks"; ARCHITECTURE.md `crates/child/`):
 //! a crash, babble, a hang past `--hook-timeout`, the run's timer or a
 //! signal — each fails closed, shows on the event stream, and leaves no
 //! process of the hook's behind.

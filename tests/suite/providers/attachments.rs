@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use base64::Engine;
-use leash::internals::media::{gif_of, jpeg_of, padded, pdf, pdf_of_pages, png_of};
+use leash_media::testing::{gif_of, jpeg_of, padded, pdf, pdf_of_pages, png_of};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tempfile::TempDir;

@@ -13,13 +13,12 @@ use std::sync::Mutex;
 
 use futures::StreamExt;
 use hostile::*;
-use leash::agent::types::AgentEvent;
-use leash::internals::decode;
-use leash::internals::sse;
-use leash::internals::stream_assistant_response;
-use leash::protocol::StopReason;
-use leash::protocol::StreamEvent;
-use leash::provider::{Provider, Request};
+use leash_agent::assistant_stream::stream_assistant_response;
+use leash_agent::types::AgentEvent;
+use leash_protocol::StopReason;
+use leash_protocol::StreamEvent;
+use leash_provider::sse;
+use leash_provider::{Provider, Request};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -223,11 +222,11 @@ async fn every_input_a_stream_fuzz_target_crashed_on_now_decodes() {
     let openai = regressions("openai_stream");
     assert!(!openai.is_empty(), "the committed regressions are found");
     for (path, data) in openai {
-        let stop = replay_stream(&data, |events| decode::openai(events)).await;
+        let stop = replay_stream(&data, |events| leash_provider::openai::decode(events)).await;
         assert_ne!(stop, StopReason::Aborted, "{}", path.display());
     }
     for (path, data) in regressions("anthropic_stream") {
-        let stop = replay_stream(&data, |events| decode::anthropic(events)).await;
+        let stop = replay_stream(&data, |events| leash_provider::anthropic::decode(events)).await;
         assert_ne!(stop, StopReason::Aborted, "{}", path.display());
     }
 }

@@ -1,5 +1,5 @@
 //! Test helpers for the Anthropic Messages API: the wire builders the
-//! unit tests use too (`leash::provider::testing::anthropic`: bodies in
+//! unit tests use too (`leash_provider::testing::anthropic`: bodies in
 //! the documented format, `event: NAME\ndata: {...}\n\n`), a canned error
 //! response, and the request log of a mock server.
 //!
@@ -10,7 +10,7 @@
 use wiremock::ResponseTemplate;
 
 #[allow(unused_imports)] // not every test binary uses them all
-pub use leash::provider::testing::anthropic::*;
+pub use leash_provider::testing::anthropic::*;
 
 #[allow(unused_imports)] // not every test binary uses both
 pub use super::{request_bodies, sse};

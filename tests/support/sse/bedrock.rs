@@ -1,5 +1,5 @@
 //! Test helpers for Amazon Bedrock's ConverseStream: the frame builders
-//! the unit tests use too (`leash::provider::testing::bedrock`), the
+//! the unit tests use too (`leash_provider::testing::bedrock`), the
 //! 200 response that carries them, and the service's error bodies.
 //!
 //! Test code only; it must never talk to the real API.
@@ -10,7 +10,7 @@ use serde_json::json;
 use wiremock::ResponseTemplate;
 
 #[allow(unused_imports)] // not every test binary uses them all
-pub use leash::provider::testing::bedrock::*;
+pub use leash_provider::testing::bedrock::*;
 
 /// A 200 event-stream response of `frames`, byte for byte.
 pub fn eventstream(frames: Vec<u8>) -> ResponseTemplate {

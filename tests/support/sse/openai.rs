@@ -1,5 +1,5 @@
 //! Test helpers for the OpenAI Chat Completions API: the wire builders
-//! the unit tests use too (`leash::provider::testing::openai`: the
+//! the unit tests use too (`leash_provider::testing::openai`: the
 //! `data: {chunk}` lines of a streamed reply in the documented format),
 //! a canned error response, and the request log of a mock server.
 //!
@@ -10,7 +10,7 @@
 use wiremock::ResponseTemplate;
 
 #[allow(unused_imports)] // not every test binary uses them all
-pub use leash::provider::testing::openai::*;
+pub use leash_provider::testing::openai::*;
 
 #[allow(unused_imports)] // not every test binary uses both
 pub use super::{request_bodies, sse};

@@ -14,8 +14,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::tools::sandbox::under_dot_git;
-use crate::tools::sandbox::write::refused_name;
+use leash_tools::sandbox::under_dot_git;
+use leash_tools::sandbox::write::refused_name;
 
 /// The real path `path` leads to, if `--attach` may read it; else why
 /// not, in one line.

@@ -7,7 +7,7 @@
 use super::*;
 use crate::support::sse::anthropic;
 use base64::Engine;
-use leash::internals::media::png_of;
+use leash_media::testing::png_of;
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
