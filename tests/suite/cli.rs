@@ -18,6 +18,7 @@ mod last_message;
 mod messages;
 mod newcomer_hints;
 pub(crate) mod recipes;
+mod reference;
 mod root_files;
 mod schemas;
 mod shells;
