@@ -88,10 +88,18 @@ $(LYCHEE_STAMP):
 # can: no dependency asks for a newer Rust (.ci/msrv), no newer std API is
 # used (clippy's incompatible_msrv reads rust-version), the GitHub
 # files (.ci/actions-check), and the manual built with every internal
-# link and #anchor resolving (.ci/links).
+# link and #anchor resolving (.ci/links). The loop's crate is linted again
+# as a host builds it (no feature), and its dependency tree, dev-dependencies
+# included, must hold none of the command's, HOST_FREE (ARCHITECTURE.md
+# "Crates").
+HOST_FREE = clap|clap_complete|clap_mangen|reqwest|landlock|seccompiler|opentelemetry|opentelemetry_sdk|jsonschema|grep-regex|grep-searcher|ignore|globset|rmcp
+
 check: $(ACTIONS_STAMP) $(MDBOOK_STAMP) $(LYCHEE_STAMP)
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p leash-agent --all-targets -- -D warnings
+	@if $(CARGO) tree --locked -p leash-agent --prefix none | grep -E '^($(HOST_FREE)) v'; then \
+		echo "make: leash-agent's dependency tree holds the command's dependencies above" >&2; exit 1; fi
 	python3 .ci/floors
 	python3 .ci/msrv
 	.ci/actions-check $(ACTIONS_FILES)
@@ -120,6 +128,7 @@ lint: check
 # had to skip (GNU parallel missing outside CI) is named at the end.
 test: prereqs mcp-servers $(OTLP_STAMP) $(SDK_STAMP) $(MDBOOK_STAMP) $(LYCHEE_STAMP)
 	$(CARGO) test --locked --workspace --all-targets
+	$(CARGO) test --locked -p leash-agent --all-targets
 	$(CARGO) test --locked --workspace --doc
 	$(CARGO) run --locked --quiet -p leash-agent --example embed
 	$(MAKE) --no-print-directory shell-footings

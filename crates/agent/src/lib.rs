@@ -36,6 +36,3 @@ pub use queues::{QueueHandle, QueueMode};
 pub use tool_batch::{BatchOutcome, ToolExecution};
 pub use transcript::Declarations;
 pub use types::EventSink;
-
-#[cfg(test)]
-mod tests;

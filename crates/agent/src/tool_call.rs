@@ -305,16 +305,6 @@ pub(crate) fn tool_result_message(call: &ToolCall, finalized: &Finalized) -> Too
     }
 }
 
-/// The text of a result, for events and tests.
-#[cfg(test)]
-pub(crate) fn result_text(result: &ToolResultMessage) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(leash_protocol::Content::as_text)
-        .collect()
-}
-
 /// What a batch needs from the loop.
 pub(crate) struct BatchContext<'a> {
     /// The assistant message the calls came from.
@@ -326,7 +316,7 @@ pub(crate) struct BatchContext<'a> {
     pub(crate) emit: &'a EmitFn<'a>,
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "schema-validation"))]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -354,7 +344,6 @@ mod tests {
         }
     }
 
-    #[cfg(feature = "schema-validation")]
     #[test]
     fn a_schema_compiles_at_the_tools_first_call_and_a_bad_one_fails_there() {
         let tools: Vec<Arc<dyn Tool>> = vec![

@@ -581,6 +581,7 @@ fn endless_output_stops_git_at_the_cap_and_the_environment_is_bare() {
     assert!(!env.contains("CARGO"), "the environment leaked: {env}");
 }
 
+#[path = "trust_tests.rs"]
 mod trust;
 
 #[test]

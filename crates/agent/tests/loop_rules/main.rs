@@ -2,6 +2,8 @@
 //! sequence or message fields, driven through the stateful `Agent` on the
 //! scripted provider.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on a broken fixture
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,15 +13,15 @@ use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::assistant_stream::ABORTED;
-use crate::hooks::{
+use leash_agent::ToolExecution;
+use leash_agent::assistant_stream::ABORTED;
+use leash_agent::tool_call::{BLOCKED, TRUNCATED_CALL};
+use leash_agent::types::{AgentEvent, Block, ResultOverride, TurnDecision};
+use leash_agent::{Agent, AgentError, Declarations, LoopConfig, QueueMode};
+use leash_agent::{
     AgentHooks, BeforeToolCall, ExecutedToolCall, FinishedTurn, NextTurnChanges, NoHooks,
     RequestChanges, RequestContext, ToolCallContext,
 };
-use crate::tool_batch::ToolExecution;
-use crate::tool_call::{BLOCKED, TRUNCATED_CALL, result_text};
-use crate::types::{AgentEvent, Block, ResultOverride, TurnDecision};
-use crate::{Agent, AgentError, Declarations, LoopConfig, QueueMode};
 use leash_faux::{FauxProvider, Script};
 use leash_protocol::provider::{Provider, Request};
 use leash_protocol::tool::{Tool, ToolError, ToolUpdates};
@@ -28,6 +30,15 @@ use leash_protocol::{
 };
 
 // ---------------------------------------------------------------- helpers
+
+/// The text of a tool result.
+fn result_text(result: &ToolResultMessage) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(leash_protocol::Content::as_text)
+        .collect()
+}
 
 /// A provider that plays a script and records each request's messages.
 struct Recorder {
@@ -253,7 +264,7 @@ fn config(tools: Vec<Arc<dyn Tool>>, hooks: impl AgentHooks + 'static) -> LoopCo
 }
 
 /// Records events as short lines; `message_update`s are left out.
-fn record(agent: &Agent) -> (Arc<Mutex<Vec<String>>>, crate::Subscription) {
+fn record(agent: &Agent) -> (Arc<Mutex<Vec<String>>>, leash_agent::Subscription) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&log);
     let subscription = agent.subscribe(move |event| {

@@ -2,7 +2,7 @@
 //! and `agent.ts`), listed in ARCHITECTURE.md §1.2.
 
 use super::*;
-use crate::ContinueError;
+use leash_agent::ContinueError;
 use pretty_assertions::assert_eq;
 
 /// Runs `while_running` from inside a slow run's `turn_start` listener and
@@ -93,7 +93,7 @@ async fn continue_with_no_messages_uses_pis_words() {
 /// event; the last message being an assistant one keeps its sentence.
 #[tokio::test]
 async fn agent_loop_continue_with_no_messages_uses_pis_words() {
-    use crate::{NoQueues, RunInputs, run_agent_loop_continue};
+    use leash_agent::{NoQueues, RunInputs, run_agent_loop_continue};
     let provider = Recorder::new(json!([]));
     let config = config(vec![], NoHooks);
     let events = Arc::new(Mutex::new(0_usize));

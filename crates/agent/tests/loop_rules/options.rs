@@ -109,7 +109,7 @@ async fn an_observer_sees_every_provider_stream_event() {
     let count = Arc::clone(&updates);
     let _sub = agent.subscribe(move |event| {
         if let AgentEvent::MessageUpdate {
-            event: crate::types::AssistantMessageEvent::TextDelta { .. },
+            event: leash_agent::types::AssistantMessageEvent::TextDelta { .. },
         } = event
         {
             count.fetch_add(1, Ordering::SeqCst);

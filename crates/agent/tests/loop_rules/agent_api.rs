@@ -2,7 +2,7 @@
 //! `reset()`, queue peek and clear, `isRunning`, async listeners.
 
 use super::*;
-use crate::ContinueError;
+use leash_agent::ContinueError;
 use pretty_assertions::assert_eq;
 
 fn user_texts(messages: &[Message]) -> Vec<String> {

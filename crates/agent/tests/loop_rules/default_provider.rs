@@ -1,7 +1,7 @@
 //! Pi 1.6.0's `setDefaultStreamFn`: a provider set once for the process.
 
 use super::*;
-use crate::{
+use leash_agent::{
     DefaultProvider, MessageQueues, NO_DEFAULT_PROVIDER, NoQueues, RunInputs, default_provider,
     run_agent_loop, set_default_provider,
 };

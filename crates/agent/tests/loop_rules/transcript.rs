@@ -5,7 +5,7 @@
 //! `prepareNextTurn`'s messages, and `convertToLlm` over custom roles.
 
 use super::*;
-use crate::transcript::{
+use leash_agent::transcript::{
     current_system_prompt, current_tools, declare_tool_changes, resolve_request, tool_state_changes,
 };
 use leash_protocol::{CustomMessage, ReservedRole, SystemMessage, ToolReference};
