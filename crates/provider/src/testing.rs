@@ -45,3 +45,25 @@ pub(crate) async fn bodies(server: &MockServer) -> Vec<Value> {
         .map(|request| serde_json::from_slice(&request.body).unwrap())
         .collect()
 }
+
+/// A user message of `text` and the files, each made an attachment.
+#[cfg(test)]
+pub(crate) fn with_files(text: &str, files: &[(&str, Vec<u8>)]) -> Message {
+    let mut content = vec![Content::text(text)];
+    content.extend(files.iter().map(|(name, bytes)| {
+        Content::Attachment(
+            leash_media::attachment(*name, bytes.clone(), None).unwrap_or_else(|e| panic!("{e}")),
+        )
+    }));
+    Message::User(UserMessage {
+        content,
+        timestamp: 0,
+    })
+}
+
+/// Bytes in standard base64, as every wire carries them.
+#[cfg(test)]
+pub(crate) fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

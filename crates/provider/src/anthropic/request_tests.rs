@@ -1,11 +1,11 @@
 //! The request body, message by message.
 
 use super::*;
-use leash_protocol::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use crate::anthropic::testing::*;
+use crate::testing::{b64, with_files};
 
 fn messages_url(base_url: &str) -> String {
     crate::driver::endpoint::<super::super::AnthropicMessages>(base_url)
@@ -331,23 +331,6 @@ fn a_thinking_block_last_gets_no_breakpoint() {
     let sent = body(&request, &settings());
     assert!(!sent.to_string().contains("cache_control"), "{sent}");
     assert_eq!(sent.get("system"), None);
-}
-
-/// A user message of `text` and the files, each made an attachment.
-fn with_files(text: &str, files: &[(&str, Vec<u8>)]) -> Message {
-    let mut content = vec![Content::text(text)];
-    content.extend(files.iter().map(|(name, bytes)| {
-        Content::Attachment(leash_media::attachment(*name, bytes.clone(), None).unwrap())
-    }));
-    Message::User(UserMessage {
-        content,
-        timestamp: 0,
-    })
-}
-
-fn b64(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[test]

@@ -6,6 +6,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use crate::openai::testing::*;
+use crate::testing::{b64, with_files};
 
 fn endpoint(base_url: &str) -> String {
     crate::driver::endpoint::<super::super::ChatCompletions>(base_url)
@@ -182,23 +183,6 @@ fn strictness_needs_closed_objects_with_everything_required() {
         "type": "object", "properties": {"a": {"type": "object", "properties": {}}},
         "required": ["a"], "additionalProperties": false
     })));
-}
-
-/// A user message of `text` and the files, each made an attachment.
-fn with_files(text: &str, files: &[(&str, Vec<u8>)]) -> Message {
-    let mut content = vec![Content::text(text)];
-    content.extend(files.iter().map(|(name, bytes)| {
-        Content::Attachment(leash_media::attachment(*name, bytes.clone(), None).unwrap())
-    }));
-    Message::User(UserMessage {
-        content,
-        timestamp: 0,
-    })
-}
-
-fn b64(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[test]

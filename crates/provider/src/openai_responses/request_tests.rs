@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::openai_responses::testing::*;
+use crate::testing::{b64, with_files};
 use leash_protocol::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -154,23 +155,6 @@ fn max_tokens_temperature_and_the_output_schema() {
         body["text"],
         json!({"format": {"type": "json_schema", "name": "leash_output", "schema": schema, "strict": true}})
     );
-}
-
-/// A user message of `text` and the files, each made an attachment.
-fn with_files(text: &str, files: &[(&str, Vec<u8>)]) -> Message {
-    let mut content = vec![Content::text(text)];
-    content.extend(files.iter().map(|(name, bytes)| {
-        Content::Attachment(leash_media::attachment(*name, bytes.clone(), None).unwrap())
-    }));
-    Message::User(UserMessage {
-        content,
-        timestamp: 0,
-    })
-}
-
-fn b64(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[test]
