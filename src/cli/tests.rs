@@ -72,6 +72,33 @@ fn every_variable_is_leash_and_the_flag_name() {
     );
 }
 
+/// The manual's rule for the environment layer names the same exceptions
+/// (docs/src/configuration.md "Configuration"): a flag that gains or loses
+/// its variable fails here until the sentence says so.
+#[test]
+fn the_manual_names_every_flag_without_a_variable() {
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/configuration.md"),
+    )
+    .unwrap();
+    let start = page.find("for every flag but").unwrap();
+    let rule = &page[start..start + page[start..].find("(`LEASH_MODEL`").unwrap()];
+    let named: Vec<&str> = rule.split('`').skip(1).step_by(2).collect();
+    let command = Cli::command();
+    let mut without: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| arg.get_env().is_none() && !arg.is_positional())
+        .map(|arg| match arg.get_short() {
+            Some(short) if matches!(short, 'p' | 'q') => format!("-{short}"),
+            _ => format!("--{}", arg.get_long().unwrap()),
+        })
+        .collect();
+    without.sort();
+    let mut named: Vec<String> = named.into_iter().map(str::to_owned).collect();
+    named.sort();
+    assert_eq!(named, without, "the rule reads: {rule}");
+}
+
 #[test]
 fn short_help_is_the_essential_flags_one_line_each() {
     let mut command = run_command().term_width(80);
