@@ -192,7 +192,14 @@ fn rust_from_rustup_in_the_home_tests_a_crate_with_a_fetched_dependency() {
         String::from_utf8_lossy(&fetched.stderr)
     );
     let outcome = parent
-        .run(&[json!({"command": "cargo test --lib 2>&1 | tail -4", "timeout": 300})])
+        // The whole of cargo's output when it fails (a link error's cause
+        // is far above its last lines), its last lines when it passes.
+        .run(&[json!({
+            "command": "cargo test --lib >cargo.log 2>&1; status=$?; \
+                        if [ $status -eq 0 ]; then tail -4 cargo.log; else cat cargo.log; fi; \
+                        exit $status",
+            "timeout": 300
+        })])
         .timeout(Duration::from_secs(400))
         .output();
     assert_eq!(outcome.code(), Some(0), "{}", outcome.stderr());
