@@ -1,9 +1,10 @@
 //! The HTTP layer under the driver: one client, one `send` that turns
 //! every failure into a message a person understands (status, the
 //! provider's own error text, or the connection problem) together with
-//! what the retry policy needs ([`super::driver::retry`] reads the
-//! server's `retry-after` and `x-should-retry`), the check that a reply is
-//! an event stream, and [`redact`].
+//! what the response's headers say (`headers.rs`: the server's
+//! `retry-after` and `x-should-retry`, which the driver's retry plan acts
+//! on, and the announced rate limits), the check that a reply is an event
+//! stream, and [`redact`].
 //!
 //! It must never let the API key into a message — every message passes
 //! through [`redact`] —, never read an error body without a bound, and
@@ -18,21 +19,27 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::ApiKey;
-use super::driver::RateHint;
-use super::driver::retry;
+use headers::RateHint;
 pub use leash_protocol::secret::redact;
 
 mod cause;
+pub mod headers;
 
 pub(crate) use cause::root_cause;
 
 /// How long establishing a connection (TCP and TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a response body may stay silent (no byte at all) before the
+/// reply counts as failed. Generous, because a reasoning model may think
+/// for minutes before its first token; the run's abort timer is usually
+/// shorter and fires first.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// How long the server may take to send the response headers once the
 /// request is sent (as long as a stream may stay silent: some servers only
 /// answer once the model produced its first token).
-pub const HEADERS_TIMEOUT: Duration = super::sse::IDLE_TIMEOUT;
+pub const HEADERS_TIMEOUT: Duration = IDLE_TIMEOUT;
 
 /// How much of an error response's body is read.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -158,9 +165,9 @@ pub async fn send_within(
     if status.is_success() {
         return Ok(response);
     }
-    let retry_after = retry::retry_after(response.headers(), SystemTime::now());
+    let retry_after = headers::retry_after(response.headers(), SystemTime::now());
     let rate_hint = RateHint::from_headers(response.headers());
-    let retryable = retry::should_retry(status.as_u16(), response.headers());
+    let retryable = headers::should_retry(status.as_u16(), response.headers());
     let location = location(status, response.headers());
     let body = read_bounded(response, ERROR_BODY_LIMIT).await;
     let mut message = status_message(status.as_u16(), &body, &target);

@@ -34,11 +34,9 @@ pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 /// fires.
 pub const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// How long a response body may stay silent (no byte at all) before the
-/// reply counts as failed. Generous, because a reasoning model may think
-/// for minutes before its first token; the run's abort timer is usually
-/// shorter and fires first.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a response body may stay silent before the reply counts as
+/// failed: the HTTP layer's bound, which the headers wait under too.
+pub use crate::http::IDLE_TIMEOUT;
 
 /// The bounds one response is read within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

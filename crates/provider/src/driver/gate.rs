@@ -23,8 +23,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use reqwest::header::HeaderMap;
 use tokio::time::Instant;
+
+pub use crate::http::headers::RateHint;
 
 /// The window the token budget (`--tpm`) is counted over.
 const MINUTE: Duration = Duration::from_secs(60);
@@ -36,42 +37,6 @@ const LEARN_WINDOW: Duration = Duration::from_secs(1);
 /// How fast a rate taught by a refusal is probed upward: a share of it
 /// per second since the last refusal.
 const PROBE_PER_SECOND: f64 = 0.1;
-
-/// A rate limit a provider announced in its headers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RateHint {
-    /// Requests per minute.
-    pub requests_per_minute: Option<u32>,
-    /// Tokens per minute.
-    pub tokens_per_minute: Option<u64>,
-}
-
-impl RateHint {
-    /// The limits OpenAI (`x-ratelimit-limit-*`) and Anthropic
-    /// (`anthropic-ratelimit-*-limit`) send with every response.
-    pub fn from_headers(headers: &HeaderMap) -> Self {
-        let number = |names: &[&str]| {
-            names.iter().find_map(|name| {
-                headers
-                    .get(*name)
-                    .and_then(|value| value.to_str().ok())
-                    .and_then(|value| value.trim().parse::<u64>().ok())
-                    .filter(|limit| *limit > 0)
-            })
-        };
-        RateHint {
-            requests_per_minute: number(&[
-                "x-ratelimit-limit-requests",
-                "anthropic-ratelimit-requests-limit",
-            ])
-            .map(|limit| u32::try_from(limit).unwrap_or(u32::MAX)),
-            tokens_per_minute: number(&[
-                "x-ratelimit-limit-tokens",
-                "anthropic-ratelimit-tokens-limit",
-            ]),
-        }
-    }
-}
 
 /// The gate itself; shared as `Arc<RateGate>` through `HttpSettings`.
 #[derive(Debug)]

@@ -3,6 +3,7 @@
 //! driver waiting at it against a real loopback server.
 
 use super::*;
+use reqwest::header::HeaderMap;
 use reqwest::header::HeaderValue;
 
 /// When each of `n` requests passes the gate, in milliseconds from the

@@ -10,10 +10,7 @@ use std::time::Duration;
 use super::super::HttpSettings;
 use super::super::http::HttpFailure;
 
-mod headers;
-
-pub use headers::retry_after;
-pub(crate) use headers::should_retry;
+pub use crate::http::headers::retry_after;
 
 /// The wait before the first retry; it doubles for each further retry.
 const BACKOFF_BASE: Duration = Duration::from_millis(500);
@@ -108,8 +105,8 @@ fn jittered(delay: Duration, factor: f64) -> Duration {
 
 #[cfg(test)]
 mod tests {
-    use super::headers::is_retryable_status;
     use super::*;
+    use crate::http::headers::{is_retryable_status, should_retry};
     use pretty_assertions::assert_eq;
     use reqwest::header::{HeaderMap, HeaderValue};
     use std::time::UNIX_EPOCH;

@@ -1,6 +1,9 @@
-//! What a failed response's status and headers say about trying again:
-//! `x-should-retry`, the retryable statuses and the server's requested wait.
-//! Read by the HTTP layer as a response arrives, below the retry plan.
+//! What a response's headers say, read by the HTTP layer as it arrives:
+//! about trying again (`x-should-retry`, the retryable statuses and the
+//! server's requested wait, which the retry plan acts on) and the rate
+//! limits the provider announced (`RateHint`, which the rate gate paces
+//! by). Below both, so neither the client nor the driver reaches into
+//! the other for them.
 
 use std::time::{Duration, SystemTime};
 
@@ -56,4 +59,40 @@ fn parse_seconds(value: &str) -> Option<Duration> {
     }
     let seconds: f64 = value.parse().ok()?;
     Duration::try_from_secs_f64(seconds).ok()
+}
+
+/// A rate limit a provider announced in its headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RateHint {
+    /// Requests per minute.
+    pub requests_per_minute: Option<u32>,
+    /// Tokens per minute.
+    pub tokens_per_minute: Option<u64>,
+}
+
+impl RateHint {
+    /// The limits OpenAI (`x-ratelimit-limit-*`) and Anthropic
+    /// (`anthropic-ratelimit-*-limit`) send with every response.
+    pub fn from_headers(headers: &HeaderMap) -> Self {
+        let number = |names: &[&str]| {
+            names.iter().find_map(|name| {
+                headers
+                    .get(*name)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|value| value.trim().parse::<u64>().ok())
+                    .filter(|limit| *limit > 0)
+            })
+        };
+        RateHint {
+            requests_per_minute: number(&[
+                "x-ratelimit-limit-requests",
+                "anthropic-ratelimit-requests-limit",
+            ])
+            .map(|limit| u32::try_from(limit).unwrap_or(u32::MAX)),
+            tokens_per_minute: number(&[
+                "x-ratelimit-limit-tokens",
+                "anthropic-ratelimit-tokens-limit",
+            ]),
+        }
+    }
 }
