@@ -8,6 +8,7 @@
 
 use crate::support::hostile;
 use crate::support::run::{last_line, stderr, stdout};
+use crate::support::sse::anthropic as anthropic_sse;
 use crate::support::sse::openai as openai_support;
 
 use std::time::Duration;
@@ -113,11 +114,34 @@ fn a_line_of_100_mb_fails_at_the_event_cap_with_a_clear_error() {
 
 #[test]
 fn bytes_that_are_not_utf8_end_the_reply_with_an_error() {
-    let server = HostileServer::always(|_, conn| {
+    // Each wire's own shape up to the bad bytes, so they are the only
+    // fault: an OpenAI chunk sent to the Anthropic decoder failed on its
+    // shape first whenever the two events arrived in separate reads.
+    let server = HostileServer::always(|request, conn| {
         conn.head(200, "text/event-stream", &[]);
-        conn.send(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n");
-        conn.send(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\xfe\"}}]}\n\n");
-        conn.send(b"data: [DONE]\n\n");
+        if request.head.contains("/messages") {
+            conn.send(anthropic_sse::message_start(1).as_bytes());
+            conn.send(
+                anthropic_sse::event(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0,
+                           "content_block": {"type": "text", "text": ""}}),
+                )
+                .as_bytes(),
+            );
+            conn.send(
+                b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n",
+            );
+            conn.send(
+                b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\xff\xfe\"}}\n\n",
+            );
+        } else {
+            conn.send(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n");
+            conn.send(
+                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\xfe\"}}]}\n\n",
+            );
+            conn.send(b"data: [DONE]\n\n");
+        }
     });
     for provider in ["openai", "anthropic"] {
         let (output, _) = expect(provider, &server, &[], 1);
