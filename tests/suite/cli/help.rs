@@ -8,7 +8,8 @@ use super::workspace;
 const SCREEN_COLUMNS: usize = 80;
 const SCREEN_LINES: usize = 23;
 
-fn help(flag: &str, columns: usize) -> String {
+/// `leash FLAG` (`-h`, `--help`) on a terminal `columns` wide.
+pub(super) fn help(flag: &str, columns: usize) -> String {
     let output = workspace()
         .leash()
         .arg(flag)

@@ -6,19 +6,12 @@
 
 use std::collections::BTreeSet;
 
+use super::help::help;
 use super::install::repo_file;
-use super::workspace;
 
 /// `leash --help` at a width that never wraps a flag's line.
 fn long_help() -> String {
-    let output = workspace()
-        .leash()
-        .arg("--help")
-        .env("COLUMNS", "100")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    String::from_utf8(output.stdout).unwrap()
+    help("--help", 100)
 }
 
 /// The long flags of the help's option lines (`  -m, --model <NAME>`).
