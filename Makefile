@@ -86,7 +86,8 @@ $(LYCHEE_STAMP):
 # with warnings denied, the floors of ARCHITECTURE.md (.ci/floors: no
 # import runs up), the declared rust-version as far as one toolchain
 # can: no dependency asks for a newer Rust (.ci/msrv), no newer std API is
-# used (clippy's incompatible_msrv reads rust-version), the GitHub
+# used (clippy's incompatible_msrv reads rust-version), the fuzz crate's
+# lock holds the shipped versions (.ci/fuzz-lock), the GitHub
 # files (.ci/actions-check), and the manual built with every internal
 # link and #anchor resolving (.ci/links). The loop's crate is linted again
 # as a host builds it (no feature), and its dependency tree, dev-dependencies
@@ -102,6 +103,7 @@ check: $(ACTIONS_STAMP) $(MDBOOK_STAMP) $(LYCHEE_STAMP)
 		echo "make: leash-agent's dependency tree holds the command's dependencies above" >&2; exit 1; fi
 	python3 .ci/floors
 	python3 .ci/msrv
+	python3 .ci/fuzz-lock
 	.ci/actions-check $(ACTIONS_FILES)
 	.ci/links
 
