@@ -12,6 +12,7 @@ mod api_choice;
 mod citations;
 mod demo;
 mod docs;
+mod fuzz_workflow;
 mod help;
 mod install;
 mod last_message;
