@@ -71,6 +71,7 @@ fn workspace_sources(manifest: &str) -> Vec<String> {
         path.to_string_lossy().into_owned()
     };
     let mut files = Vec::new();
+    let mut folders = std::collections::BTreeSet::new();
     for package in metadata["packages"].as_array().unwrap() {
         files.push(relative(package["manifest_path"].as_str().unwrap()));
         for target in package["targets"].as_array().unwrap() {
@@ -80,25 +81,27 @@ fn workspace_sources(manifest: &str) -> Vec<String> {
                     Some("lib" | "rlib" | "bin" | "proc-macro" | "custom-build")
                 )
             });
-            if !built {
-                continue;
+            if built {
+                let src = Path::new(target["src_path"].as_str().unwrap());
+                folders.insert(relative(src.parent().unwrap().to_str().unwrap()));
             }
-            let src = Path::new(target["src_path"].as_str().unwrap());
-            let folder = relative(src.parent().unwrap().to_str().unwrap());
-            let listed = Command::new("git")
-                .args(["ls-files", "-z", "--", &folder])
-                .current_dir(&root)
-                .output()
-                .expect("git lists the folder");
-            files.extend(
-                listed
-                    .stdout
-                    .split(|byte| *byte == 0)
-                    .filter(|path| !path.is_empty())
-                    .map(|path| String::from_utf8_lossy(path).into_owned()),
-            );
         }
     }
+    // One listing for all the folders: the 18 fuzz binaries share one.
+    let listed = Command::new("git")
+        .args(["ls-files", "-z", "--"])
+        .args(&folders)
+        .current_dir(&root)
+        .output()
+        .expect("git lists the folders");
+    assert!(listed.status.success(), "git ls-files failed");
+    files.extend(
+        listed
+            .stdout
+            .split(|byte| *byte == 0)
+            .filter(|path| !path.is_empty())
+            .map(|path| String::from_utf8_lossy(path).into_owned()),
+    );
     files
 }
 
