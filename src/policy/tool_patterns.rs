@@ -7,9 +7,13 @@
 //! root-relative, no `./`, `//`, `/./` or trailing `/`) and the file it
 //! leads to once symlinks inside the root are followed
 //! ([`Sandbox::touched`]). A deny pattern blocks when it matches any of
-//! the three, so `./secret/s.txt`, `x.pem/`, the absolute path inside the
-//! root or a planted `docs/notes -> ../secret` cannot slip past
-//! `read_file(path=secret/**)`; an allow pattern lets a call through only
+//! the three, or the file the normalised form leads to, so
+//! `./secret/s.txt`, `x.pem/`, the absolute path inside the root or a
+//! planted `docs/notes -> ../secret` cannot slip past
+//! `read_file(path=secret/**)`, and neither can a spelling the sandbox
+//! refuses but whose form it would follow (`x/../docs/notes/s.txt`): the
+//! model is told the pattern denies it, not invited by a `..` refusal
+//! to retry with the form; an allow pattern lets a call through only
 //! when it matches the file touched, so a link inside `docs/` does not
 //! widen `read_file(path=docs/**)`. Must never judge a path by anything
 //! but the sandbox's own normalisation and resolution.
@@ -50,7 +54,10 @@ impl Policy {
         let denied = |p: &&ToolPattern| {
             p.matches_by(tool, args, |glob, key, value| {
                 glob.is_match(value)
-                    || normalised(root, tool, key, value).is_some_and(|form| glob.is_match(form))
+                    || normalised(root, tool, key, value).is_some_and(|form| {
+                        glob.is_match(&form)
+                            || touched(root, tool, key, &form).is_some_and(|f| glob.is_match(f))
+                    })
                     || touched(root, tool, key, value).is_some_and(|file| glob.is_match(file))
             })
         };
@@ -232,5 +239,36 @@ mod tests {
         assert_eq!(file("../x"), None);
         assert_eq!(touched(Some(&sandbox), "grep", "pattern", "docs"), None);
         assert_eq!(touched(None, "read_file", "path", "docs"), None);
+    }
+
+    #[test]
+    fn a_spelling_the_sandbox_refuses_is_denied_by_where_its_form_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("secret")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("secret/s.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("../secret", dir.path().join("docs/notes")).unwrap();
+        std::os::unix::fs::symlink(".", dir.path().join("dot")).unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let denies = |glob: &str, path: &str| {
+            let pattern = format!("read_file(path={glob})");
+            let policy = Policy {
+                deny: patterns("--deny-tool", &[&pattern]),
+                allow: Vec::new(),
+            };
+            policy
+                .check("read_file", &json!({ "path": path }), Some(&sandbox))
+                .is_some()
+        };
+        // `nowhere/..` cannot be walked, so the spelling touches no file;
+        // its form, `docs/notes/s.txt`, leads into `secret/`.
+        assert!(denies("secret/**", "docs/notes/s.txt"));
+        assert!(denies("secret/**", "nowhere/../docs/notes/s.txt"));
+        // The fuzz target tool_policy's find: `dot` leads to the root, `.`.
+        assert!(denies("*.", "dot"));
+        assert!(denies("*.", "a/../dot"));
+        assert!(denies("*.", "\t.\n\t/../dot"));
+        // Nothing the form does not lead to.
+        assert!(!denies("secret/**", "nowhere/../docs/s.txt"));
     }
 }
