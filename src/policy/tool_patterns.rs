@@ -6,14 +6,13 @@
 //! the form the sandbox resolves it from ([`leash_tools::sandbox::lexical`]:
 //! root-relative, no `./`, `//`, `/./` or trailing `/`) and the file it
 //! leads to once symlinks inside the root are followed
-//! ([`Sandbox::touched`]). A deny pattern blocks when it matches any of
-//! the three, or the file the normalised form leads to, so
-//! `./secret/s.txt`, `x.pem/`, the absolute path inside the root or a
-//! planted `docs/notes -> ../secret` cannot slip past
-//! `read_file(path=secret/**)`, and neither can a spelling the sandbox
-//! refuses but whose form it would follow (`x/../docs/notes/s.txt`): the
-//! model is told the pattern denies it, not invited by a `..` refusal
-//! to retry with the form; an allow pattern lets a call through only
+//! ([`Sandbox::touched`] of that form: for a spelling the sandbox refuses,
+//! such as any `..`, the file its form would lead to). A deny pattern
+//! blocks when it matches any of the three, so `./secret/s.txt`, `x.pem/`,
+//! the absolute path inside the root, a planted `docs/notes -> ../secret`
+//! or `x/../docs/notes/s.txt` cannot slip past `read_file(path=secret/**)`
+//! (the model is told the pattern denies the file, not invited by a `..`
+//! refusal to retry without it); an allow pattern lets a call through only
 //! when it matches the file touched, so a link inside `docs/` does not
 //! widen `read_file(path=docs/**)`. Must never judge a path by anything
 //! but the sandbox's own normalisation and resolution.
@@ -53,22 +52,18 @@ impl Policy {
     pub fn check(&self, tool: &str, args: &Value, root: Option<&Sandbox>) -> Option<String> {
         let denied = |p: &&ToolPattern| {
             p.matches_by(tool, args, |glob, key, value| {
+                let (form, file) = forms(root, tool, key, value);
                 glob.is_match(value)
-                    || normalised(root, tool, key, value).is_some_and(|form| {
-                        glob.is_match(&form)
-                            || touched(root, tool, key, &form).is_some_and(|f| glob.is_match(f))
-                    })
-                    || touched(root, tool, key, value).is_some_and(|file| glob.is_match(file))
+                    || form.is_some_and(|form| glob.is_match(form))
+                    || file.is_some_and(|file| glob.is_match(file))
             })
         };
         let allowed = |p: &ToolPattern| {
             p.matches_by(tool, args, |glob, key, value| {
-                match touched(root, tool, key, value) {
-                    Some(file) => glob.is_match(file),
-                    None => {
-                        glob.is_match(value)
-                            || normalised(root, tool, key, value)
-                                .is_some_and(|form| glob.is_match(form))
+                match forms(root, tool, key, value) {
+                    (_, Some(file)) => glob.is_match(file),
+                    (form, None) => {
+                        glob.is_match(value) || form.is_some_and(|form| glob.is_match(form))
                     }
                 }
             })
@@ -110,6 +105,24 @@ pub fn normalised(root: Option<&Sandbox>, tool: &str, key: &str, value: &str) ->
         Lexical::Inside(path) => path.to_str().map(str::to_owned),
         Lexical::Outside => None,
     }
+}
+
+/// A path argument's normalised form and the file that form leads to.
+/// The file is the form's, not the spelling's: the sandbox resolves a
+/// path it accepts from its form, and a spelling it refuses (any `..`)
+/// is judged by where its form would lead, so the model hears what the
+/// pattern says of that file rather than a `..` refusal to retry past.
+fn forms(
+    root: Option<&Sandbox>,
+    tool: &str,
+    key: &str,
+    value: &str,
+) -> (Option<String>, Option<String>) {
+    let form = normalised(root, tool, key, value);
+    let file = form
+        .as_deref()
+        .and_then(|form| touched(root, tool, key, form));
+    (form, file)
 }
 
 /// The file a path argument of a built-in file tool leads to under the
@@ -270,5 +283,18 @@ mod tests {
         assert!(denies("*.", "\t.\n\t/../dot"));
         // Nothing the form does not lead to.
         assert!(!denies("secret/**", "nowhere/../docs/s.txt"));
+        // An allow pattern judges such a spelling by that file too.
+        let allow = Policy {
+            deny: Vec::new(),
+            allow: patterns("--allow-tool", &["read_file(path=docs/**)"]),
+        };
+        let allows = |path: &str| {
+            allow
+                .check("read_file", &json!({ "path": path }), Some(&sandbox))
+                .is_none()
+        };
+        assert!(allows("docs/x.txt"));
+        assert!(!allows("docs/../secret/s.txt"));
+        assert!(!allows("docs/notes/../../secret/s.txt"));
     }
 }
