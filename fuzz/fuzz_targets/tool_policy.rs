@@ -6,7 +6,9 @@
 //! spelling — when a deny pattern matches the normalised form of a
 //! relative path, it denies every equivalent spelling too (`./p`, `p/`,
 //! `p` with its separators doubled, and the root's absolute path joined
-//! to `p`), each of which normalises to the same form.
+//! to `p`), each of which normalises to the same form. An allow pattern
+//! judges every spelling whose form leads to a file by that file alone,
+//! so it lets all of them through or none, whatever `..` they carry.
 //!
 //! Input: the argument glob, a newline, the path.
 
@@ -36,12 +38,15 @@ fuzz_target!(|data: &[u8]| {
         deny: Vec::new(),
         allow: vec![pattern],
     };
+    let allowed = |p: &str| {
+        let args = json!({ "path": p });
+        allow.check("read_file", &args, Some(&sandbox)).is_none()
+    };
     let denied = |p: &str| {
         let args = json!({ "path": p });
         let by_deny = deny.check("read_file", &args, Some(&sandbox)).is_some();
         // What the deny pattern lets through, the allow pattern blocks.
-        let by_allow = allow.check("read_file", &args, Some(&sandbox)).is_some();
-        assert!(by_deny || by_allow, "{p:?}: let through by both");
+        assert!(by_deny || !allowed(p), "{p:?}: let through by both");
         by_deny
     };
     let raw = denied(path);
@@ -65,6 +70,16 @@ fuzz_target!(|data: &[u8]| {
             Some(normal.as_str()),
             "{spelling:?} normalises apart from {path:?}"
         );
+    }
+    if sandbox.touched(&normal).is_some() {
+        let verdict = allowed(&normal);
+        for spelling in spellings.iter().chain([&path.to_owned()]) {
+            assert_eq!(
+                allowed(spelling),
+                verdict,
+                "{spelling:?} and {normal:?} judged apart by the allow pattern {glob:?}"
+            );
+        }
     }
     if denied(&normal) {
         assert!(
