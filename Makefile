@@ -205,12 +205,16 @@ $(MCP_DIR)/node_modules/.package-lock.json: $(MCP_DIR)/package.json $(MCP_DIR)/p
 # fuzz crate (its own workspace) still builds against the library, and no
 # dependency is declared but unused (cargo-shear, a prebuilt binary from
 # PyPI, pinned, installed into the project-local venv `make portable` uses
-# (.tools/, git-ignored), never the machine's Python).
+# (.tools/, git-ignored), never the machine's Python). The fuzz crate is
+# checked in the root's target directory with the root's dev profile
+# (fuzz/Cargo.toml), so it reuses the dependencies clippy checked: 20
+# units instead of 281, about a minute less.
 SHEAR_VERSION := 1.14.0
 SHEAR_STAMP = $(TOOLS)/.cargo-shear-$(SHEAR_VERSION)
 ci-extra: $(SHEAR_STAMP)
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --no-deps
-	$(CARGO) check --locked --manifest-path fuzz/Cargo.toml --all-targets
+	$(CARGO) check --locked --manifest-path fuzz/Cargo.toml --all-targets \
+		--target-dir "$(or $(CARGO_TARGET_DIR),target)"
 	"$(TOOLS)/bin/cargo-shear" shear
 
 $(SHEAR_STAMP):
