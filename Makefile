@@ -2,6 +2,8 @@
 # offline on the scripted model; `make test` is what CI runs.
 
 CARGO ?= cargo
+# Where cargo builds: CARGO_TARGET_DIR when set, as cargo itself reads it.
+TARGET_DIR = $(or $(CARGO_TARGET_DIR),target)
 DEMO_PROMPT := Read sample.ts and explain what first([]) returns, and why.
 DEMO_SYSTEM := Read the exercise file before explaining the code; never invent file contents.
 # Tools from PyPI (cargo-shear, zig, cargo-zigbuild, check-jsonschema,
@@ -214,7 +216,7 @@ SHEAR_STAMP = $(TOOLS)/.cargo-shear-$(SHEAR_VERSION)
 ci-extra: $(SHEAR_STAMP)
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --no-deps
 	$(CARGO) check --locked --manifest-path fuzz/Cargo.toml --all-targets \
-		--target-dir "$(or $(CARGO_TARGET_DIR),target)"
+		--target-dir "$(TARGET_DIR)"
 	"$(TOOLS)/bin/cargo-shear" shear
 
 $(SHEAR_STAMP):
@@ -231,7 +233,7 @@ fmt:
 # of a piped `make -s demo | …`, which gets the reply alone): where the
 # binary is and the one line that puts it on this shell's PATH, as the
 # recipes call `leash`.
-DEMO_BIN = $(or $(CARGO_TARGET_DIR),target)/debug/leash
+DEMO_BIN = $(TARGET_DIR)/debug/leash
 demo:
 	$(CARGO) build
 	"$(DEMO_BIN)" --provider faux --faux-script fixtures/demo.json \

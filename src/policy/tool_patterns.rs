@@ -229,13 +229,20 @@ mod tests {
         assert!(policy.check("read_file", &args, Some(&sandbox)).is_some());
     }
 
-    #[test]
-    fn a_path_is_also_judged_by_the_file_its_symlinks_lead_to() {
+    /// A root with `secret/s.txt`, `docs/` and a link planted in it,
+    /// `docs/notes -> ../secret`.
+    fn planted() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("secret")).unwrap();
         std::fs::create_dir_all(dir.path().join("docs")).unwrap();
         std::fs::write(dir.path().join("secret/s.txt"), "x").unwrap();
         std::os::unix::fs::symlink("../secret", dir.path().join("docs/notes")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_path_is_also_judged_by_the_file_its_symlinks_lead_to() {
+        let dir = planted();
         std::os::unix::fs::symlink("/etc", dir.path().join("docs/etc")).unwrap();
         let sandbox = Sandbox::new(dir.path()).unwrap();
         let file = |value: &str| touched(Some(&sandbox), "write_file", "path", value);
@@ -256,11 +263,7 @@ mod tests {
 
     #[test]
     fn a_spelling_the_sandbox_refuses_is_denied_by_where_its_form_leads() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("secret")).unwrap();
-        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
-        std::fs::write(dir.path().join("secret/s.txt"), "x").unwrap();
-        std::os::unix::fs::symlink("../secret", dir.path().join("docs/notes")).unwrap();
+        let dir = planted();
         std::os::unix::fs::symlink(".", dir.path().join("dot")).unwrap();
         let sandbox = Sandbox::new(dir.path()).unwrap();
         let denies = |glob: &str, path: &str| {
